@@ -1,0 +1,3 @@
+module github.com/restmcp/restmcp
+
+go 1.26.8

@@ -1,0 +1,125 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+)
+
+// DefaultMaxNameLength is the default cap on tool name length (CONVENTIONS.md N5).
+const DefaultMaxNameLength = 64
+
+// LoadOptions configures Load. The zero value is valid.
+type LoadOptions struct {
+	// MaxNameLength caps tool names (N5). Zero means DefaultMaxNameLength.
+	MaxNameLength int
+	// Upstream overrides the document-level server (C20). An override with
+	// only scheme and host ("http://127.0.0.1:9000") keeps the path of the
+	// document's server ("/v1") and resolves relative server URLs against
+	// itself; an override with a path ("https://api.example.com/v2")
+	// replaces the document-level server URL entirely. Operation- and
+	// path-level servers still apply. Empty means: use the document's servers.
+	Upstream string
+	// HTTPClient fetches documents given as http(s) URLs. Nil means a client
+	// with a 30 s timeout.
+	HTTPClient *http.Client
+	// Logger receives warnings (renamed tools, skipped items). Nil discards.
+	Logger *slog.Logger
+}
+
+// Document is a loaded OpenAPI document turned into tools.
+type Document struct {
+	Title       string
+	Version     string // info.version
+	Description string
+	// Tools in N6 order: paths sorted by byte order, then methods in the
+	// order get, put, post, delete, options, head, patch, trace.
+	Tools []*Tool
+}
+
+// Load reads the document at location (a file path or an http(s) URL;
+// JSON or YAML; Swagger 2.0, OAS 3.0 or 3.1) and returns its tools.
+// Errors name the file and the location of the defect.
+func Load(ctx context.Context, location string, opts LoadOptions) (*Document, error) {
+	return nil, errors.New("openapi.Load: not implemented yet")
+}
+
+// Tool is one operation turned into an MCP tool.
+type Tool struct {
+	Name         string // N1–N6, matches ^[a-zA-Z0-9_-]{1,64}$
+	OperationID  string // as written in the document; may be empty
+	Method       string // upper case: GET, POST, …
+	PathTemplate string // as written in the document: /users/{userId}
+	Title        string // summary; may be empty
+	Description  string // never empty: summary, description, or "<METHOD> <path>"
+	Tags         []string
+	// InputSchema is the JSON Schema of the arguments (B1–B5, S1–S8),
+	// serialized; its root is always {"type":"object","properties":{…}}.
+	InputSchema json.RawMessage
+	// OutputSchema is the 2xx response schema when it is an object; nil otherwise.
+	OutputSchema json.RawMessage
+	// Annotations from the method: GET/HEAD read-only, DELETE destructive,
+	// PUT idempotent.
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	// RequiresCredential is true when no alternative of the operation's
+	// security requirement can be satisfied without a caller key.
+	RequiresCredential bool
+	// ServerURL is the resolved base URL the operation is sent to.
+	ServerURL string
+
+	plan *requestPlan
+}
+
+type requestPlan struct{}
+
+// NewRequest builds the upstream request for one tools/call: args is the
+// JSON object of arguments as the client sent it, key the caller's API key
+// ("" when none was presented). The key is placed where the operation's
+// security requirement says (C25). It returns an *ArgumentError for invalid
+// arguments (R7) and a *CredentialError when the operation needs a key that
+// is missing; nothing is sent in either case.
+func (t *Tool) NewRequest(ctx context.Context, args json.RawMessage, key string) (*http.Request, error) {
+	return nil, errors.New("openapi.Tool.NewRequest: not implemented yet")
+}
+
+// ArgumentError reports an invalid tools/call argument (R7).
+type ArgumentError struct {
+	Param  string // property key in the input schema; "" when the whole object is wrong
+	Reason string
+}
+
+// Error returns "invalid arguments: <param>: <reason>".
+func (e *ArgumentError) Error() string {
+	if e.Param == "" {
+		return "invalid arguments: " + e.Reason
+	}
+	return "invalid arguments: " + e.Param + ": " + e.Reason
+}
+
+// CredentialError reports that the operation needs a caller key and none was presented.
+type CredentialError struct {
+	Schemes []string // security scheme names that could have been satisfied, e.g. "headerKey (X-API-Key in header)"
+}
+
+// Error returns "missing credentials: …" naming the schemes.
+func (e *CredentialError) Error() string {
+	s := "missing credentials: this operation needs an API key for "
+	for i, n := range e.Schemes {
+		if i > 0 {
+			s += " or "
+		}
+		s += n
+	}
+	return s
+}
+
+// LoadData is Load for a document already in memory. location names it in
+// error messages and is the base for relative server URLs and $refs; it may
+// be a file path, an http(s) URL, or "" (then external $refs are refused).
+func LoadData(ctx context.Context, data []byte, location string, opts LoadOptions) (*Document, error) {
+	return nil, errors.New("openapi.LoadData: not implemented yet")
+}
