@@ -21,9 +21,9 @@ type MemoryMeter struct {
 	now func() time.Time
 
 	mu     sync.Mutex
-	tat    map[string]int64      // keyID → theoretical arrival time, µs
-	usage  map[usageEntry]int64  // admitted calls per key and month
-	admits int                   // admissions since the last sweep
+	tat    map[string]int64     // keyID → theoretical arrival time, µs
+	usage  map[usageEntry]int64 // admitted calls per key and month
+	admits int                  // admissions since the last sweep
 }
 
 // usageEntry identifies one monthly counter.
