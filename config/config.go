@@ -1,0 +1,410 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults. A Config from [Default] holds exactly these values; [Settings]
+// prints them, so --help and the README cannot drift from the code.
+const (
+	// DefaultSpec is empty: restmcp serves the bundled demo finance API.
+	DefaultSpec = ""
+	// DefaultUpstream is empty: requests go to the document's servers.
+	DefaultUpstream = ""
+	// DefaultAddr listens on loopback only. The container image sets
+	// RESTMCP_ADDR=0.0.0.0:8080 instead, because loopback inside a container
+	// is unreachable from outside it.
+	DefaultAddr = "127.0.0.1:8080"
+	// DefaultMCPPath is where the Streamable HTTP endpoint is mounted.
+	DefaultMCPPath = "/mcp"
+	// DefaultRedisURL is empty: metering counters live in process memory
+	// (one replica only; counters reset on restart).
+	DefaultRedisURL Secret = ""
+	// DefaultRateLimit is the number of tools/call requests one key may make
+	// per DefaultRateWindow.
+	DefaultRateLimit = 100
+	// DefaultRateWindow is the rate-limit window.
+	DefaultRateWindow = 60 * time.Second
+	// DefaultUpstreamTimeout bounds one upstream request, from dial to the
+	// last byte of the body.
+	DefaultUpstreamTimeout = 30 * time.Second
+	// DefaultMaxBodyBytes is the largest MCP request body accepted (1 MiB);
+	// larger bodies get 413.
+	DefaultMaxBodyBytes int64 = 1 << 20
+	// DefaultMaxResponseBytes caps the upstream text body put into a tool
+	// result (100 KiB); longer bodies are truncated (CONVENTIONS.md R5).
+	DefaultMaxResponseBytes int64 = 100 << 10
+	// DefaultMaxToolNameLength is the tool-name cap of CONVENTIONS.md N5: the
+	// length every known MCP client accepts.
+	DefaultMaxToolNameLength = 64
+	// DefaultRequireKey makes tools/call without an API key answer 401.
+	DefaultRequireKey = true
+	// DefaultLogLevel is info: lifecycle events, warnings and errors.
+	DefaultLogLevel = slog.LevelInfo
+	// DefaultLogFormat is human-readable key=value text.
+	DefaultLogFormat = LogFormatText
+	// DefaultShutdownTimeout is how long in-flight requests get to finish
+	// after SIGINT/SIGTERM.
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Bounds checked by Validate.
+const (
+	// MinToolNameLength leaves room for the N5 suffix ("_" and 8 hex
+	// characters) after a 7-character prefix.
+	MinToolNameLength = 16
+	// MaxToolNameLength is the MCP specification's own limit (SEP-986).
+	// Values above 64 break some clients (Cursor, OpenAI).
+	MaxToolNameLength = 128
+)
+
+// LogFormat selects the slog handler.
+type LogFormat string
+
+// Log formats.
+const (
+	LogFormatText LogFormat = "text" // slog.TextHandler
+	LogFormatJSON LogFormat = "json" // slog.JSONHandler
+)
+
+// Config is restmcp's whole configuration. The zero value is not valid; start
+// from [Default] or [Load]. Every field has a flag, an environment variable
+// and a YAML key, listed by [Settings].
+type Config struct {
+	// Spec is the OpenAPI document: a file path (relative to the working
+	// directory) or an http(s) URL. Empty means the bundled demo finance API
+	// (package examples), served in-process.
+	Spec string
+	// Upstream overrides the document's servers (an absolute http(s) URL).
+	// With only scheme and host it keeps the document server's path; with a
+	// path it replaces the server URL (openapi.LoadOptions.Upstream). Empty
+	// means the document's servers.
+	Upstream string
+	// Addr is the host:port the HTTP server listens on. Default
+	// 127.0.0.1:8080: loopback only. Use 0.0.0.0:8080 to accept remote
+	// clients (the container image does).
+	Addr string
+	// MCPPath is the URL path of the Streamable HTTP endpoint. Default /mcp.
+	MCPPath string
+	// RedisURL is the metering store, as accepted by go-redis ParseURL
+	// (redis://, rediss:// or unix://). It may hold a password, hence Secret.
+	// Empty means in-memory metering: counters are per process and reset on
+	// restart, so it only suits a single replica.
+	RedisURL Secret
+	// RateLimit is the number of tools/call requests one API key may make per
+	// RateWindow. -1 disables rate limiting; 0 is invalid. Default 100.
+	RateLimit int
+	// RateWindow is the rate-limit window. Must be positive. Default 60s.
+	RateWindow time.Duration
+	// UpstreamTimeout bounds one upstream request including reading its
+	// body. Must be positive. Default 30s.
+	UpstreamTimeout time.Duration
+	// MaxBodyBytes is the largest MCP request body, in bytes; larger ones get
+	// 413. Must be positive. Default 1048576 (1 MiB).
+	MaxBodyBytes int64
+	// MaxResponseBytes caps the upstream text body put into a tool result, in
+	// bytes; longer ones are truncated with a note (R5). Must be positive.
+	// Default 102400 (100 KiB).
+	MaxResponseBytes int64
+	// AllowedOrigins lists the browser origins allowed to call the MCP
+	// endpoint, each "scheme://host[:port]" (compared case-insensitively,
+	// stored lower-case) or "*" for any origin. Requests without an Origin
+	// header (IDE agents, SDKs, server-side connectors) are always allowed.
+	//
+	// Empty (the default) allows a request with an Origin header only when
+	// the Origin's host and the request's Host header are both loopback:
+	// "localhost", an address in 127.0.0.0/8, or "::1" (ports may differ,
+	// scheme http or https). Every other Origin gets 403. This is the MCP
+	// specification's defence against DNS rebinding: a page on
+	// http://evil.example whose name resolves to 127.0.0.1 still sends
+	// Origin: http://evil.example. A non-empty list replaces that rule
+	// entirely: list http://localhost:3000 explicitly if you still need it.
+	AllowedOrigins []string
+	// MaxToolNameLength caps tool names (N5), from MinToolNameLength to
+	// MaxToolNameLength. Default 64.
+	MaxToolNameLength int
+	// RequireKey makes tools/call without an API key answer 401 before
+	// anything is sent upstream. When false, such calls are let through and
+	// reach the upstream without caller credentials (for public APIs).
+	// Default true.
+	RequireKey bool
+	// LogLevel is one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError.
+	// Default info.
+	LogLevel slog.Level
+	// LogFormat is text or json. Default text.
+	LogFormat LogFormat
+	// ShutdownTimeout is how long in-flight requests get to finish after
+	// SIGINT or SIGTERM. Must be positive. Default 10s.
+	ShutdownTimeout time.Duration
+
+	// ConfigFile is the YAML file the values were read from ("" when none);
+	// informational, for the startup log.
+	ConfigFile string
+	// Args are the command-line arguments left after the flags (for example
+	// a subcommand's operands), nil when there are none; Load does not
+	// interpret them.
+	Args []string
+}
+
+// Default returns a Config holding the Default* values.
+func Default() Config {
+	return Config{
+		Spec:              DefaultSpec,
+		Upstream:          DefaultUpstream,
+		Addr:              DefaultAddr,
+		MCPPath:           DefaultMCPPath,
+		RedisURL:          DefaultRedisURL,
+		RateLimit:         DefaultRateLimit,
+		RateWindow:        DefaultRateWindow,
+		UpstreamTimeout:   DefaultUpstreamTimeout,
+		MaxBodyBytes:      DefaultMaxBodyBytes,
+		MaxResponseBytes:  DefaultMaxResponseBytes,
+		AllowedOrigins:    nil,
+		MaxToolNameLength: DefaultMaxToolNameLength,
+		RequireKey:        DefaultRequireKey,
+		LogLevel:          DefaultLogLevel,
+		LogFormat:         DefaultLogFormat,
+		ShutdownTimeout:   DefaultShutdownTimeout,
+	}
+}
+
+// RateLimitEnabled reports whether tools/call is rate-limited (RateLimit != -1).
+func (c Config) RateLimitEnabled() bool { return c.RateLimit != -1 }
+
+// Validate checks every field and returns all problems joined with
+// errors.Join, each starting with the setting's YAML key, or nil. It never
+// prints the Redis URL.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+
+	if err := checkSpec(c.Spec); err != nil {
+		bad("spec", "%v", err)
+	}
+	if c.Upstream != "" {
+		if err := checkHTTPURL(c.Upstream); err != nil {
+			bad("upstream", "%v", err)
+		}
+	}
+	if err := checkAddr(c.Addr); err != nil {
+		bad("addr", "%v", err)
+	}
+	if err := checkPath(c.MCPPath); err != nil {
+		bad("mcp_path", "%v", err)
+	}
+	if err := checkRedisURL(string(c.RedisURL)); err != nil {
+		bad("redis_url", "%v", err)
+	}
+	if c.RateLimit < 1 && c.RateLimit != -1 {
+		bad("rate_limit", "must be at least 1, or -1 to disable rate limiting; got %d", c.RateLimit)
+	}
+	if c.RateWindow <= 0 {
+		bad("rate_window", "must be positive; got %s", c.RateWindow)
+	} else if c.RateWindow%time.Millisecond != 0 {
+		bad("rate_window", "must be a whole number of milliseconds; got %s", c.RateWindow)
+	}
+	if c.UpstreamTimeout <= 0 {
+		bad("upstream_timeout", "must be positive; got %s", c.UpstreamTimeout)
+	}
+	if c.MaxBodyBytes <= 0 {
+		bad("max_body_bytes", "must be positive; got %d", c.MaxBodyBytes)
+	}
+	if c.MaxResponseBytes <= 0 {
+		bad("max_response_bytes", "must be positive; got %d", c.MaxResponseBytes)
+	}
+	for _, o := range c.AllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			bad("allowed_origins", "%q: %v", o, err)
+		}
+	}
+	if c.MaxToolNameLength < MinToolNameLength || c.MaxToolNameLength > MaxToolNameLength {
+		bad("max_tool_name_length", "must be from %d to %d; got %d", MinToolNameLength, MaxToolNameLength, c.MaxToolNameLength)
+	}
+	switch c.LogLevel {
+	case slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError:
+	default:
+		bad("log_level", "must be debug, info, warn or error; got %s", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case LogFormatText, LogFormatJSON:
+	default:
+		bad("log_format", "must be text or json; got %q", string(c.LogFormat))
+	}
+	if c.ShutdownTimeout <= 0 {
+		bad("shutdown_timeout", "must be positive; got %s", c.ShutdownTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// LogValue summarizes the configuration for the startup log; the Redis URL
+// is redacted.
+func (c Config) LogValue() slog.Value {
+	spec := c.Spec
+	if spec == "" {
+		spec = "(bundled demo)"
+	}
+	metering := "memory"
+	if c.RedisURL != "" {
+		metering = "redis"
+	}
+	return slog.GroupValue(
+		slog.String("config_file", c.ConfigFile),
+		slog.String("spec", spec),
+		slog.String("upstream", c.Upstream),
+		slog.String("addr", c.Addr),
+		slog.String("mcp_path", c.MCPPath),
+		slog.String("metering", metering),
+		slog.Int("rate_limit", c.RateLimit),
+		slog.Duration("rate_window", c.RateWindow),
+		slog.Duration("upstream_timeout", c.UpstreamTimeout),
+		slog.Int64("max_body_bytes", c.MaxBodyBytes),
+		slog.Int64("max_response_bytes", c.MaxResponseBytes),
+		slog.String("allowed_origins", strings.Join(c.AllowedOrigins, ",")),
+		slog.Int("max_tool_name_length", c.MaxToolNameLength),
+		slog.Bool("require_key", c.RequireKey),
+		slog.String("log_level", levelName(c.LogLevel)),
+		slog.String("log_format", string(c.LogFormat)),
+		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+	)
+}
+
+func checkSpec(s string) error {
+	if s == "" {
+		return nil
+	}
+	if strings.TrimSpace(s) != s {
+		return errors.New("has leading or trailing spaces")
+	}
+	if i := strings.Index(s, "://"); i > 0 && !strings.ContainsAny(s[:i], `/\.`) {
+		// Looks like a URL; only http(s) is fetched. Anything else is a file
+		// path (Windows drive letters have no "//").
+		return checkHTTPURL(s)
+	}
+	return nil
+}
+
+func checkHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("not a valid URL: %w", unwrapURLError(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("must be an http or https URL; got %q", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("URL has no host: %q", s)
+	}
+	if u.User != nil {
+		return errors.New("URL must not contain credentials")
+	}
+	if u.Fragment != "" {
+		return fmt.Errorf("URL must not have a fragment: %q", s)
+	}
+	return nil
+}
+
+func checkAddr(s string) error {
+	// An empty host ("":8080") means every interface.
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("must be host:port (e.g. %s or 0.0.0.0:8080); got %q", DefaultAddr, s)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port must be a number from 0 to 65535; got %q", port)
+	}
+	return nil
+}
+
+func checkPath(s string) error {
+	switch {
+	case s == "" || s[0] != '/':
+		return fmt.Errorf("must start with /; got %q", s)
+	case s == "/":
+		return errors.New(`must not be "/": the root serves other routes`)
+	case strings.HasSuffix(s, "/"):
+		return fmt.Errorf("must not end with /; got %q", s)
+	case strings.ContainsAny(s, "?#:* \t\r\n"):
+		return fmt.Errorf("must be a plain path without ?, #, :, * or spaces; got %q", s)
+	case strings.Contains(s, "//"):
+		return fmt.Errorf("must not contain //; got %q", s)
+	}
+	return nil
+}
+
+// checkRedisURL checks the URL's shape without ever echoing it: it may hold a
+// password. go-redis ParseURL does the full check at startup.
+func checkRedisURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a valid URL (value not shown: it may contain a password)")
+	}
+	switch u.Scheme {
+	case "redis", "rediss":
+		if u.Host == "" {
+			return errors.New("redis:// and rediss:// URLs need a host, as in redis://127.0.0.1:6379/0")
+		}
+	case "unix":
+		if u.Path == "" {
+			return errors.New("unix:// URLs need a socket path, as in unix:///run/redis.sock")
+		}
+	default:
+		return fmt.Errorf("scheme must be redis, rediss or unix; got %q", u.Scheme)
+	}
+	return nil
+}
+
+func checkOrigin(s string) error {
+	if s == "*" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("not a valid origin: %w", unwrapURLError(err))
+	}
+	if u.Scheme == "" || u.Host == "" {
+		return errors.New(`must be "scheme://host[:port]" (e.g. https://app.example.com) or "*"`)
+	}
+	if u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return errors.New("an origin has no path, query, fragment or user info (drop the trailing /)")
+	}
+	if s != strings.ToLower(s) {
+		return errors.New("must be lower-case")
+	}
+	return nil
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// levelName is the lower-case name Settings and flags use for a level.
+func levelName(l slog.Level) string {
+	switch l {
+	case slog.LevelDebug:
+		return "debug"
+	case slog.LevelInfo:
+		return "info"
+	case slog.LevelWarn:
+		return "warn"
+	case slog.LevelError:
+		return "error"
+	}
+	return l.String()
+}

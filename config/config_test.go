@@ -1,0 +1,139 @@
+package config
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default().Validate() = %v, want nil", err)
+	}
+}
+
+func TestValidateCollectsEveryProblem(t *testing.T) {
+	c := Config{
+		Spec:              "ftp://files.example/openapi.yaml",
+		Upstream:          "api.example.com/v1",
+		Addr:              "localhost",
+		MCPPath:           "mcp/",
+		RedisURL:          "http://:hunter2@cache:6379",
+		RateLimit:         0,
+		RateWindow:        -time.Second,
+		UpstreamTimeout:   0,
+		MaxBodyBytes:      0,
+		MaxResponseBytes:  -5,
+		AllowedOrigins:    []string{"https://ok.example", "https://app.example/path", "app.example"},
+		MaxToolNameLength: 8,
+		LogLevel:          slog.Level(2),
+		LogFormat:         "xml",
+		ShutdownTimeout:   0,
+	}
+	want := []string{
+		`spec: must be an http or https URL; got "ftp://files.example/openapi.yaml"`,
+		`upstream: must be an http or https URL; got "api.example.com/v1"`,
+		`addr: must be host:port (e.g. 127.0.0.1:8080 or 0.0.0.0:8080); got "localhost"`,
+		`mcp_path: must start with /; got "mcp/"`,
+		`redis_url: scheme must be redis, rediss or unix; got "http"`,
+		`rate_limit: must be at least 1, or -1 to disable rate limiting; got 0`,
+		`rate_window: must be positive; got -1s`,
+		`upstream_timeout: must be positive; got 0s`,
+		`max_body_bytes: must be positive; got 0`,
+		`max_response_bytes: must be positive; got -5`,
+		`allowed_origins: "https://app.example/path": an origin has no path, query, fragment or user info (drop the trailing /)`,
+		`allowed_origins: "app.example": must be "scheme://host[:port]" (e.g. https://app.example.com) or "*"`,
+		`max_tool_name_length: must be from 16 to 128; got 8`,
+		`log_level: must be debug, info, warn or error; got INFO+2`,
+		`log_format: must be text or json; got "xml"`,
+		`shutdown_timeout: must be positive; got 0s`,
+	}
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("Validate() = nil, want errors")
+	}
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) {
+		t.Fatalf("Validate() returned %T, want an errors.Join result", err)
+	}
+	if got := len(joined.Unwrap()); got != len(want) {
+		t.Errorf("got %d errors, want %d", got, len(want))
+	}
+	if got, w := err.Error(), strings.Join(want, "\n"); got != w {
+		t.Errorf("Validate():\n got:\n%s\nwant:\n%s", got, w)
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("Validate() leaks the Redis password: %s", err)
+	}
+}
+
+func TestValidateFields(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(c *Config)
+		want   string // "" for valid
+	}{
+		{"spec file", func(c *Config) { c.Spec = "specs/openapi.yaml" }, ""},
+		{"spec https", func(c *Config) { c.Spec = "https://api.example.com/openapi.json" }, ""},
+		{"spec windows path", func(c *Config) { c.Spec = `C:\specs\api.yaml` }, ""},
+		{"spec relative with ://", func(c *Config) { c.Spec = "./a://b.yaml" }, ""},
+		{"spec url without host", func(c *Config) { c.Spec = "https:///openapi.json" }, `spec: URL has no host: "https:///openapi.json"`},
+		{"spec with spaces", func(c *Config) { c.Spec = " a.yaml" }, "spec: has leading or trailing spaces"},
+		{"upstream host only", func(c *Config) { c.Upstream = "http://127.0.0.1:9000" }, ""},
+		{"upstream with credentials", func(c *Config) { c.Upstream = "https://u:p@api.example.com" }, "upstream: URL must not contain credentials"},
+		{"addr all interfaces", func(c *Config) { c.Addr = ":8080" }, ""},
+		{"addr ipv6", func(c *Config) { c.Addr = "[::1]:8080" }, ""},
+		{"addr bad port", func(c *Config) { c.Addr = "127.0.0.1:http" }, `addr: port must be a number from 0 to 65535; got "http"`},
+		{"addr port too big", func(c *Config) { c.Addr = ":70000" }, `addr: port must be a number from 0 to 65535; got "70000"`},
+		{"mcp_path nested", func(c *Config) { c.MCPPath = "/api/mcp" }, ""},
+		{"mcp_path root", func(c *Config) { c.MCPPath = "/" }, `mcp_path: must not be "/": the root serves other routes`},
+		{"mcp_path trailing slash", func(c *Config) { c.MCPPath = "/mcp/" }, `mcp_path: must not end with /; got "/mcp/"`},
+		{"mcp_path wildcard", func(c *Config) { c.MCPPath = "/mcp/*x" }, `mcp_path: must be a plain path without ?, #, :, * or spaces; got "/mcp/*x"`},
+		{"redis url", func(c *Config) { c.RedisURL = "redis://:pw@127.0.0.1:6379/0" }, ""},
+		{"rediss url", func(c *Config) { c.RedisURL = "rediss://default:pw@cache.example:6380" }, ""},
+		{"unix socket", func(c *Config) { c.RedisURL = "unix:///run/redis.sock?db=1" }, ""},
+		{"redis url without host", func(c *Config) { c.RedisURL = "redis:///0" }, "redis_url: redis:// and rediss:// URLs need a host, as in redis://127.0.0.1:6379/0"},
+		{"redis url unparsable", func(c *Config) { c.RedisURL = "redis://:pw@host:port/0" }, "redis_url: not a valid URL (value not shown: it may contain a password)"},
+		{"rate limit disabled", func(c *Config) { c.RateLimit = -1 }, ""},
+		{"rate limit -2", func(c *Config) { c.RateLimit = -2 }, "rate_limit: must be at least 1, or -1 to disable rate limiting; got -2"},
+		{"rate window sub-millisecond", func(c *Config) { c.RateWindow = 1500 * time.Microsecond }, "rate_window: must be a whole number of milliseconds; got 1.5ms"},
+		{"origins any", func(c *Config) { c.AllowedOrigins = []string{"*"} }, ""},
+		{"origins with port", func(c *Config) { c.AllowedOrigins = []string{"http://localhost:3000"} }, ""},
+		{"origins upper case", func(c *Config) { c.AllowedOrigins = []string{"https://App.example"} }, `allowed_origins: "https://App.example": must be lower-case`},
+		{"tool name length max", func(c *Config) { c.MaxToolNameLength = 128 }, ""},
+		{"tool name length too long", func(c *Config) { c.MaxToolNameLength = 129 }, "max_tool_name_length: must be from 16 to 128; got 129"},
+		{"log level debug", func(c *Config) { c.LogLevel = slog.LevelDebug }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			tt.modify(&c)
+			err := c.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("Validate() = %q, want %q", got, tt.want)
+			}
+			if strings.Contains(got, "pw") {
+				t.Errorf("Validate() leaks the Redis password: %s", got)
+			}
+		})
+	}
+}
+
+func TestRateLimitEnabled(t *testing.T) {
+	for _, tt := range []struct {
+		limit int
+		want  bool
+	}{{100, true}, {1, true}, {-1, false}} {
+		c := Default()
+		c.RateLimit = tt.limit
+		if got := c.RateLimitEnabled(); got != tt.want {
+			t.Errorf("RateLimit %d: RateLimitEnabled() = %v, want %v", tt.limit, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Load builds the Config from command-line arguments (without the program
+// name), environment variables looked up through getenv (os.Getenv in main;
+// nil means none) and the YAML file named by --config or RESTMCP_CONFIG.
+// Each setting takes the first of: its flag, its environment variable (an
+// empty value counts as unset), its config file key, its default.
+//
+// Load prints nothing; --help and -h make it return an error that matches
+// flag.ErrHelp, and the caller prints [WriteUsage]. Arguments left after the
+// flags end up in Config.Args. Every problem — bad flags aside, which stop
+// parsing — is returned in one error: unparsable values from every layer,
+// then everything [Config.Validate] finds. The Config is the zero value
+// whenever the error is not nil.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	settings := table()
+
+	fs := flag.NewFlagSet("restmcp", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	flags := make(map[string]*rawFlag, len(settings))
+	for _, s := range settings {
+		if s.Flag == "" {
+			continue
+		}
+		f := &rawFlag{kind: s.Type}
+		fs.Var(f, s.Flag, s.Usage)
+		flags[s.Flag] = f
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return Config{}, err
+		}
+		return Config{}, fmt.Errorf("parsing flags: %w (run with --help for the list)", err)
+	}
+
+	c := Default()
+	if len(fs.Args()) > 0 {
+		c.Args = fs.Args()
+	}
+	var errs []error
+
+	// Layer 1: the config file.
+	path := strings.TrimSpace(getenv(EnvConfig))
+	if f := flags[FlagConfig]; f.set {
+		path = f.value
+	}
+	if path != "" {
+		c.ConfigFile = path
+		errs = append(errs, loadFile(path, &c)...)
+	}
+
+	// Layer 2: the environment.
+	for _, s := range settings {
+		if s.set == nil {
+			continue
+		}
+		v := strings.TrimSpace(getenv(s.Env))
+		if v == "" {
+			continue
+		}
+		if err := s.set(&c, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.Env, err))
+		}
+	}
+
+	// Layer 3: the flags.
+	for _, s := range settings {
+		f := flags[s.Flag]
+		if s.set == nil || f == nil || !f.set {
+			continue
+		}
+		if err := s.set(&c, f.value); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", s.Flag, err))
+		}
+	}
+
+	c.AllowedOrigins = normalizeOrigins(c.AllowedOrigins)
+	errs = append(errs, c.Validate())
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// rawFlag records a flag's text; Load parses it after the lower layers so
+// that every layer reports errors the same way. List flags accumulate:
+// --allowed-origins a --allowed-origins b equals --allowed-origins a,b.
+type rawFlag struct {
+	kind  string // Setting.Type
+	value string
+	set   bool
+}
+
+func (f *rawFlag) String() string { return f.value }
+
+func (f *rawFlag) Set(v string) error {
+	v = strings.TrimSpace(v)
+	if f.kind == "list" && f.set && f.value != "" {
+		v = f.value + "," + v
+	}
+	f.value, f.set = v, true
+	return nil
+}
+
+// IsBoolFlag lets "--require-key" stand for "--require-key=true".
+func (f *rawFlag) IsBoolFlag() bool { return f.kind == "bool" }
+
+// normalizeOrigins lower-cases origins and drops a trailing "/", the two
+// differences from the Origin header that people most often write.
+func normalizeOrigins(in []string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, 0, len(in))
+	for _, o := range in {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		out = append(out, strings.TrimSuffix(strings.ToLower(o), "/"))
+	}
+	return out
+}

@@ -1,0 +1,442 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// env turns a map into a getenv function.
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// writeFile writes a config file into a fresh temporary directory.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const fullFile = `# every setting, each different from its default
+spec: ./file-spec.yaml
+upstream: http://file.example:9000
+addr: 127.0.0.1:7001
+mcp_path: /file-mcp
+redis_url: redis://:filepass@127.0.0.1:6379/1
+rate_limit: 7
+rate_window: 7s
+upstream_timeout: 17s
+max_body_bytes: 7000
+max_response_bytes: 700
+allowed_origins:
+  - https://file.example
+max_tool_name_length: 40
+require_key: false
+log_level: warn
+log_format: json
+shutdown_timeout: 27s
+`
+
+var fullEnv = map[string]string{
+	"RESTMCP_SPEC":                 "https://env.example/openapi.json",
+	"RESTMCP_UPSTREAM":             "http://env.example:9001",
+	"RESTMCP_ADDR":                 "0.0.0.0:7002",
+	"RESTMCP_MCP_PATH":             "/env-mcp",
+	"RESTMCP_REDIS_URL":            "redis://:envpass@redis:6379/2",
+	"RESTMCP_RATE_LIMIT":           "-1",
+	"RESTMCP_RATE_WINDOW":          "2m",
+	"RESTMCP_UPSTREAM_TIMEOUT":     "5s",
+	"RESTMCP_MAX_BODY_BYTES":       "2048",
+	"RESTMCP_MAX_RESPONSE_BYTES":   "4096",
+	"RESTMCP_ALLOWED_ORIGINS":      "https://a.example, https://B.example/ ,",
+	"RESTMCP_MAX_TOOL_NAME_LENGTH": "48",
+	"RESTMCP_REQUIRE_KEY":          "true",
+	"RESTMCP_LOG_LEVEL":            "DEBUG",
+	"RESTMCP_LOG_FORMAT":           "text",
+	"RESTMCP_SHUTDOWN_TIMEOUT":     "1s",
+}
+
+var fullFlags = []string{
+	"--spec", "flag-spec.json",
+	"--upstream=https://flag.example/v2",
+	"--addr", ":7003",
+	"--mcp-path", "/flag-mcp",
+	"--rate-limit", "3",
+	"--rate-window", "3s",
+	"--upstream-timeout", "3s",
+	"--max-body-bytes", "3000",
+	"--max-response-bytes", "300",
+	"--allowed-origins", "https://c.example",
+	"--allowed-origins", "http://localhost:3000",
+	"--max-tool-name-length", "32",
+	"--require-key=false",
+	"--log-level", "error",
+	"--log-format", "json",
+	"--shutdown-timeout", "3s",
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "restmcp.yaml")
+	if err := os.WriteFile(file, []byte(fullFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.yaml")
+	if err := os.WriteFile(other, []byte("addr: 127.0.0.1:7009\nrate_limit: 9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	fromFile := Default()
+	fromFile.ConfigFile = file
+	fromFile.Spec = "./file-spec.yaml"
+	fromFile.Upstream = "http://file.example:9000"
+	fromFile.Addr = "127.0.0.1:7001"
+	fromFile.MCPPath = "/file-mcp"
+	fromFile.RedisURL = "redis://:filepass@127.0.0.1:6379/1"
+	fromFile.RateLimit = 7
+	fromFile.RateWindow = 7 * time.Second
+	fromFile.UpstreamTimeout = 17 * time.Second
+	fromFile.MaxBodyBytes = 7000
+	fromFile.MaxResponseBytes = 700
+	fromFile.AllowedOrigins = []string{"https://file.example"}
+	fromFile.MaxToolNameLength = 40
+	fromFile.RequireKey = false
+	fromFile.LogLevel = slog.LevelWarn
+	fromFile.LogFormat = LogFormatJSON
+	fromFile.ShutdownTimeout = 27 * time.Second
+
+	fromEnv := fromFile
+	fromEnv.Spec = "https://env.example/openapi.json"
+	fromEnv.Upstream = "http://env.example:9001"
+	fromEnv.Addr = "0.0.0.0:7002"
+	fromEnv.MCPPath = "/env-mcp"
+	fromEnv.RedisURL = "redis://:envpass@redis:6379/2"
+	fromEnv.RateLimit = -1
+	fromEnv.RateWindow = 2 * time.Minute
+	fromEnv.UpstreamTimeout = 5 * time.Second
+	fromEnv.MaxBodyBytes = 2048
+	fromEnv.MaxResponseBytes = 4096
+	fromEnv.AllowedOrigins = []string{"https://a.example", "https://b.example"}
+	fromEnv.MaxToolNameLength = 48
+	fromEnv.RequireKey = true
+	fromEnv.LogLevel = slog.LevelDebug
+	fromEnv.LogFormat = LogFormatText
+	fromEnv.ShutdownTimeout = time.Second
+
+	fromFlags := fromEnv
+	fromFlags.Spec = "flag-spec.json"
+	fromFlags.Upstream = "https://flag.example/v2"
+	fromFlags.Addr = ":7003"
+	fromFlags.MCPPath = "/flag-mcp"
+	// redis_url has no flag: the environment's value stays.
+	fromFlags.RateLimit = 3
+	fromFlags.RateWindow = 3 * time.Second
+	fromFlags.UpstreamTimeout = 3 * time.Second
+	fromFlags.MaxBodyBytes = 3000
+	fromFlags.MaxResponseBytes = 300
+	fromFlags.AllowedOrigins = []string{"https://c.example", "http://localhost:3000"}
+	fromFlags.MaxToolNameLength = 32
+	fromFlags.RequireKey = false
+	fromFlags.LogLevel = slog.LevelError
+	fromFlags.LogFormat = LogFormatJSON
+	fromFlags.ShutdownTimeout = 3 * time.Second
+
+	withEnv := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range fullEnv {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want func() Config
+	}{
+		{
+			name: "defaults",
+			want: Default,
+		},
+		{
+			name: "file over default",
+			args: []string{"--config", file},
+			want: func() Config { return fromFile },
+		},
+		{
+			name: "file named by RESTMCP_CONFIG",
+			env:  map[string]string{"RESTMCP_CONFIG": file},
+			want: func() Config { return fromFile },
+		},
+		{
+			name: "--config over RESTMCP_CONFIG",
+			args: []string{"--config=" + other},
+			env:  map[string]string{"RESTMCP_CONFIG": file},
+			want: func() Config {
+				c := Default()
+				c.ConfigFile, c.Addr, c.RateLimit = other, "127.0.0.1:7009", 9
+				return c
+			},
+		},
+		{
+			name: "env over file",
+			args: []string{"--config", file},
+			env:  fullEnv,
+			want: func() Config { return fromEnv },
+		},
+		{
+			name: "env over default",
+			env:  fullEnv,
+			want: func() Config {
+				c := fromEnv
+				c.ConfigFile = ""
+				return c
+			},
+		},
+		{
+			name: "flag over env over file",
+			args: append([]string{"--config", file}, fullFlags...),
+			env:  fullEnv,
+			want: func() Config { return fromFlags },
+		},
+		{
+			name: "one setting from each layer",
+			args: []string{"--config", file, "--addr", ":7003"},
+			env:  map[string]string{"RESTMCP_RATE_LIMIT": "-1"},
+			want: func() Config {
+				c := fromFile
+				c.Addr = ":7003" // flag
+				c.RateLimit = -1 // env
+				return c         // the rest from the file
+			},
+		},
+		{
+			name: "empty env var counts as unset",
+			args: []string{"--config", file},
+			env:  map[string]string{"RESTMCP_ADDR": "", "RESTMCP_RATE_LIMIT": "  "},
+			want: func() Config { return fromFile },
+		},
+		{
+			name: "flag set to empty overrides env",
+			args: []string{"--upstream="},
+			env:  map[string]string{"RESTMCP_UPSTREAM": "http://env.example:9001"},
+			want: Default,
+		},
+		{
+			name: "bool flag without value",
+			args: []string{"--config", file, "--require-key"},
+			env:  withEnv(map[string]string{"RESTMCP_REQUIRE_KEY": "false"}),
+			want: func() Config {
+				c := fromEnv
+				c.RequireKey = true
+				return c
+			},
+		},
+		{
+			name: "arguments after the flags",
+			args: []string{"--addr", ":7003", "validate", "spec.yaml", "--addr", "ignored"},
+			want: func() Config {
+				c := Default()
+				c.Addr = ":7003"
+				c.Args = []string{"validate", "spec.yaml", "--addr", "ignored"}
+				return c
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Load(tt.args, env(tt.env))
+			if err != nil {
+				t.Fatalf("Load(%q) error: %v", tt.args, err)
+			}
+			want := tt.want()
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Load(%q, %v) mismatch (-want +got):\n%s", tt.args, tt.env, diff)
+			}
+		})
+	}
+}
+
+func TestLoadNilGetenv(t *testing.T) {
+	got, err := Load(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Addr != DefaultAddr {
+		t.Errorf("Addr = %q, want %q", got.Addr, DefaultAddr)
+	}
+}
+
+func TestLoadFileErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		want    string // the whole error, with FILE standing for the path
+	}{
+		{
+			name:    "unknown key",
+			content: "addr: 127.0.0.1:9000\nrate_limt: 5\n",
+			want:    `config file FILE: line 2: unknown key "rate_limt" (did you mean "rate_limit"?)`,
+		},
+		{
+			name:    "env var name as key",
+			content: "RESTMCP_LOG_LEVEL: debug\n",
+			want:    `config file FILE: line 1: unknown key "RESTMCP_LOG_LEVEL" (did you mean "log_level"?)`,
+		},
+		{
+			name:    "flag name as key",
+			content: "max-body-bytes: 10\n",
+			want:    `config file FILE: line 1: unknown key "max-body-bytes" (did you mean "max_body_bytes"?)`,
+		},
+		{
+			name:    "every unknown key is reported",
+			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, rate_limit, rate_window, redis_url, require_key, shutdown_timeout, spec, upstream, upstream_timeout)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, rate_limit, rate_window, redis_url, require_key, shutdown_timeout, spec, upstream, upstream_timeout)`,
+		},
+		{
+			name:    "duration without unit",
+			content: "rate_window: 60\n",
+			want:    "config file FILE: line 1: cannot unmarshal !!int `60` into time.Duration",
+		},
+		{
+			name:    "wrong types",
+			content: "rate_limit: lots\nallowed_origins: https://a.example\n",
+			want:    "config file FILE: line 1: cannot unmarshal !!str `lots` into int; line 2: cannot unmarshal !!str `https:/...` into []string",
+		},
+		{
+			name:    "bad log level",
+			content: "log_level: verbose\n",
+			want:    `config file FILE: log_level: invalid log level "verbose" (use debug, info, warn or error)`,
+		},
+		{
+			name:    "not a mapping",
+			content: "- addr\n- spec\n",
+			want:    "config file FILE: line 1: the top level must be a mapping of settings (key: value)",
+		},
+		{
+			name:    "two documents",
+			content: "addr: :1\n---\naddr: :2\n",
+			want:    "config file FILE: holds more than one YAML document (---); put every setting in one",
+		},
+		{
+			name:    "syntax error",
+			content: "addr: [\n",
+			want:    "config file FILE: line 1: did not find expected node content",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, "restmcp.yaml", tt.content)
+			_, err := Load([]string{"--config", path}, nil)
+			if err == nil {
+				t.Fatalf("Load with file %q: no error, want %q", tt.content, tt.want)
+			}
+			want := strings.ReplaceAll(tt.want, "FILE", path)
+			if got := err.Error(); got != want {
+				t.Errorf("Load with file %q:\n got %q\nwant %q", tt.content, got, want)
+			}
+		})
+	}
+}
+
+func TestLoadEmptyFile(t *testing.T) {
+	path := writeFile(t, "empty.yaml", "# nothing set yet\n")
+	got, err := Load(nil, env(map[string]string{"RESTMCP_CONFIG": path}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.ConfigFile = path
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.yaml")
+	_, err := Load([]string{"--config", path}, nil)
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("got %v, want an error matching os.ErrNotExist", err)
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("error %q does not name the file %s", err, path)
+	}
+}
+
+func TestLoadValueErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{
+			name: "every bad value from every layer, then validation",
+			args: []string{"--rate-window", "5", "--require-key=maybe"},
+			env: map[string]string{
+				"RESTMCP_RATE_LIMIT": "abc",
+				"RESTMCP_LOG_LEVEL":  "loud",
+				"RESTMCP_ADDR":       "8080",
+			},
+			want: `RESTMCP_RATE_LIMIT: invalid integer "abc"` + "\n" +
+				`RESTMCP_LOG_LEVEL: invalid log level "loud" (use debug, info, warn or error)` + "\n" +
+				`--rate-window: invalid duration "5" (write a number with a unit, such as "30s" or "1m")` + "\n" +
+				`--require-key: invalid boolean "maybe" (use true or false)` + "\n" +
+				`addr: must be host:port (e.g. 127.0.0.1:8080 or 0.0.0.0:8080); got "8080"`,
+		},
+		{
+			name: "unknown flag",
+			args: []string{"--bogus"},
+			want: "parsing flags: flag provided but not defined: -bogus (run with --help for the list)",
+		},
+		{
+			name: "redis_url flag does not exist",
+			args: []string{"--redis-url", "redis://:pw@h:6379"},
+			want: "parsing flags: flag provided but not defined: -redis-url (run with --help for the list)",
+		},
+		{
+			name: "flag without value",
+			args: []string{"--addr"},
+			want: "parsing flags: flag needs an argument: -addr (run with --help for the list)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Load(tt.args, env(tt.env))
+			if err == nil {
+				t.Fatalf("Load(%q, %v): no error, want %q", tt.args, tt.env, tt.want)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("Load(%q, %v) error:\n got %q\nwant %q", tt.args, tt.env, err.Error(), tt.want)
+			}
+			if diff := cmp.Diff(Config{}, got); diff != "" {
+				t.Errorf("Config not zero on error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "--help", "-help"} {
+		_, err := Load([]string{arg}, nil)
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("Load(%q) = %v, want flag.ErrHelp", arg, err)
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Setting describes one configuration setting: how to set it and what it
+// means. [Settings] returns them all; --help and the README table are built
+// from that list.
+type Setting struct {
+	// Key is the YAML key, e.g. "rate_limit". Empty for the config file
+	// setting itself, which cannot appear inside a config file.
+	Key string
+	// Flag is the command-line flag name without dashes, e.g. "rate-limit".
+	// Empty when the setting has no flag (redis_url: a password on the
+	// command line is visible to every local user through ps).
+	Flag string
+	// Env is the environment variable, e.g. "RESTMCP_RATE_LIMIT". An
+	// environment variable set to the empty string counts as unset.
+	Env string
+	// Type names the value syntax: string, url, int, duration (Go syntax:
+	// "30s", "1m30s"), bool, list (YAML sequence; comma-separated in env and
+	// flags), or one of the choices ("debug|info|warn|error").
+	Type string
+	// Default is the default written as it would be in an env var or flag;
+	// "" when the default is empty.
+	Default string
+	// Usage is one or two sentences on what the setting does.
+	Usage string
+}
+
+// setting is a Setting plus how to parse an env or flag value into a Config.
+type setting struct {
+	Setting
+	set func(c *Config, v string) error // nil for the config file setting
+}
+
+// Settings lists every setting in documentation order, the config file first.
+func Settings() []Setting {
+	t := table()
+	out := make([]Setting, len(t))
+	for i, s := range t {
+		out[i] = s.Setting
+	}
+	return out
+}
+
+// WriteUsage writes the flag reference for --help to w: every flag with its
+// environment variable, YAML key, default and meaning.
+func WriteUsage(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("Settings (precedence: flag > environment > config file > default):\n")
+	for _, s := range Settings() {
+		b.WriteString("\n")
+		if s.Flag != "" {
+			fmt.Fprintf(&b, "  --%s %s\n", s.Flag, s.Type)
+		} else {
+			fmt.Fprintf(&b, "  (no flag) %s\n", s.Type)
+		}
+		fmt.Fprintf(&b, "        %s\n", s.Usage)
+		src := "env " + s.Env
+		if s.Key != "" {
+			src += ", config file key " + s.Key
+		}
+		def := s.Default
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(&b, "        (%s; default %s)\n", src, def)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// FlagConfig and EnvConfig name the config file setting: the flag (without
+// dashes) and the environment variable that give the YAML file's path.
+const (
+	FlagConfig = "config"
+	EnvConfig  = "RESTMCP_CONFIG"
+)
+
+func table() []setting {
+	return []setting{
+		{Setting: Setting{
+			Flag: FlagConfig, Env: EnvConfig, Type: "path",
+			Usage: "YAML file with any of the settings below, by their config file key. Unknown keys are an error.",
+		}},
+		{Setting: Setting{
+			Key: "spec", Flag: "spec", Env: "RESTMCP_SPEC", Type: "path|url", Default: DefaultSpec,
+			Usage: "OpenAPI document to serve: a file path or an http(s) URL (Swagger 2.0, OpenAPI 3.0 or 3.1). Empty serves the bundled demo finance API.",
+		}, set: func(c *Config, v string) error { c.Spec = v; return nil }},
+		{Setting: Setting{
+			Key: "upstream", Flag: "upstream", Env: "RESTMCP_UPSTREAM", Type: "url", Default: DefaultUpstream,
+			Usage: "Base URL of the REST API, overriding the document's servers. Scheme and host only keep the document's base path. Empty uses the document's servers.",
+		}, set: func(c *Config, v string) error { c.Upstream = v; return nil }},
+		{Setting: Setting{
+			Key: "addr", Flag: "addr", Env: "RESTMCP_ADDR", Type: "host:port", Default: DefaultAddr,
+			Usage: "Address to listen on. The default accepts local clients only; use 0.0.0.0:8080 to accept remote ones (the container image does).",
+		}, set: func(c *Config, v string) error { c.Addr = v; return nil }},
+		{Setting: Setting{
+			Key: "mcp_path", Flag: "mcp-path", Env: "RESTMCP_MCP_PATH", Type: "path", Default: DefaultMCPPath,
+			Usage: "URL path of the MCP Streamable HTTP endpoint.",
+		}, set: func(c *Config, v string) error { c.MCPPath = v; return nil }},
+		{Setting: Setting{
+			Key: "redis_url", Env: "RESTMCP_REDIS_URL", Type: "url", Default: string(DefaultRedisURL),
+			Usage: "Redis for metering counters (redis://[:password@]host:6379/0, rediss://, unix://); shared by every replica. Empty keeps counters in memory (one replica; reset on restart). No flag: it may hold a password.",
+		}, set: func(c *Config, v string) error { c.RedisURL = Secret(v); return nil }},
+		{Setting: Setting{
+			Key: "rate_limit", Flag: "rate-limit", Env: "RESTMCP_RATE_LIMIT", Type: "int", Default: strconv.Itoa(DefaultRateLimit),
+			Usage: "tools/call requests allowed per API key per rate_window; -1 disables rate limiting.",
+		}, set: func(c *Config, v string) error { return parseInt(v, &c.RateLimit) }},
+		{Setting: Setting{
+			Key: "rate_window", Flag: "rate-window", Env: "RESTMCP_RATE_WINDOW", Type: "duration", Default: formatDuration(DefaultRateWindow),
+			Usage: "Length of the rate-limit window.",
+		}, set: func(c *Config, v string) error { return parseDuration(v, &c.RateWindow) }},
+		{Setting: Setting{
+			Key: "upstream_timeout", Flag: "upstream-timeout", Env: "RESTMCP_UPSTREAM_TIMEOUT", Type: "duration", Default: formatDuration(DefaultUpstreamTimeout),
+			Usage: "Time limit for one upstream request, including reading its body.",
+		}, set: func(c *Config, v string) error { return parseDuration(v, &c.UpstreamTimeout) }},
+		{Setting: Setting{
+			Key: "max_body_bytes", Flag: "max-body-bytes", Env: "RESTMCP_MAX_BODY_BYTES", Type: "int", Default: strconv.FormatInt(DefaultMaxBodyBytes, 10),
+			Usage: "Largest MCP request body in bytes; larger requests get 413.",
+		}, set: func(c *Config, v string) error { return parseInt64(v, &c.MaxBodyBytes) }},
+		{Setting: Setting{
+			Key: "max_response_bytes", Flag: "max-response-bytes", Env: "RESTMCP_MAX_RESPONSE_BYTES", Type: "int", Default: strconv.FormatInt(DefaultMaxResponseBytes, 10),
+			Usage: "Largest upstream text body put into a tool result, in bytes; longer bodies are truncated with a note.",
+		}, set: func(c *Config, v string) error { return parseInt64(v, &c.MaxResponseBytes) }},
+		{Setting: Setting{
+			Key: "allowed_origins", Flag: "allowed-origins", Env: "RESTMCP_ALLOWED_ORIGINS", Type: "list",
+			Usage: "Browser origins (scheme://host[:port], or *) allowed to call the MCP endpoint; requests without Origin are always allowed. Empty allows an Origin only when it and the request's Host are both loopback (localhost, 127.0.0.0/8, ::1); others get 403.",
+		}, set: func(c *Config, v string) error { c.AllowedOrigins = splitList(v); return nil }},
+		{Setting: Setting{
+			Key: "max_tool_name_length", Flag: "max-tool-name-length", Env: "RESTMCP_MAX_TOOL_NAME_LENGTH", Type: "int", Default: strconv.Itoa(DefaultMaxToolNameLength),
+			Usage: fmt.Sprintf("Longest tool name (%d to %d); longer operationIds are shortened with a hash suffix. Above 64 some clients reject tools.", MinToolNameLength, MaxToolNameLength),
+		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxToolNameLength) }},
+		{Setting: Setting{
+			Key: "require_key", Flag: "require-key", Env: "RESTMCP_REQUIRE_KEY", Type: "bool", Default: strconv.FormatBool(DefaultRequireKey),
+			Usage: "Answer tools/call without an API key with 401. When false such calls reach the upstream without caller credentials.",
+		}, set: func(c *Config, v string) error { return parseBool(v, &c.RequireKey) }},
+		{Setting: Setting{
+			Key: "log_level", Flag: "log-level", Env: "RESTMCP_LOG_LEVEL", Type: "debug|info|warn|error", Default: levelName(DefaultLogLevel),
+			Usage: "Lowest level logged; debug logs every call.",
+		}, set: func(c *Config, v string) error { return parseLevel(v, &c.LogLevel) }},
+		{Setting: Setting{
+			Key: "log_format", Flag: "log-format", Env: "RESTMCP_LOG_FORMAT", Type: "text|json", Default: string(DefaultLogFormat),
+			Usage: "Log output format on stderr.",
+		}, set: func(c *Config, v string) error { return parseFormat(v, &c.LogFormat) }},
+		{Setting: Setting{
+			Key: "shutdown_timeout", Flag: "shutdown-timeout", Env: "RESTMCP_SHUTDOWN_TIMEOUT", Type: "duration", Default: formatDuration(DefaultShutdownTimeout),
+			Usage: "Time in-flight requests get to finish after SIGINT or SIGTERM.",
+		}, set: func(c *Config, v string) error { return parseDuration(v, &c.ShutdownTimeout) }},
+	}
+}
+
+// formatDuration writes 60s rather than time.Duration's 1m0s.
+func formatDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
+func parseInt(v string, dst *int) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("invalid integer %q", v)
+	}
+	*dst = n
+	return nil
+}
+
+func parseInt64(v string, dst *int64) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("invalid integer %q", v)
+	}
+	*dst = n
+	return nil
+}
+
+func parseDuration(v string, dst *time.Duration) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf(`invalid duration %q (write a number with a unit, such as "30s" or "1m")`, v)
+	}
+	*dst = d
+	return nil
+}
+
+func parseBool(v string, dst *bool) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("invalid boolean %q (use true or false)", v)
+	}
+	*dst = b
+	return nil
+}
+
+func parseLevel(v string, dst *slog.Level) error {
+	switch strings.ToLower(v) {
+	case "debug":
+		*dst = slog.LevelDebug
+	case "info":
+		*dst = slog.LevelInfo
+	case "warn", "warning":
+		*dst = slog.LevelWarn
+	case "error":
+		*dst = slog.LevelError
+	default:
+		return fmt.Errorf("invalid log level %q (use debug, info, warn or error)", v)
+	}
+	return nil
+}
+
+func parseFormat(v string, dst *LogFormat) error {
+	switch f := LogFormat(strings.ToLower(v)); f {
+	case LogFormatText, LogFormatJSON:
+		*dst = f
+	default:
+		return fmt.Errorf("invalid log format %q (use text or json)", v)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated value, trimming spaces and dropping
+// empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package config
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSettingsNaming(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Settings() {
+		for _, id := range []string{"key:" + s.Key, "flag:" + s.Flag, "env:" + s.Env} {
+			if !strings.HasSuffix(id, ":") && seen[id] {
+				t.Errorf("duplicate %s", id)
+			}
+			seen[id] = true
+		}
+		if s.Usage == "" || s.Type == "" {
+			t.Errorf("setting %q: Usage and Type must be set", s.Env)
+		}
+		if s.Key == "" {
+			if s.Flag != FlagConfig || s.Env != EnvConfig {
+				t.Errorf("only the config file setting may lack a key; got %+v", s)
+			}
+			continue
+		}
+		if want := "RESTMCP_" + strings.ToUpper(s.Key); s.Env != want {
+			t.Errorf("setting %q: Env = %q, want %q", s.Key, s.Env, want)
+		}
+		wantFlag := strings.ReplaceAll(s.Key, "_", "-")
+		if s.Key == "redis_url" {
+			wantFlag = "" // secrets stay off the command line
+		}
+		if s.Flag != wantFlag {
+			t.Errorf("setting %q: Flag = %q, want %q", s.Key, s.Flag, wantFlag)
+		}
+	}
+}
+
+// TestSettingsMatchFile checks that the YAML file accepts exactly the
+// settings' keys.
+func TestSettingsMatchFile(t *testing.T) {
+	var keys []string
+	for _, s := range Settings() {
+		if s.Key != "" {
+			keys = append(keys, s.Key)
+		}
+	}
+	var tags []string
+	for k := range fileKeys() {
+		tags = append(tags, k)
+	}
+	sort.Strings(keys)
+	sort.Strings(tags)
+	if diff := cmp.Diff(keys, tags); diff != "" {
+		t.Errorf("Settings keys vs fileConfig yaml tags (-settings +file):\n%s", diff)
+	}
+}
+
+// TestSettingsDefaults checks that each Setting.Default, parsed the way an
+// environment variable is, yields the Default* constant: starting from the
+// zero Config, applying every documented default must give Default().
+func TestSettingsDefaults(t *testing.T) {
+	var c Config
+	for _, s := range table() {
+		if s.set == nil {
+			continue
+		}
+		if s.Default == "" {
+			continue // the zero value
+		}
+		if err := s.set(&c, s.Default); err != nil {
+			t.Errorf("%s: documented default %q does not parse: %v", s.Env, s.Default, err)
+		}
+	}
+	if diff := cmp.Diff(Default(), c); diff != "" {
+		t.Errorf("documented defaults differ from Default() (-Default() +documented):\n%s", diff)
+	}
+}
+
+// TestSettingsCoverConfig checks that every Config field but the
+// informational ones can be set: setting each env var to a non-default value
+// must change every field.
+func TestSettingsCoverConfig(t *testing.T) {
+	m := map[string]string{}
+	for k, v := range fullEnv {
+		m[k] = v
+	}
+	// fullEnv sets these two to their defaults, to override the file.
+	m["RESTMCP_REQUIRE_KEY"], m["RESTMCP_LOG_FORMAT"] = "false", "json"
+	got, err := Load(nil, env(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := Default()
+	gv, dv := reflect.ValueOf(got), reflect.ValueOf(def)
+	for i := range gv.NumField() {
+		name := gv.Type().Field(i).Name
+		if name == "ConfigFile" || name == "Args" {
+			continue
+		}
+		if reflect.DeepEqual(gv.Field(i).Interface(), dv.Field(i).Interface()) {
+			t.Errorf("field %s: no env var in fullEnv changes it (or no setting exists)", name)
+		}
+	}
+	for _, s := range Settings() {
+		if _, ok := fullEnv[s.Env]; !ok && s.Env != EnvConfig {
+			t.Errorf("fullEnv lacks %s", s.Env)
+		}
+	}
+}
+
+func TestWriteUsage(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteUsage(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, s := range Settings() {
+		for _, want := range []string{s.Env, s.Usage} {
+			if !strings.Contains(out, want) {
+				t.Errorf("usage lacks %q", want)
+			}
+		}
+		if s.Flag != "" && !strings.Contains(out, "--"+s.Flag+" ") {
+			t.Errorf("usage lacks --%s", s.Flag)
+		}
+	}
+	for _, want := range []string{
+		"  --rate-window duration\n",
+		"(env RESTMCP_RATE_WINDOW, config file key rate_window; default 60s)",
+		"(env RESTMCP_REDIS_URL, config file key redis_url; default \"\")",
+		"(env RESTMCP_REQUIRE_KEY, config file key require_key; default true)",
+		"(env RESTMCP_MAX_BODY_BYTES, config file key max_body_bytes; default 1048576)",
+		"(env RESTMCP_LOG_LEVEL, config file key log_level; default info)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("usage lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestREADMEMentionsEveryEnvVar keeps the README's table in step with
+// Settings. It skips until the README exists.
+func TestREADMEMentionsEveryEnvVar(t *testing.T) {
+	path := filepath.Join("..", "README.md")
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		t.Skipf("%s does not exist yet", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range Settings() {
+		if !bytes.Contains(data, []byte(s.Env)) {
+			t.Errorf("%s does not mention %s (%s)", path, s.Env, s.Usage)
+		}
+	}
+}
