@@ -3,9 +3,9 @@ package openapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 )
 
 // DefaultMaxNameLength is the default cap on tool name length (CONVENTIONS.md N5).
@@ -27,7 +27,25 @@ type LoadOptions struct {
 	HTTPClient *http.Client
 	// Logger receives warnings (renamed tools, skipped items). Nil discards.
 	Logger *slog.Logger
+	// ServerVariables sets values for server URL variables (C20), by
+	// variable name. A variable that is not set takes its default; a value
+	// outside the variable's enum fails Load with an error naming the
+	// variable and the allowed values. Nil means: all defaults.
+	ServerVariables map[string]string
+	// SchemaBudget caps the serialized size of each tool's input and output
+	// schema in bytes (S2). Past it, the deepest nested object schemas are
+	// replaced level by level with a placeholder. Zero means
+	// DefaultSchemaBudget; -1 disables the cap.
+	SchemaBudget int
+	// ReadFromURI, if set, reads every document Load opens other than the
+	// root: external $ref targets that passed the confinement check (C02).
+	// Tests use it as a spy. Nil means: files are read from disk and http(s)
+	// documents with HTTPClient.
+	ReadFromURI func(ctx context.Context, u *url.URL) ([]byte, error)
 }
+
+// DefaultSchemaBudget is the default per-tool schema size cap in bytes (S2).
+const DefaultSchemaBudget = 32 << 10
 
 // Document is a loaded OpenAPI document turned into tools.
 type Document struct {
@@ -43,7 +61,7 @@ type Document struct {
 // JSON or YAML; Swagger 2.0, OAS 3.0 or 3.1) and returns its tools.
 // Errors name the file and the location of the defect.
 func Load(ctx context.Context, location string, opts LoadOptions) (*Document, error) {
-	return nil, errors.New("openapi.Load: not implemented yet")
+	return load(ctx, location, opts)
 }
 
 // Tool is one operation turned into an MCP tool.
@@ -74,8 +92,6 @@ type Tool struct {
 	plan *requestPlan
 }
 
-type requestPlan struct{}
-
 // NewRequest builds the upstream request for one tools/call: args is the
 // JSON object of arguments as the client sent it, key the caller's API key
 // ("" when none was presented). The key is placed where the operation's
@@ -83,7 +99,7 @@ type requestPlan struct{}
 // arguments (R7) and a *CredentialError when the operation needs a key that
 // is missing; nothing is sent in either case.
 func (t *Tool) NewRequest(ctx context.Context, args json.RawMessage, key string) (*http.Request, error) {
-	return nil, errors.New("openapi.Tool.NewRequest: not implemented yet")
+	return t.plan.newRequest(ctx, args, key)
 }
 
 // ArgumentError reports an invalid tools/call argument (R7).
@@ -121,5 +137,5 @@ func (e *CredentialError) Error() string {
 // error messages and is the base for relative server URLs and $refs; it may
 // be a file path, an http(s) URL, or "" (then external $refs are refused).
 func LoadData(ctx context.Context, data []byte, location string, opts LoadOptions) (*Document, error) {
-	return nil, errors.New("openapi.LoadData: not implemented yet")
+	return loadData(ctx, data, location, opts)
 }

@@ -1,0 +1,15 @@
+// Package openapi loads an OpenAPI document (Swagger 2.0, OAS 3.0 or 3.1;
+// JSON or YAML; from a file or an http(s) URL) and turns each operation
+// into a Tool: a name (CONVENTIONS.md N1–N6), title, description, input
+// schema (P1–P3, B1–B5, S1–S8), output schema, annotations, and a request
+// plan precomputed at load so that Tool.NewRequest builds the upstream
+// request for one tools/call quickly and exactly (Q1–Q8, C25).
+//
+// Loading uses kin-openapi; its types are never exported. External $refs
+// are followed only to files inside the spec's folder (C02). Load errors
+// name the document and the location of the defect.
+//
+// The package must not import gin, the MCP SDK or Redis: the adapter
+// package turns Document.Tools into MCP tools and sends the requests.
+// The main types are Document and Tool.
+package openapi

@@ -1,0 +1,355 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi2"
+	"github.com/getkin/kin-openapi/openapi2conv"
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// maxDocumentBytes caps one document read from disk or the network.
+const maxDocumentBytes = 256 << 20
+
+// defaultFetchTimeout is the timeout of the client used when
+// LoadOptions.HTTPClient is nil.
+const defaultFetchTimeout = 30 * time.Second
+
+// load reads the root document and hands it to loadData.
+func load(ctx context.Context, location string, opts LoadOptions) (*Document, error) {
+	var data []byte
+	var err error
+	if isHTTPURL(location) {
+		data, err = fetch(ctx, httpClient(opts), location)
+	} else {
+		data, err = readFile(location)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", location, err)
+	}
+	return loadData(ctx, data, location, opts)
+}
+
+func isHTTPURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+func httpClient(opts LoadOptions) *http.Client {
+	if opts.HTTPClient != nil {
+		return opts.HTTPClient
+	}
+	return &http.Client{Timeout: defaultFetchTimeout}
+}
+
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxDocumentBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxDocumentBytes {
+		return nil, fmt.Errorf("document larger than %d bytes", maxDocumentBytes)
+	}
+	return data, nil
+}
+
+func fetch(ctx context.Context, c *http.Client, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDocumentBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxDocumentBytes {
+		return nil, fmt.Errorf("GET %s: document larger than %d bytes", u, maxDocumentBytes)
+	}
+	return data, nil
+}
+
+// source describes where the root document came from: the base for
+// relative $refs (confined to its folder, C02) and relative server URLs (C20).
+type source struct {
+	name    string   // location as given, for error messages; "<data>" when empty
+	url     *url.URL // nil when the location is empty
+	dir     string   // file: absolute folder of the root document
+	httpDir string   // http(s): URL of the root document's folder, ending in "/"
+}
+
+func newSource(location string) (*source, error) {
+	s := &source{name: location}
+	switch {
+	case location == "":
+		s.name = "<data>"
+	case isHTTPURL(location):
+		u, err := url.Parse(location)
+		if err != nil {
+			return nil, err
+		}
+		s.url = u
+		d := *u
+		d.RawQuery, d.Fragment = "", ""
+		d.Path = path.Dir(u.Path)
+		if !strings.HasSuffix(d.Path, "/") {
+			d.Path += "/"
+		}
+		d.RawPath = ""
+		s.httpDir = d.String()
+	default:
+		abs, err := filepath.Abs(location)
+		if err != nil {
+			return nil, err
+		}
+		s.url = &url.URL{Path: filepath.ToSlash(abs)}
+		s.dir = filepath.Dir(abs)
+	}
+	return s, nil
+}
+
+// refReader returns the kin-openapi reader for documents other than the
+// root. It enforces C02 before anything is read: a file must lie inside
+// the root document's folder (after resolving symlinks), an http(s)
+// document must lie under the root document's URL folder, and everything
+// else (absolute paths outside the root, other hosts, other schemes) is
+// refused with an error naming the target.
+func (s *source) refReader(ctx context.Context, opts LoadOptions, order *keyOrder) openapi3.ReadFromURIFunc {
+	return func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+		if err := s.confine(u); err != nil {
+			return nil, err
+		}
+		var data []byte
+		var err error
+		switch {
+		case opts.ReadFromURI != nil:
+			data, err = opts.ReadFromURI(ctx, u)
+		case u.Scheme == "http" || u.Scheme == "https":
+			data, err = fetch(ctx, httpClient(opts), u.String())
+		default:
+			data, err = readFile(filepath.FromSlash(u.Path))
+		}
+		if err != nil {
+			return nil, err
+		}
+		order.scan(data)
+		return data, nil
+	}
+}
+
+// RefError reports a $ref that Load refuses to follow (C02): one that
+// leaves the spec's folder, an absolute path outside it, or a remote URL.
+type RefError struct {
+	Target string // the ref target, relative to the spec's folder where that applies
+	Reason string
+}
+
+// Error returns "$ref <target>: <reason>".
+func (e *RefError) Error() string {
+	return fmt.Sprintf("$ref %q: %s", e.Target, e.Reason)
+}
+
+func (s *source) confine(u *url.URL) error {
+	switch u.Scheme {
+	case "http", "https":
+		if s.httpDir != "" {
+			c := *u
+			c.Fragment = ""
+			if strings.HasPrefix(c.String(), s.httpDir) && !strings.Contains(c.Path, "/../") {
+				return nil
+			}
+		}
+		return &RefError{Target: u.String(), Reason: "remote references are refused; only files inside the spec's folder may be referenced"}
+	case "", "file":
+	default:
+		return &RefError{Target: u.String(), Reason: "unsupported reference scheme"}
+	}
+	if s.dir == "" {
+		if s.httpDir != "" {
+			return &RefError{Target: u.String(), Reason: "points outside the spec root (a document fetched over http(s) may only reference documents under its own URL folder)"}
+		}
+		return &RefError{Target: u.Path, Reason: "external references need a document location; none was given"}
+	}
+	p := filepath.Clean(filepath.FromSlash(u.Path))
+	rel, err := filepath.Rel(s.dir, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		if err == nil {
+			return &RefError{Target: filepath.ToSlash(rel), Reason: "points outside the spec root " + s.dir}
+		}
+		return &RefError{Target: u.Path, Reason: "points outside the spec root " + s.dir}
+	}
+	// A symlink inside the folder must not lead outside it.
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		if realDir, err := filepath.EvalSymlinks(s.dir); err == nil {
+			r, err := filepath.Rel(realDir, real)
+			if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+				return &RefError{Target: filepath.ToSlash(rel), Reason: "is a symlink that points outside the spec root " + s.dir}
+			}
+		}
+	}
+	return nil
+}
+
+// loadData parses, converts and resolves the document, then builds tools.
+func loadData(ctx context.Context, data []byte, location string, opts LoadOptions) (*Document, error) {
+	src, err := newSource(location)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", location, err)
+	}
+	order := newKeyOrder()
+	order.scan(data)
+
+	loader := openapi3.NewLoader()
+	loader.Context = ctx
+	loader.IsExternalRefsAllowed = true
+	loader.ReadFromURIFunc = src.refReader(ctx, opts, order)
+
+	var (
+		doc     *openapi3.T
+		formats map[string]string
+	)
+	if isSwagger2(data) {
+		var d2 openapi2.T
+		if err := openapi2.UnmarshalFromData(data, &d2); err != nil {
+			return nil, fmt.Errorf("loading %s: %w", src.name, err)
+		}
+		formats = collectionFormats(&d2)
+		doc, err = openapi2conv.ToV3WithLoader(&d2, loader, src.url)
+		if err != nil {
+			return nil, fmt.Errorf("loading %s (Swagger 2.0): %w", src.name, err)
+		}
+	} else {
+		doc, err = loadV3(loader, data, src)
+		if err != nil {
+			return nil, fmt.Errorf("loading %s: %w", src.name, err)
+		}
+	}
+	b := newBuilder(doc, src, opts, order)
+	b.formats = formats
+	b.swagger2 = formats != nil
+	return b.build()
+}
+
+// loadV3 decodes an OAS 3.x document. JSON goes through encoding/json,
+// which is an order of magnitude faster than kin-openapi's YAML path on
+// multi-megabyte documents; on any failure the document is loaded again
+// through the YAML path, whose errors carry line numbers and JSON pointers.
+func loadV3(loader *openapi3.Loader, data []byte, src *source) (*openapi3.T, error) {
+	if looksJSON(data) {
+		doc := &openapi3.T{}
+		if err := json.Unmarshal(data, doc); err == nil {
+			err = loader.ResolveRefsIn(doc, src.url)
+			if err == nil {
+				return doc, nil
+			}
+			var re *RefError
+			if errors.As(err, &re) {
+				return nil, err
+			}
+		}
+		loader = freshLoader(loader)
+	}
+	if src.url == nil {
+		return loader.LoadFromData(data)
+	}
+	return loader.LoadFromDataWithPath(data, src.url)
+}
+
+func freshLoader(l *openapi3.Loader) *openapi3.Loader {
+	n := openapi3.NewLoader()
+	n.Context = l.Context
+	n.IsExternalRefsAllowed = l.IsExternalRefsAllowed
+	n.ReadFromURIFunc = l.ReadFromURIFunc
+	return n
+}
+
+func looksJSON(data []byte) bool {
+	data = bytes.TrimLeft(data, " \t\r\n\ufeff")
+	return len(data) > 0 && data[0] == '{'
+}
+
+// isSwagger2 reports whether the document's top level has a "swagger" key.
+func isSwagger2(data []byte) bool {
+	if looksJSON(data) {
+		var v struct {
+			Swagger json.RawMessage `json:"swagger"`
+		}
+		if json.Unmarshal(data, &v) == nil {
+			return len(v.Swagger) > 0
+		}
+	}
+	for line := range bytes.Lines(data) {
+		if bytes.HasPrefix(line, []byte("swagger:")) || bytes.HasPrefix(line, []byte(`"swagger":`)) || bytes.HasPrefix(line, []byte(`'swagger':`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// collectionFormats records every Swagger 2.0 query/header/path parameter's
+// collectionFormat, keyed by paramKey(method, path, in, name), because
+// openapi2conv maps a missing collectionFormat to form/explode=true while
+// Swagger 2.0's default is csv (C21, Q2).
+func collectionFormats(d *openapi2.T) map[string]string {
+	m := map[string]string{}
+	resolve := func(p *openapi2.Parameter) *openapi2.Parameter {
+		if p != nil && p.Ref != "" {
+			if q, ok := d.Parameters[strings.TrimPrefix(p.Ref, "#/parameters/")]; ok {
+				return q
+			}
+		}
+		return p
+	}
+	for pth, item := range d.Paths {
+		if item == nil {
+			continue
+		}
+		for method, op := range item.Operations() {
+			for _, ps := range []openapi2.Parameters{item.Parameters, op.Parameters} {
+				for _, p := range ps {
+					p = resolve(p)
+					if p == nil || p.Type == nil || !p.Type.Is("array") {
+						continue
+					}
+					m[paramKey(method, pth, p.In, p.Name)] = p.CollectionFormat
+				}
+			}
+		}
+	}
+	return m
+}
+
+func paramKey(method, path, in, name string) string {
+	return strings.ToUpper(method) + " " + path + " " + in + " " + name
+}
+
+func ensureLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}

@@ -1,0 +1,292 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// keyOrder remembers the order in which keys of "properties" and
+// "mapping" objects are declared in the source documents, so that emitted
+// schemas list properties in declaration order. kin-openapi keeps these
+// objects as Go maps, which lose the order. An object is identified by its
+// key set (sorted keys joined by NUL): where two objects have the same keys
+// in different orders, the first one scanned wins. Objects not found fall
+// back to byte order, so the output is deterministic either way.
+type keyOrder struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func newKeyOrder() *keyOrder { return &keyOrder{m: map[string][]string{}} }
+
+func signature(keys []string) string {
+	s := slices.Clone(keys)
+	slices.Sort(s)
+	return strings.Join(s, "\x00")
+}
+
+func (o *keyOrder) record(keys []string) {
+	if len(keys) < 2 {
+		return
+	}
+	sig := signature(keys)
+	o.mu.Lock()
+	if _, ok := o.m[sig]; !ok {
+		o.m[sig] = keys
+	}
+	o.mu.Unlock()
+}
+
+// sorted returns keys in declaration order when known, byte order otherwise.
+func (o *keyOrder) sorted(keys []string) []string {
+	if len(keys) < 2 {
+		return keys
+	}
+	o.mu.Lock()
+	decl, ok := o.m[signature(keys)]
+	o.mu.Unlock()
+	if ok && len(decl) == len(keys) {
+		return decl
+	}
+	s := slices.Clone(keys)
+	slices.Sort(s)
+	return s
+}
+
+// scan records key orders from one JSON or YAML document.
+func (o *keyOrder) scan(data []byte) {
+	if looksJSON(data) {
+		s := jsonScanner{b: data, o: o}
+		s.value(false)
+		return
+	}
+	o.scanYAML(data)
+}
+
+// jsonScanner is a minimal recursive-descent JSON walker that records the
+// keys of objects that are the value of a "properties" or "mapping" key.
+// Malformed input just stops the scan; the loader reports the error.
+type jsonScanner struct {
+	b     []byte
+	i     int
+	o     *keyOrder
+	depth int
+}
+
+func (s *jsonScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// str reads a JSON string at s.i and returns its decoded value.
+func (s *jsonScanner) str() (string, bool) {
+	start := s.i
+	s.i++
+	esc := false
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '\\':
+			esc = true
+			s.i += 2
+			continue
+		case c == '"':
+			s.i++
+			raw := s.b[start:s.i]
+			if !esc {
+				return string(raw[1 : len(raw)-1]), true
+			}
+			var v string
+			if json.Unmarshal(raw, &v) != nil {
+				return "", false
+			}
+			return v, true
+		}
+		s.i++
+	}
+	return "", false
+}
+
+func (s *jsonScanner) value(collect bool) bool {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	if s.depth > 10000 {
+		return false
+	}
+	switch s.b[s.i] {
+	case '{':
+		s.i++
+		var keys []string
+		for {
+			s.ws()
+			if s.i >= len(s.b) {
+				return false
+			}
+			if s.b[s.i] == '}' {
+				s.i++
+				break
+			}
+			if s.b[s.i] == ',' {
+				s.i++
+				continue
+			}
+			if s.b[s.i] != '"' {
+				return false
+			}
+			k, ok := s.str()
+			if !ok {
+				return false
+			}
+			if collect {
+				keys = append(keys, k)
+			}
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != ':' {
+				return false
+			}
+			s.i++
+			if !s.value(k == "properties" || k == "mapping") {
+				return false
+			}
+		}
+		if collect {
+			s.o.record(keys)
+		}
+		return true
+	case '[':
+		s.i++
+		for {
+			s.ws()
+			if s.i >= len(s.b) {
+				return false
+			}
+			switch s.b[s.i] {
+			case ']':
+				s.i++
+				return true
+			case ',':
+				s.i++
+				continue
+			}
+			if !s.value(false) {
+				return false
+			}
+		}
+	case '"':
+		_, ok := s.str()
+		return ok
+	default:
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return true
+			}
+			s.i++
+		}
+		return true
+	}
+}
+
+// scanYAML handles block-style YAML by indentation: the children of a
+// "properties:" or "mapping:" line are the key lines at the first deeper
+// indentation. Flow-style objects are not recorded (byte order applies).
+func (o *keyOrder) scanYAML(data []byte) {
+	lines := bytes.Split(data, []byte("\n"))
+	for i, line := range lines {
+		ind, rest := indentOf(line)
+		if bytes.HasPrefix(rest, []byte("- ")) {
+			rest = bytes.TrimLeft(rest[2:], " ")
+			ind = len(line) - len(rest)
+		}
+		t := bytes.TrimRight(stripComment(rest), " \t\r")
+		if !bytes.Equal(t, []byte("properties:")) && !bytes.Equal(t, []byte("mapping:")) {
+			continue
+		}
+		child := -1
+		var keys []string
+		for _, l := range lines[i+1:] {
+			ci, cr := indentOf(l)
+			ct := bytes.TrimRight(cr, " \t\r")
+			if len(ct) == 0 || ct[0] == '#' {
+				continue
+			}
+			if ci <= ind {
+				break
+			}
+			if child < 0 {
+				child = ci
+			}
+			if ci != child {
+				if ci < child {
+					break
+				}
+				continue
+			}
+			if k, ok := yamlKey(ct); ok {
+				keys = append(keys, k)
+			}
+		}
+		o.record(keys)
+	}
+}
+
+func indentOf(line []byte) (int, []byte) {
+	n := 0
+	for n < len(line) && line[n] == ' ' {
+		n++
+	}
+	return n, line[n:]
+}
+
+func stripComment(b []byte) []byte {
+	if i := bytes.Index(b, []byte(" #")); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// yamlKey extracts the key of a "key: value" or "key:" line.
+func yamlKey(l []byte) (string, bool) {
+	if len(l) == 0 {
+		return "", false
+	}
+	if q := l[0]; q == '"' || q == '\'' {
+		end := bytes.IndexByte(l[1:], q)
+		if end < 0 {
+			return "", false
+		}
+		k := string(l[1 : end+1])
+		if q == '"' && strings.Contains(k, `\`) {
+			var v string
+			if json.Unmarshal(l[:end+2], &v) == nil {
+				k = v
+			}
+		}
+		if q == '\'' {
+			k = strings.ReplaceAll(k, "''", "'")
+		}
+		return k, true
+	}
+	i := bytes.Index(l, []byte(": "))
+	if i < 0 {
+		if bytes.HasSuffix(l, []byte(":")) {
+			i = len(l) - 1
+		} else {
+			return "", false
+		}
+	}
+	return string(bytes.TrimRight(l[:i], " ")), true
+}

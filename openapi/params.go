@@ -1,0 +1,362 @@
+package openapi
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// mergeParams returns the operation's effective parameters in Q2 order:
+// path-level ones first, an operation-level parameter replacing a
+// path-level one with the same (name, in) in place, then the remaining
+// operation-level ones.
+func mergeParams(pathLevel, opLevel openapi3.Parameters) []*openapi3.Parameter {
+	var out []*openapi3.Parameter
+	idx := map[string]int{}
+	add := func(p *openapi3.Parameter) {
+		k := p.In + "\x00" + p.Name
+		if p.In == "header" {
+			k = p.In + "\x00" + strings.ToLower(p.Name)
+		}
+		if i, ok := idx[k]; ok {
+			out[i] = p
+			return
+		}
+		idx[k] = len(out)
+		out = append(out, p)
+	}
+	for _, ps := range []openapi3.Parameters{pathLevel, opLevel} {
+		for _, r := range ps {
+			if r != nil && r.Value != nil {
+				add(r.Value)
+			}
+		}
+	}
+	return out
+}
+
+// pathSeg is one piece of a parsed path template: a literal, or the index
+// of the parameter whose value fills an {expression}.
+type pathSeg struct {
+	lit   string
+	param int // -1 for a literal
+}
+
+// parsePath splits a path template into literal and {expression}
+// segments (C08: each expression is filled from its own parameter; never
+// a string replace of the name).
+func parsePath(p string) []pathSeg {
+	var segs []pathSeg
+	for p != "" {
+		i := strings.IndexByte(p, '{')
+		if i < 0 {
+			segs = append(segs, pathSeg{lit: p, param: -1})
+			break
+		}
+		j := strings.IndexByte(p[i:], '}')
+		if j < 0 {
+			segs = append(segs, pathSeg{lit: p, param: -1})
+			break
+		}
+		if i > 0 {
+			segs = append(segs, pathSeg{lit: p[:i], param: -1})
+		}
+		segs = append(segs, pathSeg{lit: p[i+1 : i+j], param: -2})
+		p = p[i+j+1:]
+	}
+	return segs
+}
+
+var inRank = map[string]int{"path": 0, "query": 1, "header": 2, "cookie": 3}
+
+// isCredentialParam reports whether p duplicates an apiKey security
+// scheme; credentials are never model-visible arguments (C25).
+func (b *builder) isCredentialParam(p *openapi3.Parameter) bool {
+	if b.doc.Components == nil {
+		return false
+	}
+	for _, s := range b.doc.Components.SecuritySchemes {
+		if s == nil || s.Value == nil || s.Value.Type != "apiKey" || s.Value.In != p.In {
+			continue
+		}
+		if s.Value.Name == p.Name || p.In == "header" && strings.EqualFold(s.Value.Name, p.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// styleOf returns the parameter's style and explode per OAS defaults, with
+// the Swagger 2.0 collectionFormat taking precedence for converted
+// documents (csv is the v2 default, so ids=1,2; C21).
+func (b *builder) styleOf(method, path string, p *openapi3.Parameter) (string, bool) {
+	style := p.Style
+	if b.swagger2 {
+		if f, ok := b.formats[paramKey(method, path, p.In, p.Name)]; ok {
+			switch f {
+			case "", "csv":
+				return "form", false
+			case "multi":
+				return "form", true
+			case "pipes":
+				return "pipeDelimited", false
+			case "ssv":
+				return "spaceDelimited", false
+			case "tsv":
+				return "tabDelimited", false
+			}
+		}
+	}
+	if style == "" {
+		switch p.In {
+		case "query", "cookie":
+			style = "form"
+		default:
+			style = "simple"
+		}
+	}
+	explode := style == "form"
+	if p.Explode != nil {
+		explode = *p.Explode
+	}
+	return style, explode
+}
+
+func schemaType(sr *openapi3.SchemaRef) string {
+	if sr == nil || sr.Value == nil {
+		return ""
+	}
+	ts, _ := nonNullTypes(sr.Value)
+	if len(ts) == 1 {
+		return ts[0]
+	}
+	return ""
+}
+
+func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op *openapi3.Operation, sec *securityPlan) (*requestPlan, []byte, error) {
+	var ps []*openapi3.Parameter
+	for _, p := range mergeParams(item.Parameters, op.Parameters) {
+		if p.In == "header" && (strings.EqualFold(p.Name, "Accept") || strings.EqualFold(p.Name, "Content-Type") || strings.EqualFold(p.Name, "Authorization")) {
+			continue
+		}
+		if b.isCredentialParam(p) {
+			continue
+		}
+		if _, ok := inRank[p.In]; !ok {
+			b.log.Warn("parameter skipped", "operation_id", op.OperationID, "param", p.Name, "in", p.In)
+			continue
+		}
+		ps = append(ps, p)
+	}
+	plan := &requestPlan{props: map[string]*propPlan{}}
+	plan.path = parsePath(path)
+	for i, s := range plan.path {
+		if s.param != -2 {
+			continue
+		}
+		found := slices.IndexFunc(ps, func(p *openapi3.Parameter) bool { return p.In == "path" && p.Name == s.lit })
+		if found < 0 {
+			b.log.Warn("path parameter not declared; assuming a required string", "operation_id", op.OperationID, "param", s.lit, "path", path)
+			ps = append(ps, &openapi3.Parameter{Name: s.lit, In: "path", Required: true,
+				Schema: &openapi3.SchemaRef{Value: &openapi3.Schema{Type: &openapi3.Types{"string"}}}})
+			found = len(ps) - 1
+		}
+		plan.path[i].param = found
+	}
+	// B4, then P1–P2.
+	cands := make([]string, len(ps))
+	for i, p := range ps {
+		cands[i] = p.Name
+		for _, q := range ps {
+			if q != p && q.Name == p.Name && inRank[q.In] < inRank[p.In] {
+				cands[i] = p.Name + "__" + p.In
+				break
+			}
+		}
+	}
+	taken := map[string]bool{}
+	keys := propertyKeys(cands, taken)
+	for i, p := range ps {
+		style, explode := b.styleOf(method, path, p)
+		pp := &paramPlan{key: keys[i], wire: p.Name, in: p.In, style: style, explode: explode,
+			required: p.Required || p.In == "path", integer: schemaType(p.Schema) == "integer"}
+		if p.Schema == nil && len(p.Content) > 0 {
+			pp.jsonContent = true
+		}
+		plan.params = append(plan.params, pp)
+		plan.props[pp.key] = &propPlan{param: pp}
+		if pp.required {
+			plan.required = append(plan.required, pp.key)
+		}
+	}
+
+	var body *bodyPlan
+	var media *openapi3.MediaType
+	if rb := op.RequestBody; rb != nil && rb.Value != nil && len(rb.Value.Content) > 0 {
+		var mt string
+		mt, media = pickMedia(rb.Value.Content)
+		body = &bodyPlan{mediaType: mt, kind: bodyKindOf(mt), required: rb.Value.Required}
+		if body.kind == bodyMultipart && media != nil {
+			body.partTypes = map[string]string{}
+			for k, e := range media.Encoding {
+				if e != nil && e.ContentType != "" {
+					body.partTypes[k] = e.ContentType
+				}
+			}
+		}
+		if media == nil || media.Schema == nil || media.Schema.Value == nil {
+			media = &openapi3.MediaType{Schema: &openapi3.SchemaRef{Value: &openapi3.Schema{}}}
+			if body.kind <= bodyJSON {
+				media.Schema.Value.Type = &openapi3.Types{"object"}
+			} else {
+				media.Schema.Value.Type = &openapi3.Types{"string"}
+				if body.kind == bodyBinary {
+					media.Schema.Value.Format = "binary"
+				}
+			}
+		}
+	}
+	paramKeys := maps.Clone(taken)
+
+	decided := false
+	build := func(c *converter) *obj {
+		root := &obj{}
+		root.set("type", "object")
+		props := &obj{}
+		root.set("properties", props)
+		req := slices.Clone(plan.required)
+		for i, p := range ps {
+			c.request, c.base64 = true, false
+			sr := p.Schema
+			if sr == nil {
+				for _, mt := range sortedKeys(p.Content) {
+					if m := p.Content[mt]; m != nil && m.Schema != nil {
+						sr = m.Schema
+						break
+					}
+				}
+			}
+			s := c.ref(sr, 1, p.Name, false)
+			desc := p.Description
+			if keys[i] != p.Name {
+				note := fmt.Sprintf("%s parameter `%s`.", strings.ToUpper(p.In[:1])+p.In[1:], p.Name)
+				if desc != "" {
+					desc = note + " " + desc
+				} else {
+					desc = note
+				}
+			}
+			if desc != "" {
+				s.set("description", desc)
+			}
+			props.set(keys[i], s)
+		}
+		if body != nil {
+			c.request = true
+			c.base64 = body.kind == bodyMultipart || body.kind == bodyBinary
+			bs := c.ref(media.Schema, 0, "", true)
+			if !decided {
+				decided = true
+				b.decideBody(body, bs, paramKeys)
+				if body.whole != "" {
+					plan.props[body.whole] = &propPlan{body: true}
+					if body.required {
+						plan.required = append(plan.required, body.whole)
+					}
+				} else {
+					for i := range body.fields {
+						f := &body.fields[i]
+						plan.props[f.key] = &propPlan{field: f}
+					}
+					if body.required {
+						for _, r := range bs.required() {
+							for _, f := range body.fields {
+								if f.wire == r {
+									plan.required = append(plan.required, f.key)
+								}
+							}
+						}
+					}
+				}
+			}
+			if body.whole != "" {
+				ws := c.ref(media.Schema, 1, "body", false)
+				props.set(body.whole, ws)
+				if body.required {
+					req = append(req, body.whole)
+				}
+			} else {
+				bp := bs.props()
+				for _, f := range body.fields {
+					v, _ := bp.get(f.wire)
+					props.set(f.key, v)
+				}
+				if body.required {
+					for _, r := range bs.required() {
+						for _, f := range body.fields {
+							if f.wire == r && !slices.Contains(req, f.key) {
+								req = append(req, f.key)
+							}
+						}
+					}
+				}
+			}
+		}
+		if len(req) > 0 {
+			root.set("required", req)
+		}
+		return root
+	}
+	out := b.fit(build)
+	plan.body = body
+	return plan, out, nil
+}
+
+// decideBody applies B2/B3: an object body whose property keys do not
+// collide with parameter keys is flattened; anything else goes under
+// "body" ("request_body" when a parameter already has that key).
+func (b *builder) decideBody(body *bodyPlan, bs *obj, paramKeys map[string]bool) {
+	bp := bs.props()
+	flatten := body.kind <= bodyMultipart && bp != nil && len(bp.k) > 0 && !bs.has("anyOf") &&
+		(bs.str("type") == "object" || bs.str("type") == "")
+	if flatten {
+		for _, w := range bp.k {
+			k := propertyKeys([]string{w}, map[string]bool{})[0]
+			if paramKeys[k] {
+				flatten = false
+				break
+			}
+		}
+	}
+	if flatten {
+		taken := maps.Clone(paramKeys)
+		keys := propertyKeys(bp.k, taken)
+		for i, w := range bp.k {
+			f := bodyField{key: keys[i], wire: w}
+			if v, ok := bp.get(w); ok {
+				if o, ok := v.(*obj); ok && o.str("contentEncoding") == "base64" {
+					f.binary = true
+				}
+			}
+			body.fields = append(body.fields, f)
+		}
+		return
+	}
+	name := "body"
+	if paramKeys[name] {
+		name = "request_body"
+	}
+	body.whole = uniqueName(name, maps.Clone(paramKeys), 64)
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,694 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// requestPlan is everything NewRequest needs, computed once at load.
+type requestPlan struct {
+	tool     string
+	method   string
+	base     string // server URL without trailing "/"
+	path     []pathSeg
+	params   []*paramPlan // declaration order (Q2)
+	body     *bodyPlan
+	props    map[string]*propPlan // input-schema key → where it goes (P3)
+	required []string             // input-schema keys, in schema order
+	sec      *securityPlan
+}
+
+// propPlan says where one argument goes: a parameter, a flattened body
+// field, or the whole body.
+type propPlan struct {
+	param     *paramPlan
+	field     *bodyField
+	body      bool
+	validator *jsonschema.Resolved // nil: not validated (see compileValidators)
+}
+
+type paramPlan struct {
+	key, wire, in string
+	style         string
+	explode       bool
+	required      bool
+	integer       bool // Q4: integer literals with a zero fraction lose it
+	jsonContent   bool // parameter defined with content: value sent as JSON text
+}
+
+type bodyKind int
+
+const (
+	bodyJSON bodyKind = iota
+	bodyForm
+	bodyMultipart
+	bodyText
+	bodyBinary
+)
+
+func bodyKindOf(mt string) bodyKind {
+	switch r := mediaRank(mt); {
+	case r <= 1:
+		return bodyJSON
+	case r == 2:
+		return bodyForm
+	case r == 3:
+		return bodyMultipart
+	case r == 5:
+		return bodyBinary
+	default:
+		return bodyText
+	}
+}
+
+type bodyPlan struct {
+	mediaType string
+	kind      bodyKind
+	required  bool
+	whole     string      // key of the whole-body property (B3); "" when flattened (B2)
+	fields    []bodyField // flattened properties in declaration order
+	partTypes map[string]string
+}
+
+type bodyField struct {
+	key, wire string
+	binary    bool // base64 argument decoded to bytes (multipart)
+}
+
+// arg is one top-level argument as the client sent it.
+type arg struct {
+	key string
+	raw json.RawMessage
+}
+
+// parseArgs splits the arguments object into its members, keeping the
+// client's order and raw values (Q4, Q8).
+func parseArgs(args json.RawMessage) ([]arg, error) {
+	t := bytes.TrimSpace(args)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil, nil
+	}
+	if t[0] != '{' {
+		return nil, &ArgumentError{Reason: "arguments must be a JSON object"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil {
+		return nil, &ArgumentError{Reason: "arguments are not valid JSON"}
+	}
+	var out []arg
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, &ArgumentError{Reason: "arguments are not valid JSON"}
+		}
+		k, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, &ArgumentError{Param: k, Reason: "not valid JSON"}
+		}
+		for _, a := range out {
+			if a.key == k {
+				return nil, &ArgumentError{Param: k, Reason: "given more than once"}
+			}
+		}
+		out = append(out, arg{k, raw})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, &ArgumentError{Reason: "arguments are not valid JSON"}
+	}
+	return out, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key string) (*http.Request, error) {
+	if p == nil {
+		return nil, fmt.Errorf("openapi: tool has no request plan")
+	}
+	list, err := parseArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	vals := make(map[string]json.RawMessage, len(list))
+	for _, a := range list {
+		pp, ok := p.props[a.key]
+		if !ok {
+			return nil, &ArgumentError{Param: a.key, Reason: "unknown argument"}
+		}
+		vals[a.key] = a.raw
+		if isNull(a.raw) && pp.param != nil {
+			if pp.param.required {
+				return nil, &ArgumentError{Param: a.key, Reason: "required; must not be null"}
+			}
+			continue // Q3: null optional parameter is omitted
+		}
+		if pp.validator != nil {
+			var v any
+			if err := json.Unmarshal(a.raw, &v); err != nil {
+				return nil, &ArgumentError{Param: a.key, Reason: "not valid JSON"}
+			}
+			if err := pp.validator.Validate(v); err != nil {
+				return nil, &ArgumentError{Param: a.key, Reason: validationReason(err)}
+			}
+		}
+	}
+	for _, r := range p.required {
+		if _, ok := vals[r]; !ok {
+			return nil, &ArgumentError{Param: r, Reason: "required argument is missing"}
+		}
+	}
+	var creds []credential
+	if key != "" {
+		creds = p.sec.withKey
+	} else if p.sec.keyRequired {
+		return nil, &CredentialError{Schemes: p.sec.schemes}
+	}
+
+	// Path (Q1).
+	var u strings.Builder
+	u.Grow(len(p.base) + 64)
+	u.WriteString(p.base)
+	for _, s := range p.path {
+		if s.param < 0 {
+			u.WriteString(s.lit)
+			continue
+		}
+		pp := p.params[s.param]
+		raw := vals[pp.key]
+		v, err := simpleValue(raw, pp)
+		if err != nil {
+			return nil, err
+		}
+		if v == "" || v == "." || v == ".." {
+			return nil, &ArgumentError{Param: pp.key, Reason: fmt.Sprintf("path value %q is not allowed", v)}
+		}
+		u.WriteString(escapeUnreserved(v))
+	}
+	// Query (Q2, Q3); the key goes after the operation's own parameters.
+	var q strings.Builder
+	header := http.Header{}
+	var cookies []string
+	for _, pp := range p.params {
+		raw, ok := vals[pp.key]
+		if !ok || isNull(raw) {
+			continue
+		}
+		switch pp.in {
+		case "query":
+			if err := writeQuery(&q, pp, raw); err != nil {
+				return nil, err
+			}
+		case "header":
+			v, err := simpleValue(raw, pp)
+			if err != nil {
+				return nil, err
+			}
+			if v == "" && isEmptyArray(raw) {
+				continue
+			}
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return nil, &ArgumentError{Param: pp.key, Reason: "header value must not contain CR, LF or NUL"}
+			}
+			header[textproto.CanonicalMIMEHeaderKey(pp.wire)] = append(header[textproto.CanonicalMIMEHeaderKey(pp.wire)], v)
+		case "cookie":
+			v, err := simpleValue(raw, pp)
+			if err != nil {
+				return nil, err
+			}
+			if v == "" && isEmptyArray(raw) {
+				continue
+			}
+			if strings.ContainsAny(v, "\r\n\x00;") {
+				return nil, &ArgumentError{Param: pp.key, Reason: "cookie value must not contain CR, LF, NUL or ';'"}
+			}
+			cookies = append(cookies, pp.wire+"="+v)
+		}
+	}
+	for _, c := range creds {
+		switch c.kind {
+		case "query":
+			if q.Len() > 0 {
+				q.WriteByte('&')
+			}
+			q.WriteString(escapeUnreserved(c.name))
+			q.WriteByte('=')
+			q.WriteString(escapeUnreserved(key))
+		case "header":
+			if strings.ContainsAny(key, "\r\n\x00") {
+				return nil, &CredentialError{Schemes: p.sec.schemes}
+			}
+			header.Set(c.name, key)
+		case "cookie":
+			cookies = append(cookies, c.name+"="+key)
+		case "bearer":
+			if strings.ContainsAny(key, "\r\n\x00") {
+				return nil, &CredentialError{Schemes: p.sec.schemes}
+			}
+			header.Set("Authorization", "Bearer "+key)
+		case "basic":
+			cred := key
+			if !strings.Contains(cred, ":") {
+				cred += ":"
+			}
+			header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
+		}
+	}
+	if len(cookies) > 0 {
+		header.Set("Cookie", strings.Join(cookies, "; "))
+	}
+	if q.Len() > 0 {
+		u.WriteByte('?')
+		u.WriteString(q.String())
+	}
+
+	// Body (Q7, Q8).
+	var body []byte
+	contentType := ""
+	if bp := p.body; bp != nil {
+		var err error
+		body, contentType, err = bp.build(list, p.props)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, p.method, u.String(), rd)
+	if err != nil {
+		return nil, fmt.Errorf("building request for %s: %w", p.tool, err)
+	}
+	req.Header = header
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	return req, nil
+}
+
+func isEmptyArray(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) >= 2 && t[0] == '[' && bytes.TrimSpace(t[1:len(t)-1]) == nil
+}
+
+// scalarText renders a JSON scalar for the wire: strings unquoted,
+// numbers exactly as the client's literal (Q4; integer-typed values with a
+// zero fraction lose it), booleans as true/false. ok is false for arrays
+// and objects.
+func scalarText(v any, integer bool) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		s := string(x)
+		if integer {
+			if i := strings.IndexByte(s, '.'); i >= 0 && !strings.ContainsAny(s, "eE") && strings.Trim(s[i+1:], "0") == "" {
+				s = s[:i]
+			}
+		}
+		return s, true
+	case bool:
+		return strconv.FormatBool(x), true
+	case nil:
+		return "", true
+	}
+	return "", false
+}
+
+func decodeNumber(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// simpleValue renders a path, header or cookie value in simple style
+// (Q1, Q5): arrays joined with ",", objects as k,v pairs (k=v when
+// exploded). Parameters with content are sent as JSON text.
+func simpleValue(raw json.RawMessage, pp *paramPlan) (string, error) {
+	if pp.jsonContent {
+		return string(raw), nil
+	}
+	v, err := decodeNumber(raw)
+	if err != nil {
+		return "", &ArgumentError{Param: pp.key, Reason: "not valid JSON"}
+	}
+	if s, ok := scalarText(v, pp.integer); ok {
+		return s, nil
+	}
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			s, ok := scalarText(e, pp.integer)
+			if !ok {
+				return "", &ArgumentError{Param: pp.key, Reason: "nested arrays and objects cannot be serialized here"}
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, ","), nil
+	case map[string]any:
+		var parts []string
+		for _, k := range sortedKeys(x) {
+			s, ok := scalarText(x[k], false)
+			if !ok {
+				return "", &ArgumentError{Param: pp.key, Reason: "nested objects cannot be serialized here"}
+			}
+			if pp.explode {
+				parts = append(parts, k+"="+s)
+			} else {
+				parts = append(parts, k, s)
+			}
+		}
+		return strings.Join(parts, ","), nil
+	}
+	return "", &ArgumentError{Param: pp.key, Reason: "unsupported value"}
+}
+
+// escapeUnreserved percent-encodes everything outside RFC 3986's
+// unreserved set (Q1, Q2): space is %20, "+" is %2B, "|" is %7C.
+func escapeUnreserved(s string) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !unreserved(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if unreserved(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return string(b)
+}
+
+func unreserved(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// writeQuery appends one query parameter per its style and explode (Q2).
+func writeQuery(q *strings.Builder, pp *paramPlan, raw json.RawMessage) error {
+	pair := func(name, value string) {
+		if q.Len() > 0 {
+			q.WriteByte('&')
+		}
+		q.WriteString(name)
+		q.WriteByte('=')
+		q.WriteString(value)
+	}
+	name := escapeUnreserved(pp.wire)
+	if pp.jsonContent {
+		pair(name, escapeUnreserved(string(raw)))
+		return nil
+	}
+	v, err := decodeNumber(raw)
+	if err != nil {
+		return &ArgumentError{Param: pp.key, Reason: "not valid JSON"}
+	}
+	if s, ok := scalarText(v, pp.integer); ok {
+		pair(name, escapeUnreserved(s))
+		return nil
+	}
+	nested := &ArgumentError{Param: pp.key, Reason: "nested arrays and objects cannot be serialized in the query"}
+	switch x := v.(type) {
+	case []any:
+		if len(x) == 0 {
+			return nil // Q3
+		}
+		items := make([]string, len(x))
+		for i, e := range x {
+			s, ok := scalarText(e, pp.integer)
+			if !ok {
+				return nested
+			}
+			items[i] = escapeUnreserved(s)
+		}
+		if pp.explode && (pp.style == "form" || pp.style == "") {
+			for _, it := range items {
+				pair(name, it)
+			}
+			return nil
+		}
+		sep := ","
+		switch pp.style {
+		case "spaceDelimited":
+			sep = "%20"
+		case "pipeDelimited":
+			sep = "%7C"
+		case "tabDelimited":
+			sep = "%09"
+		}
+		if pp.explode {
+			for _, it := range items {
+				pair(name, it)
+			}
+			return nil
+		}
+		pair(name, strings.Join(items, sep))
+		return nil
+	case map[string]any:
+		keys := sortedKeys(x)
+		if pp.style == "deepObject" {
+			return deepObject(pair, name, x, pp)
+		}
+		if pp.explode {
+			for _, k := range keys {
+				s, ok := scalarText(x[k], false)
+				if !ok {
+					return nested
+				}
+				pair(escapeUnreserved(k), escapeUnreserved(s))
+			}
+			return nil
+		}
+		var parts []string
+		for _, k := range keys {
+			s, ok := scalarText(x[k], false)
+			if !ok {
+				return nested
+			}
+			parts = append(parts, escapeUnreserved(k), escapeUnreserved(s))
+		}
+		pair(name, strings.Join(parts, ","))
+		return nil
+	}
+	return &ArgumentError{Param: pp.key, Reason: "unsupported value"}
+}
+
+// deepObject writes name[k]=v pairs, recursing into nested objects and
+// repeating the pair for array members.
+func deepObject(pair func(string, string), name string, x map[string]any, pp *paramPlan) error {
+	for _, k := range sortedKeys(x) {
+		n := name + "%5B" + escapeUnreserved(k) + "%5D"
+		switch v := x[k].(type) {
+		case map[string]any:
+			if err := deepObject(pair, n, v, pp); err != nil {
+				return err
+			}
+		case []any:
+			for _, e := range v {
+				s, ok := scalarText(e, false)
+				if !ok {
+					return &ArgumentError{Param: pp.key, Reason: "nested arrays cannot be serialized in the query"}
+				}
+				pair(n, escapeUnreserved(s))
+			}
+		default:
+			s, _ := scalarText(v, false)
+			pair(n, escapeUnreserved(s))
+		}
+	}
+	return nil
+}
+
+// build serializes the body from the arguments (Q7, Q8). It returns a nil
+// body when the caller supplied no body data.
+func (bp *bodyPlan) build(list []arg, props map[string]*propPlan) ([]byte, string, error) {
+	if bp.whole != "" {
+		for _, a := range list {
+			if a.key != bp.whole {
+				continue
+			}
+			b, err := bp.wholeBody(a)
+			return b, bp.contentType(), err
+		}
+		return nil, "", nil
+	}
+	var fields []arg // wire names, client order
+	var plans []*bodyField
+	for _, a := range list {
+		if pp := props[a.key]; pp != nil && pp.field != nil {
+			fields = append(fields, arg{pp.field.wire, a.raw})
+			plans = append(plans, pp.field)
+		}
+	}
+	if len(fields) == 0 {
+		return nil, "", nil
+	}
+	switch bp.kind {
+	case bodyForm:
+		vals := url.Values{}
+		for _, f := range fields {
+			if err := formValues(vals, f); err != nil {
+				return nil, "", err
+			}
+		}
+		return []byte(vals.Encode()), bp.contentType(), nil
+	case bodyMultipart:
+		return bp.multipartBody(fields, plans)
+	default:
+		var b bytes.Buffer
+		b.WriteByte('{')
+		for i, f := range fields {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(&b, f.key)
+			b.WriteByte(':')
+			b.Write(f.raw)
+		}
+		b.WriteByte('}')
+		return b.Bytes(), bp.contentType(), nil
+	}
+}
+
+func (bp *bodyPlan) contentType() string {
+	if bp.kind == bodyMultipart {
+		return ""
+	}
+	return bp.mediaType
+}
+
+func (bp *bodyPlan) wholeBody(a arg) ([]byte, error) {
+	switch bp.kind {
+	case bodyJSON:
+		return bytes.TrimSpace(a.raw), nil
+	case bodyBinary:
+		var s string
+		if json.Unmarshal(a.raw, &s) != nil {
+			return nil, &ArgumentError{Param: a.key, Reason: "must be a base64 string"}
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, &ArgumentError{Param: a.key, Reason: "not valid base64"}
+		}
+		return b, nil
+	case bodyForm:
+		var m map[string]json.RawMessage
+		if json.Unmarshal(a.raw, &m) != nil {
+			return nil, &ArgumentError{Param: a.key, Reason: "must be an object"}
+		}
+		vals := url.Values{}
+		for _, k := range sortedKeys(m) {
+			if err := formValues(vals, arg{k, m[k]}); err != nil {
+				return nil, err
+			}
+		}
+		return []byte(vals.Encode()), nil
+	default:
+		var s string
+		if json.Unmarshal(a.raw, &s) == nil {
+			return []byte(s), nil
+		}
+		return bytes.TrimSpace(a.raw), nil
+	}
+}
+
+// formValues adds one field to a form body: scalars as text, arrays as
+// repeated fields, objects as JSON text.
+func formValues(vals url.Values, f arg) error {
+	v, err := decodeNumber(f.raw)
+	if err != nil {
+		return &ArgumentError{Param: f.key, Reason: "not valid JSON"}
+	}
+	if isNull(f.raw) {
+		return nil
+	}
+	if s, ok := scalarText(v, false); ok {
+		vals.Add(f.key, s)
+		return nil
+	}
+	if arr, ok := v.([]any); ok {
+		for _, e := range arr {
+			if s, ok := scalarText(e, false); ok {
+				vals.Add(f.key, s)
+			} else {
+				b, _ := json.Marshal(e)
+				vals.Add(f.key, string(b))
+			}
+		}
+		return nil
+	}
+	vals.Add(f.key, string(bytes.TrimSpace(f.raw)))
+	return nil
+}
+
+func (bp *bodyPlan) multipartBody(fields []arg, plans []*bodyField) ([]byte, string, error) {
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	for i, f := range fields {
+		if isNull(f.raw) {
+			continue
+		}
+		if plans[i].binary {
+			var s string
+			if json.Unmarshal(f.raw, &s) != nil {
+				return nil, "", &ArgumentError{Param: plans[i].key, Reason: "must be a base64 string"}
+			}
+			data, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return nil, "", &ArgumentError{Param: plans[i].key, Reason: "not valid base64"}
+			}
+			ct := bp.partTypes[f.key]
+			if ct == "" {
+				ct = "application/octet-stream"
+			}
+			h := textproto.MIMEHeader{}
+			h.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q; filename=%q`, f.key, f.key))
+			h.Set("Content-Type", ct)
+			pw, err := w.CreatePart(h)
+			if err != nil {
+				return nil, "", err
+			}
+			pw.Write(data)
+			continue
+		}
+		v, err := decodeNumber(f.raw)
+		if err != nil {
+			return nil, "", &ArgumentError{Param: plans[i].key, Reason: "not valid JSON"}
+		}
+		text, ok := scalarText(v, false)
+		if !ok {
+			text = string(bytes.TrimSpace(f.raw))
+		}
+		if err := w.WriteField(f.key, text); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, "", err
+	}
+	return buf.Bytes(), w.FormDataContentType(), nil
+}

@@ -1,0 +1,654 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// obj is a JSON object that keeps its keys in insertion order, so that
+// serialized schemas are deterministic and list properties as declared.
+type obj struct {
+	k []string
+	v []any
+}
+
+func (o *obj) set(k string, v any) {
+	for i, kk := range o.k {
+		if kk == k {
+			o.v[i] = v
+			return
+		}
+	}
+	o.k = append(o.k, k)
+	o.v = append(o.v, v)
+}
+
+func (o *obj) get(k string) (any, bool) {
+	for i, kk := range o.k {
+		if kk == k {
+			return o.v[i], true
+		}
+	}
+	return nil, false
+}
+
+func (o *obj) has(k string) bool { _, ok := o.get(k); return ok }
+
+func (o *obj) del(k string) {
+	for i, kk := range o.k {
+		if kk == k {
+			o.k = slices.Delete(o.k, i, i+1)
+			o.v = slices.Delete(o.v, i, i+1)
+			return
+		}
+	}
+}
+
+func (o *obj) str(k string) string {
+	v, _ := o.get(k)
+	s, _ := v.(string)
+	return s
+}
+
+func (o *obj) props() *obj {
+	v, _ := o.get("properties")
+	p, _ := v.(*obj)
+	return p
+}
+
+func (o *obj) required() []string {
+	v, _ := o.get("required")
+	r, _ := v.([]string)
+	return r
+}
+
+// literal is a value copied from the document (enum, default, const); it
+// is serialized with encoding/json, which sorts map keys.
+type literal struct{ v any }
+
+// encode serializes v as compact JSON without HTML escaping.
+func encode(v any) []byte {
+	var b bytes.Buffer
+	writeJSON(&b, v)
+	return b.Bytes()
+}
+
+func writeJSON(b *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case *obj:
+		b.WriteByte('{')
+		for i, k := range x.k {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			writeJSON(b, x.v[i])
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, e)
+		}
+		b.WriteByte(']')
+	case []string:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, e)
+		}
+		b.WriteByte(']')
+	case string:
+		writeString(b, x)
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case uint64:
+		b.WriteString(strconv.FormatUint(x, 10))
+	case float64:
+		writeLiteral(b, x)
+	case literal:
+		writeLiteral(b, x.v)
+	case nil:
+		b.WriteString("null")
+	default:
+		writeLiteral(b, x)
+	}
+}
+
+func writeLiteral(b *bytes.Buffer, v any) {
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	if e.Encode(v) != nil {
+		b.WriteString("null")
+		return
+	}
+	b.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\r':
+				b.WriteString(`\r`)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case c < 0x20:
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[c>>4])
+				b.WriteByte(hex[c&0xf])
+			default:
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString(`\ufffd`)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	b.WriteByte('"')
+}
+
+// converter turns kin-openapi schemas into the portable JSON Schema subset
+// of S1–S8: references inlined, recursion cut (S3), nullability as anyOf
+// (S4), allOf merged and oneOf turned into anyOf (S5), items always present
+// (S6), readOnly dropped from requests (S7), and object nesting below
+// maxDepth replaced by a placeholder (S2).
+type converter struct {
+	b        *builder
+	request  bool // drop readOnly (request) or writeOnly (response) properties
+	base64   bool // format: binary becomes contentEncoding: base64 (multipart, octet-stream)
+	maxDepth int
+	limit    int // estimated size past which conversion gives up (over)
+	size     int
+	over     bool
+	stack    []*openapi3.Schema
+}
+
+func (c *converter) add(n int) {
+	c.size += n
+	if c.limit > 0 && c.size > c.limit {
+		c.over = true
+	}
+}
+
+func refName(ref string) string {
+	if i := strings.LastIndexByte(ref, '/'); i >= 0 {
+		return ref[i+1:]
+	}
+	if i := strings.LastIndexByte(ref, '#'); i >= 0 {
+		return ref[i+1:]
+	}
+	return ref
+}
+
+func (c *converter) ref(sr *openapi3.SchemaRef, depth int, name string, root bool) *obj {
+	if sr == nil || sr.Value == nil {
+		return &obj{}
+	}
+	if sr.Ref != "" {
+		name = refName(sr.Ref)
+	} else if n, ok := c.b.names[sr.Value]; ok {
+		name = n
+	}
+	return c.schema(sr.Value, depth, name, root)
+}
+
+func objectLike(s *openapi3.Schema) bool {
+	return s.Type.Includes("object") || len(s.Properties) > 0 || len(s.AllOf) > 0 || len(s.OneOf) > 0 || len(s.AnyOf) > 0 ||
+		s.AdditionalProperties.Schema != nil
+}
+
+func single(o *obj) *obj { return o }
+
+// nonNullTypes returns the schema's types without "null" and whether null
+// is allowed (3.0 nullable, 3.1 type array, or null in the enum).
+func nonNullTypes(s *openapi3.Schema) ([]string, bool) {
+	nullable := s.Nullable
+	var ts []string
+	for _, t := range s.Type.Slice() {
+		if t == "null" {
+			nullable = true
+			continue
+		}
+		ts = append(ts, t)
+	}
+	if len(ts) == 0 && len(s.Type.Slice()) > 0 && nullable {
+		// type: "null" alone.
+		return []string{"null"}, false
+	}
+	return ts, nullable
+}
+
+func (c *converter) placeholder(name, typ, desc string) *obj {
+	o := &obj{}
+	o.set("type", typ)
+	if typ == "array" {
+		o.set("items", &obj{})
+	}
+	o.set("description", desc)
+	c.add(len(desc) + 30)
+	return o
+}
+
+func (c *converter) schema(s *openapi3.Schema, depth int, name string, root bool) *obj {
+	if s.Always != nil {
+		if *s.Always {
+			return &obj{}
+		}
+		o := &obj{}
+		o.set("not", &obj{})
+		return o
+	}
+	if slices.Contains(c.stack, s) {
+		typ := "object"
+		if ts, _ := nonNullTypes(s); len(ts) == 1 {
+			typ = ts[0]
+		}
+		if name == "" {
+			name = "schema"
+		}
+		return c.placeholder(name, typ, "Recursive reference to "+name+"; structure not expanded")
+	}
+	if !root && (depth > c.maxDepth || c.over) && objectLike(s) {
+		if name == "" {
+			name = "Object"
+		}
+		return c.placeholder(name, "object", name+": nested structure omitted; pass it as a JSON object")
+	}
+	c.stack = append(c.stack, s)
+	defer func() { c.stack = c.stack[:len(c.stack)-1] }()
+
+	types, nullable := nonNullTypes(s)
+	o := &obj{}
+	if len(types) == 1 {
+		o.set("type", types[0])
+	} else if len(types) == 0 {
+		switch {
+		case len(s.Properties) > 0 || s.AdditionalProperties.Schema != nil || s.AdditionalProperties.Has != nil:
+			o.set("type", "object")
+		case s.Items != nil:
+			o.set("type", "array")
+		}
+	}
+	c.add(16)
+	typ := o.str("type")
+	if s.Description != "" {
+		o.set("description", s.Description)
+		c.add(len(s.Description) + 16)
+	}
+	binary := s.Format == "binary" || s.Format == "byte" && false
+	if binary && c.base64 && (typ == "string" || typ == "") {
+		o.set("type", "string")
+		o.set("contentEncoding", "base64")
+		d := "File content, base64-encoded."
+		if s.Description != "" {
+			d = s.Description + " (" + d + ")"
+		}
+		o.set("description", d)
+	} else if s.Format != "" {
+		o.set("format", s.Format)
+	}
+	if len(s.Enum) > 0 {
+		var e []any
+		for _, v := range s.Enum {
+			if v == nil {
+				nullable = true
+				continue
+			}
+			e = append(e, literal{v})
+			c.add(8)
+		}
+		if len(e) > 0 {
+			o.set("enum", e)
+		}
+	}
+	if s.Const != nil {
+		o.set("const", literal{s.Const})
+	}
+	if s.Default != nil {
+		o.set("default", literal{s.Default})
+		c.add(16)
+	}
+	c.numeric(o, s)
+	if s.MinLength > 0 {
+		o.set("minLength", s.MinLength)
+	}
+	if s.MaxLength != nil {
+		o.set("maxLength", *s.MaxLength)
+	}
+	if s.Pattern != "" {
+		o.set("pattern", s.Pattern)
+		c.add(len(s.Pattern))
+	}
+	if typ == "array" || s.Items != nil || slices.Contains(types, "array") {
+		if s.Items != nil {
+			o.set("items", c.ref(s.Items, depth+1, name, false))
+		} else if typ == "array" {
+			o.set("items", &obj{})
+		}
+		if s.MinItems > 0 {
+			o.set("minItems", s.MinItems)
+		}
+		if s.MaxItems != nil {
+			o.set("maxItems", *s.MaxItems)
+		}
+		if s.UniqueItems {
+			o.set("uniqueItems", true)
+		}
+	}
+	if len(s.Properties) > 0 {
+		c.properties(o, s, depth)
+	}
+	if ap := s.AdditionalProperties; ap.Schema != nil {
+		o.set("additionalProperties", c.ref(ap.Schema, depth+1, name, false))
+	} else if ap.Has != nil {
+		o.set("additionalProperties", *ap.Has)
+	}
+	for _, m := range s.AllOf {
+		mergeInto(o, c.ref(m, depth, name, root))
+	}
+	if alts := append(slices.Clone(s.OneOf), s.AnyOf...); len(alts) > 0 {
+		var branches []*obj
+		for _, m := range alts {
+			branches = append(branches, c.ref(m, depth, name, false))
+		}
+		if root && allObjects(branches) {
+			c.mergeVariants(o, s, alts, branches)
+		} else {
+			l := make([]any, len(branches))
+			for i, b := range branches {
+				l[i] = b
+			}
+			o.set("anyOf", l)
+		}
+	}
+	if len(types) > 1 {
+		// S4: a type array with several non-null types becomes anyOf of
+		// single-type schemas; the other keywords stay on the outside.
+		var l []any
+		for _, t := range types {
+			b := &obj{}
+			b.set("type", t)
+			if t == "array" {
+				if it, ok := o.get("items"); ok {
+					b.set("items", it)
+				} else {
+					b.set("items", &obj{})
+				}
+			}
+			l = append(l, b)
+		}
+		o.del("items")
+		if nullable {
+			n := &obj{}
+			n.set("type", "null")
+			l = append(l, n)
+			nullable = false
+		}
+		if prev, ok := o.get("anyOf"); ok {
+			// Both a type array and oneOf/anyOf: keep the composition, which
+			// is the stricter description, and drop the type list.
+			_ = prev
+		} else {
+			o.set("anyOf", l)
+		}
+	}
+	if nullable && !root {
+		n := &obj{}
+		n.set("type", "null")
+		w := &obj{}
+		w.set("anyOf", []any{o, n})
+		return w
+	}
+	return o
+}
+
+func (c *converter) numeric(o *obj, s *openapi3.Schema) {
+	if s.Min != nil {
+		if s.ExclusiveMin.Bool != nil && *s.ExclusiveMin.Bool {
+			o.set("exclusiveMinimum", *s.Min)
+		} else {
+			o.set("minimum", *s.Min)
+		}
+	}
+	if s.ExclusiveMin.Value != nil {
+		o.set("exclusiveMinimum", *s.ExclusiveMin.Value)
+	}
+	if s.Max != nil {
+		if s.ExclusiveMax.Bool != nil && *s.ExclusiveMax.Bool {
+			o.set("exclusiveMaximum", *s.Max)
+		} else {
+			o.set("maximum", *s.Max)
+		}
+	}
+	if s.ExclusiveMax.Value != nil {
+		o.set("exclusiveMaximum", *s.ExclusiveMax.Value)
+	}
+	if s.MultipleOf != nil {
+		o.set("multipleOf", *s.MultipleOf)
+	}
+}
+
+func (c *converter) properties(o *obj, s *openapi3.Schema, depth int) {
+	keys := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		keys = append(keys, k)
+	}
+	keys = c.b.order.sorted(keys)
+	props := &obj{}
+	dropped := map[string]bool{}
+	for _, k := range keys {
+		p := s.Properties[k]
+		if p != nil && p.Value != nil {
+			if c.request && p.Value.ReadOnly || !c.request && p.Value.WriteOnly {
+				dropped[k] = true
+				continue
+			}
+		}
+		c.add(len(k) + 4)
+		props.set(k, c.ref(p, depth+1, k, false))
+	}
+	o.set("properties", props)
+	var req []string
+	for _, r := range s.Required {
+		if !dropped[r] && !slices.Contains(req, r) {
+			req = append(req, r)
+		}
+	}
+	if len(req) > 0 {
+		o.set("required", req)
+	}
+}
+
+func allObjects(bs []*obj) bool {
+	for _, b := range bs {
+		if b.str("type") != "object" && !b.has("properties") {
+			return false
+		}
+	}
+	return len(bs) > 0
+}
+
+// mergeInto merges src into dst for allOf (S5): properties and required
+// are unioned; other keywords are taken from src when dst lacks them.
+func mergeInto(dst, src *obj) {
+	for i, k := range src.k {
+		v := src.v[i]
+		switch k {
+		case "properties":
+			sp := v.(*obj)
+			dp := dst.props()
+			if dp == nil {
+				dp = &obj{}
+				dst.set("properties", dp)
+			}
+			for j, pk := range sp.k {
+				if !dp.has(pk) {
+					dp.set(pk, sp.v[j])
+				}
+			}
+		case "required":
+			r := dst.required()
+			for _, x := range v.([]string) {
+				if !slices.Contains(r, x) {
+					r = append(r, x)
+				}
+			}
+			dst.set("required", r)
+		default:
+			if !dst.has(k) {
+				dst.set(k, v)
+			}
+		}
+	}
+	// Keep "type" first for readability.
+	if i := slices.Index(dst.k, "type"); i > 0 {
+		t := dst.v[i]
+		dst.del("type")
+		dst.k = append([]string{"type"}, dst.k...)
+		dst.v = append([]any{t}, dst.v...)
+	}
+}
+
+// mergeVariants merges a root oneOf/anyOf of objects into o (S5):
+// properties unioned, required intersected, and the discriminator property
+// given an enum of the mapping keys and a description naming each
+// variant's own fields.
+func (c *converter) mergeVariants(o *obj, s *openapi3.Schema, alts openapi3.SchemaRefs, branches []*obj) {
+	if o.str("type") == "" {
+		o.set("type", "object")
+	}
+	mergeInto(o, &obj{k: []string{"properties"}, v: []any{&obj{}}})
+	props := o.props()
+	var common []string
+	for i, b := range branches {
+		bp := b.props()
+		if bp != nil {
+			for j, k := range bp.k {
+				if !props.has(k) {
+					props.set(k, bp.v[j])
+				}
+			}
+		}
+		if i == 0 {
+			common = slices.Clone(b.required())
+		} else {
+			common = slices.DeleteFunc(common, func(r string) bool { return !slices.Contains(b.required(), r) })
+		}
+	}
+	req := o.required()
+	for _, r := range common {
+		if !slices.Contains(req, r) {
+			req = append(req, r)
+		}
+	}
+	if len(req) > 0 {
+		o.set("required", req)
+	}
+	d := s.Discriminator
+	if d == nil || d.PropertyName == "" || !props.has(d.PropertyName) {
+		return
+	}
+	// Fields every variant has are not variant-specific.
+	inAll := func(k string) bool {
+		for _, b := range branches {
+			if bp := b.props(); bp == nil || !bp.has(k) {
+				return false
+			}
+		}
+		return true
+	}
+	var values []string
+	var notes []string
+	variantOf := func(ref string) int {
+		for i, a := range alts {
+			if a.Ref != "" && (a.Ref == ref || refName(a.Ref) == refName(ref)) {
+				return i
+			}
+		}
+		return -1
+	}
+	note := func(v string, i int) {
+		if i < 0 {
+			return
+		}
+		var own []string
+		if bp := branches[i].props(); bp != nil {
+			for _, k := range bp.k {
+				if !inAll(k) {
+					own = append(own, k)
+				}
+			}
+		}
+		if len(own) > 0 {
+			notes = append(notes, v+": "+strings.Join(own, ", "))
+		}
+	}
+	if len(d.Mapping) > 0 {
+		keys := make([]string, 0, len(d.Mapping))
+		for k := range d.Mapping {
+			keys = append(keys, k)
+		}
+		for _, k := range c.b.order.sorted(keys) {
+			values = append(values, k)
+			note(k, variantOf(d.Mapping[k].Ref))
+		}
+	} else {
+		for i, a := range alts {
+			if a.Ref != "" {
+				v := refName(a.Ref)
+				values = append(values, v)
+				note(v, i)
+			}
+		}
+	}
+	if len(values) == 0 {
+		return
+	}
+	pv, _ := props.get(d.PropertyName)
+	p, ok := pv.(*obj)
+	if !ok {
+		return
+	}
+	np := &obj{k: slices.Clone(p.k), v: slices.Clone(p.v)}
+	e := make([]any, len(values))
+	for i, v := range values {
+		e[i] = v
+	}
+	np.set("enum", e)
+	if len(notes) > 0 {
+		desc := np.str("description")
+		if desc != "" {
+			desc += " "
+		}
+		np.set("description", desc+"Variant-specific fields: "+strings.Join(notes, "; ")+".")
+	}
+	props.set(d.PropertyName, np)
+}

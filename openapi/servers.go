@@ -1,0 +1,106 @@
+package openapi
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// server returns the base URL of an operation (C20): servers are taken
+// from the operation, else the path item, else the document, else the
+// implicit "/". Variables take LoadOptions.ServerVariables or their
+// default. A relative URL is resolved against LoadOptions.Upstream when
+// set, else against the document's http(s) location; otherwise it is an
+// error. LoadOptions.Upstream replaces the document-level server: an
+// origin-only override keeps the document server's path, an override with
+// a path replaces the URL. The result has no trailing "/".
+func (b *builder) server(item *openapi3.PathItem, op *openapi3.Operation) (string, error) {
+	var servers openapi3.Servers
+	docLevel := false
+	switch {
+	case op.Servers != nil && len(*op.Servers) > 0:
+		servers = *op.Servers
+	case len(item.Servers) > 0:
+		servers = item.Servers
+	default:
+		servers = b.doc.Servers
+		docLevel = true
+	}
+	raw := "/"
+	var chosen *openapi3.Server
+	if len(servers) > 0 {
+		chosen = servers[0]
+		if b.swagger2 {
+			if i := slices.IndexFunc(servers, func(s *openapi3.Server) bool { return s != nil && strings.HasPrefix(s.URL, "https:") }); i >= 0 {
+				chosen = servers[i]
+			}
+		}
+	}
+	if chosen != nil {
+		var err error
+		raw, err = b.expand(chosen)
+		if err != nil {
+			return "", err
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("server URL %q: %w", raw, err)
+	}
+	var ov *url.URL
+	if b.opts.Upstream != "" {
+		ov, err = url.Parse(b.opts.Upstream)
+		if err != nil || ov.Scheme == "" || ov.Host == "" {
+			return "", fmt.Errorf("upstream override %q is not an absolute URL", b.opts.Upstream)
+		}
+	}
+	switch {
+	case docLevel && ov != nil && strings.Trim(ov.Path, "/") != "":
+		u = ov
+	case docLevel && ov != nil:
+		v := *ov
+		v.Path, v.RawPath = u.Path, u.RawPath
+		u = &v
+	case u.Scheme != "" && u.Host != "":
+	case ov != nil:
+		u = ov.ResolveReference(&url.URL{Path: "/"}).ResolveReference(u)
+	case b.src.url != nil && b.src.url.Scheme != "":
+		u = b.src.url.ResolveReference(u)
+	default:
+		return "", fmt.Errorf("server URL %q is relative; configure the upstream base URL", raw)
+	}
+	u.Fragment = ""
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// expand substitutes server variables.
+func (b *builder) expand(s *openapi3.Server) (string, error) {
+	out := s.URL
+	for {
+		i := strings.IndexByte(out, '{')
+		if i < 0 {
+			return out, nil
+		}
+		j := strings.IndexByte(out[i:], '}')
+		if j < 0 {
+			return "", fmt.Errorf("server URL %q: unclosed variable", s.URL)
+		}
+		name := out[i+1 : i+j]
+		v := s.Variables[name]
+		val, set := b.opts.ServerVariables[name]
+		switch {
+		case set:
+		case v != nil:
+			val = v.Default
+		default:
+			return "", fmt.Errorf("server URL %q: variable %q is not defined", s.URL, name)
+		}
+		if v != nil && len(v.Enum) > 0 && !slices.Contains(v.Enum, val) {
+			return "", fmt.Errorf("server variable %q: value %q is not allowed; allowed values: %s", name, val, strings.Join(v.Enum, ", "))
+		}
+		out = out[:i] + val + out[i+j+1:]
+	}
+}

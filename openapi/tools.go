@@ -1,0 +1,298 @@
+package openapi
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// methodOrder is the N6 order of operations within one path.
+var methodOrder = [...]string{"GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"}
+
+// builder turns one resolved document into tools.
+type builder struct {
+	doc      *openapi3.T
+	src      *source
+	opts     LoadOptions
+	log      *slog.Logger
+	order    *keyOrder
+	names    map[*openapi3.Schema]string // component schema → its name, for S2/S3 texts
+	formats  map[string]string           // Swagger 2.0 collectionFormat by paramKey
+	swagger2 bool
+	budget   int
+	maxName  int
+}
+
+func newBuilder(doc *openapi3.T, src *source, opts LoadOptions, order *keyOrder) *builder {
+	b := &builder{doc: doc, src: src, opts: opts, log: ensureLogger(opts.Logger), order: order,
+		names: map[*openapi3.Schema]string{}, budget: opts.SchemaBudget, maxName: opts.MaxNameLength}
+	if b.budget == 0 {
+		b.budget = DefaultSchemaBudget
+	}
+	if b.maxName <= 0 {
+		b.maxName = DefaultMaxNameLength
+	}
+	if b.maxName < minNameLength {
+		b.maxName = minNameLength
+	}
+	if doc.Components != nil {
+		for n, s := range doc.Components.Schemas {
+			if s != nil && s.Value != nil {
+				if old, ok := b.names[s.Value]; !ok || n < old {
+					b.names[s.Value] = n
+				}
+			}
+		}
+	}
+	return b
+}
+
+// operations lists a path item's operations in N6 order; methods outside
+// the fixed eight (OAS 3.2 additionalOperations) follow in byte order.
+func operations(item *openapi3.PathItem) ([]string, []*openapi3.Operation) {
+	all := item.Operations()
+	var ms []string
+	var ops []*openapi3.Operation
+	for _, m := range methodOrder {
+		if op := all[m]; op != nil {
+			ms = append(ms, m)
+			ops = append(ops, op)
+		}
+	}
+	var extra []string
+	for m := range all {
+		if !slices.Contains(methodOrder[:], m) {
+			extra = append(extra, m)
+		}
+	}
+	slices.Sort(extra)
+	for _, m := range extra {
+		ms = append(ms, m)
+		ops = append(ops, all[m])
+	}
+	return ms, ops
+}
+
+func (b *builder) build() (*Document, error) {
+	d := &Document{}
+	if info := b.doc.Info; info != nil {
+		d.Title, d.Version, d.Description = info.Title, info.Version, info.Description
+	}
+	var errs []error
+	if b.doc.Paths == nil {
+		return d, nil
+	}
+	paths := b.doc.Paths.Keys()
+	slices.Sort(paths)
+	taken := map[string]bool{}
+	for _, p := range paths {
+		item := b.doc.Paths.Value(p)
+		if item == nil {
+			continue
+		}
+		ms, ops := operations(item)
+		for i, m := range ms {
+			t, err := b.tool(p, item, m, ops[i], taken)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %s (%s): %w", m, p, pointer("paths", p, strings.ToLower(m)), err))
+				continue
+			}
+			d.Tools = append(d.Tools, t)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
+	}
+	if err := compileValidators(d.Tools); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
+	}
+	return d, nil
+}
+
+// pointer builds an RFC 6901 JSON pointer from unescaped tokens.
+func pointer(tokens ...string) string {
+	var sb strings.Builder
+	for _, t := range tokens {
+		sb.WriteByte('/')
+		sb.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
+	}
+	return "#" + sb.String()
+}
+
+func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *openapi3.Operation, taken map[string]bool) (*Tool, error) {
+	name := ToolName(op.OperationID, method, path, b.maxName)
+	final := uniqueName(name, taken, b.maxName)
+	if final != name {
+		b.log.Warn("tool name collision; renamed",
+			"operation_id", op.OperationID, "method", method, "path", path, "wanted", name, "tool", final)
+	}
+	t := &Tool{
+		Name:         final,
+		OperationID:  op.OperationID,
+		Method:       method,
+		PathTemplate: path,
+		Title:        op.Summary,
+		Description:  op.Summary,
+		Tags:         slices.Clone(op.Tags),
+		ReadOnly:     method == http.MethodGet || method == http.MethodHead,
+		Destructive:  method == http.MethodDelete,
+		Idempotent:   method == http.MethodPut,
+	}
+	if t.Description == "" {
+		t.Description = op.Description
+	}
+	if t.Description == "" {
+		t.Description = method + " " + path
+	}
+	server, err := b.server(item, op)
+	if err != nil {
+		return nil, err
+	}
+	t.ServerURL = server
+	sec, err := b.security(op)
+	if err != nil {
+		return nil, err
+	}
+	t.RequiresCredential = sec.keyRequired
+	plan, in, err := b.inputs(path, item, method, op, sec)
+	if err != nil {
+		return nil, err
+	}
+	plan.method = method
+	plan.base = server
+	plan.sec = sec
+	plan.tool = final
+	t.plan = plan
+	t.InputSchema = in
+	t.OutputSchema = b.output(op)
+	return t, nil
+}
+
+// fit builds a schema with build and applies the S2 budget: the largest
+// object depth whose serialization fits the budget is used; when even
+// depth 1 does not fit, the depth-1 schema is returned as is.
+func (b *builder) fit(build func(c *converter) *obj) []byte {
+	const unlimited = 1 << 30
+	if b.budget < 0 {
+		return encode(build(&converter{b: b, maxDepth: unlimited}))
+	}
+	try := func(depth int) ([]byte, bool) {
+		c := &converter{b: b, maxDepth: depth, limit: 4 * b.budget}
+		o := build(c)
+		if c.over {
+			return nil, false
+		}
+		out := encode(o)
+		return out, len(out) <= b.budget
+	}
+	if out, ok := try(unlimited); ok {
+		return out
+	}
+	var best []byte
+	lo, hi := 1, 24
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		if out, ok := try(mid); ok {
+			best = out
+			lo = mid + 1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if best != nil {
+		return best
+	}
+	return encode(build(&converter{b: b, maxDepth: 1}))
+}
+
+// mediaRank orders request media types per B5; -1 means unsupported.
+func mediaRank(mt string) int {
+	mt = strings.ToLower(strings.TrimSpace(strings.SplitN(mt, ";", 2)[0]))
+	switch {
+	case mt == "application/json":
+		return 0
+	case strings.HasSuffix(mt, "+json"):
+		return 1
+	case mt == "application/x-www-form-urlencoded":
+		return 2
+	case mt == "multipart/form-data":
+		return 3
+	case mt == "text/plain":
+		return 4
+	case mt == "application/octet-stream":
+		return 5
+	case strings.HasPrefix(mt, "text/") || strings.HasSuffix(mt, "/xml") || strings.HasSuffix(mt, "+xml"):
+		return 6
+	case mt == "*/*" || mt == "application/*":
+		return 7
+	}
+	return 8
+}
+
+// pickMedia returns the preferred media type of content (B5); ties are
+// broken by byte order so the choice is deterministic.
+func pickMedia(content openapi3.Content) (string, *openapi3.MediaType) {
+	best, rank := "", 1<<30
+	for mt := range content {
+		r := mediaRank(mt)
+		if r < rank || r == rank && mt < best {
+			best, rank = mt, r
+		}
+	}
+	if best == "" {
+		return "", nil
+	}
+	return best, content[best]
+}
+
+// output returns the serialized 2xx response schema when it is an object.
+func (b *builder) output(op *openapi3.Operation) []byte {
+	if op.Responses == nil {
+		return nil
+	}
+	codes := []string{}
+	for code := range op.Responses.Map() {
+		if len(code) == 3 && code[0] == '2' {
+			codes = append(codes, code)
+		}
+	}
+	slices.SortFunc(codes, func(a, c string) int {
+		// Exact codes before the "2XX" range.
+		ax, cx := strings.ContainsAny(a, "xX"), strings.ContainsAny(c, "xX")
+		if ax != cx {
+			if ax {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a, c)
+	})
+	for _, code := range codes {
+		r := op.Responses.Value(code)
+		if r == nil || r.Value == nil || len(r.Value.Content) == 0 {
+			continue
+		}
+		mt, m := pickMedia(r.Value.Content)
+		if mediaRank(mt) > 1 || m == nil || m.Schema == nil || m.Schema.Value == nil {
+			return nil
+		}
+		out := b.fit(func(c *converter) *obj {
+			c.request = false
+			return c.ref(m.Schema, 0, "", true)
+		})
+		var probe struct {
+			Type  any `json:"type"`
+			AnyOf any `json:"anyOf"`
+		}
+		if jsonUnmarshal(out, &probe) != nil || probe.Type != "object" || probe.AnyOf != nil {
+			return nil
+		}
+		return out
+	}
+	return nil
+}
