@@ -28,11 +28,15 @@ func testRedis(tb testing.TB) *redis.Client {
 	if err != nil {
 		tb.Fatalf("RESTMCP_TEST_REDIS_URL=%q: %v", url, err)
 	}
-	c := redis.NewClient(opt)
+	// Probe with a client that does not retry, so that skipping is quick.
+	probeOpt := *opt
+	probeOpt.DialerRetries, probeOpt.MaxRetries, probeOpt.DialTimeout = 1, -1, time.Second
+	probe := redis.NewClient(&probeOpt)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		_ = c.Close()
+	err = probe.Ping(ctx).Err()
+	_ = probe.Close()
+	if err != nil {
 		msg := fmt.Sprintf("\n"+
 			"************************************************************\n"+
 			"*** REDIS UNREACHABLE at %s: %v\n"+
@@ -44,6 +48,7 @@ func testRedis(tb testing.TB) *redis.Client {
 		}
 		tb.Skip(msg)
 	}
+	c := redis.NewClient(opt)
 	tb.Cleanup(func() { _ = c.Close() })
 	return c
 }

@@ -46,7 +46,8 @@ type Decision struct {
 	// (Remaining would be Limit again); at most the window.
 	Reset time.Duration
 	// RetryAfter is set only when refused: the exact time until the next
-	// call would be admitted, greater than 0 and at most Window/Limit.
+	// call would be admitted, greater than 0 and at most Window/Limit (as
+	// long as Options did not change since the key's last call).
 	RetryAfter time.Duration
 	// Count is the key's counter for the current calendar month (UTC) after
 	// this call: including it when allowed, unchanged when refused.
