@@ -1,0 +1,451 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// gin context keys set by the middleware.
+const (
+	ctxPeek       = "restmcp.peek"
+	ctxCredential = "restmcp.credential"
+	ctxHandler    = "restmcp.handler"
+)
+
+// newEngine builds the gin engine: gin.New, so every middleware is ours and
+// in the order of DESIGN.md "Data path".
+func (s *Server) newEngine() *gin.Engine {
+	e := gin.New()
+	e.Use(s.recovery, s.requestID, s.accessLog)
+
+	e.GET("/health", func(c *gin.Context) {
+		c.JSON(http.StatusOK, gin.H{"status": "ok"})
+	})
+	e.GET("/ready", s.ready)
+
+	mcpChain := []gin.HandlerFunc{
+		s.originCheck,
+		s.bodyLimit,
+		s.extractCredential,
+		s.peek,
+		s.gate,
+		s.serveMCP,
+	}
+	// Every method reaches the go-sdk, which answers anything but POST with
+	// 405 and "Allow: POST" in stateless mode (C26 row 5).
+	e.Any(s.opts.MCPPath, mcpChain...)
+	e.NoRoute(func(c *gin.Context) {
+		c.JSON(http.StatusNotFound, gin.H{"error": "not found"})
+	})
+	return e
+}
+
+// recovery turns a panic in any middleware into a 500 with a JSON-RPC error
+// body (the id of the message when it was already read); the process keeps
+// serving. Panics inside tool handlers never get here: the go-sdk runs them
+// on other goroutines, so toolHandler recovers them itself.
+func (s *Server) recovery(c *gin.Context) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if p == http.ErrAbortHandler { //nolint:errorlint // sentinel compared as net/http does
+			panic(p)
+		}
+		s.logger.Error("panic while serving request",
+			"request_id", requestIDFrom(c.Request.Context()),
+			"panic", fmt.Sprint(p),
+			"stack", string(debug.Stack()))
+		if c.Writer.Written() {
+			c.Abort()
+			return
+		}
+		abortRPC(c, http.StatusInternalServerError, peekID(c), codeInternalError, "internal error")
+	}()
+	c.Next()
+}
+
+type requestIDKey struct{}
+
+// requestID takes a sane X-Request-Id from the client (up to 64 visible
+// ASCII characters) or makes one, echoes it on the response and puts it in
+// the request context for the tool handler's log lines.
+func (s *Server) requestID(c *gin.Context) {
+	id := c.GetHeader("X-Request-Id")
+	if !saneRequestID(id) {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	c.Header("X-Request-Id", id)
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey{}, id))
+	c.Next()
+}
+
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func requestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// accessLog writes one Info line per HTTP request. The URL's query is
+// redacted (api_key and the key's value wherever it appears); the caller is
+// identified by key_id only.
+func (s *Server) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	attrs := []any{
+		"method", c.Request.Method,
+		"path", c.Request.URL.Path,
+		"status", c.Writer.Status(),
+		"duration_ms", time.Since(start).Milliseconds(),
+		"request_id", requestIDFrom(c.Request.Context()),
+	}
+	var key string
+	if v, ok := c.Get(ctxCredential); ok {
+		if cred, ok := v.(*credential); ok {
+			key = cred.key
+			if cred.keyID != "" {
+				attrs = append(attrs, "key_id", cred.keyID, "key_source", cred.source)
+			}
+		}
+	}
+	if q := c.Request.URL.RawQuery; q != "" {
+		attrs = append(attrs, "query", redactQuery(q, key))
+	}
+	if v, ok := c.Get(ctxPeek); ok {
+		if p, ok := v.(*rpcPeek); ok {
+			attrs = append(attrs, "rpc_method", p.method)
+			if p.tool != "" {
+				attrs = append(attrs, "tool", p.tool)
+			}
+		}
+	}
+	s.logger.Info("http request", attrs...)
+}
+
+// redactQuery replaces the value of api_key, and any value equal to the
+// caller's key, with REDACTED.
+func redactQuery(raw, key string) string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return redact(raw, key)
+	}
+	for name, vals := range q {
+		for i, v := range vals {
+			if strings.EqualFold(name, apiKeyQuery) || (key != "" && v == key) {
+				vals[i] = "REDACTED"
+			}
+		}
+		q[name] = vals
+	}
+	return redact(q.Encode(), key)
+}
+
+// originCheck refuses, with 403, a request whose Origin header is present and
+// not in Options.AllowedOrigins. Requests without Origin (non-browser
+// clients) pass: the check exists to stop web pages, including DNS-rebinding
+// attacks on a server reached at a loopback address, which always send Origin
+// on POST.
+func (s *Server) originCheck(c *gin.Context) {
+	origin := c.GetHeader("Origin")
+	if origin == "" {
+		c.Next()
+		return
+	}
+	if !s.originAllowed(origin) {
+		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "origin not allowed: " + origin})
+		return
+	}
+	c.Header("Access-Control-Allow-Origin", origin)
+	c.Header("Vary", "Origin")
+	c.Header("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id")
+	if c.Request.Method == http.MethodOptions {
+		// CORS preflight for an allowed browser origin.
+		c.Header("Access-Control-Allow-Methods", "POST")
+		c.Header("Access-Control-Allow-Headers", "Content-Type, Accept, Authorization, X-API-Key, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID, X-Request-Id")
+		c.Header("Access-Control-Max-Age", "600")
+		c.AbortWithStatus(http.StatusNoContent)
+		return
+	}
+	c.Next()
+}
+
+func (s *Server) originAllowed(origin string) bool {
+	o := normalizeOrigin(origin)
+	for _, a := range s.opts.AllowedOrigins {
+		if a == "*" || (o != "" && normalizeOrigin(a) == o) {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeOrigin returns scheme://host[:port] in lower case, without a
+// default port, or "" when v is not an origin.
+func normalizeOrigin(v string) string {
+	u, err := url.Parse(strings.TrimSpace(v))
+	if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return ""
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		host = u.Hostname()
+		if strings.Contains(host, ":") {
+			host = "[" + strings.ToLower(host) + "]"
+		}
+		return scheme + "://" + strings.ToLower(host) + ":" + port
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return scheme + "://" + host
+}
+
+// bodyLimit answers 413 when the body is larger than MaxBodyBytes, whether
+// or not Content-Length says so up front, and otherwise buffers the body for
+// the peek.
+func (s *Server) bodyLimit(c *gin.Context) {
+	if c.Request.Method != http.MethodPost {
+		c.Next()
+		return
+	}
+	limit := s.opts.MaxBodyBytes
+	if c.Request.ContentLength > limit {
+		abortRPC(c, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(c.Request.Body, limit+1))
+	if err != nil {
+		abortRPC(c, http.StatusBadRequest, nil, codeInvalidRequest, "reading request body failed")
+		return
+	}
+	if int64(len(body)) > limit {
+		abortRPC(c, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
+		return
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	c.Request.ContentLength = int64(len(body))
+	c.Set(ctxPeekBody, body)
+	c.Next()
+}
+
+const ctxPeekBody = "restmcp.body"
+
+// extractCredential stores the caller's key (see extractCredential in
+// apikey.go) in the request context, where the tool handler finds it, and
+// removes every inbound copy of it from the request so that nothing below
+// (the SDK's RequestExtra.Header included) sees it.
+func (s *Server) extractCredential(c *gin.Context) {
+	cred := extractCredential(c.Request)
+	c.Request.Header.Del(apiKeyHeader)
+	if cred.source == "bearer" {
+		c.Request.Header.Del("Authorization")
+	}
+	c.Set(ctxCredential, cred)
+	c.Request = c.Request.WithContext(withCredential(c.Request.Context(), cred))
+	c.Next()
+}
+
+// peek reads the one JSON-RPC message of a POST: a batch gets 400, invalid
+// JSON 400 with a parse error; otherwise method, id and tool name are kept
+// for the gate and the log, and the body is restored for the SDK. It also
+// settles the Accept header, see acceptMode.
+func (s *Server) peek(c *gin.Context) {
+	if c.Request.Method != http.MethodPost {
+		c.Next()
+		return
+	}
+	v, _ := c.Get(ctxPeekBody)
+	body, _ := v.([]byte)
+	p, err := peekMessage(body)
+	if errors.Is(err, errBatch) {
+		abortRPC(c, http.StatusBadRequest, nil, codeInvalidRequest, err.Error())
+		return
+	}
+	if err != nil {
+		abortRPC(c, http.StatusBadRequest, nil, codeParseError, "parse error: the body must be one JSON-RPC message")
+		return
+	}
+	c.Set(ctxPeek, p)
+
+	jsonOK, sseOK := acceptMode(c.Request.Header.Values("Accept"))
+	switch {
+	case jsonOK:
+		c.Set(ctxHandler, s.jsonHandler)
+	case sseOK:
+		c.Set(ctxHandler, s.sseHandler)
+	default:
+		abortRPC(c, http.StatusNotAcceptable, p.id, codeInvalidRequest, "Accept must allow application/json or text/event-stream")
+		return
+	}
+	// The SDK insists on both media types; the choice is made above.
+	c.Request.Header.Set("Accept", "application/json, text/event-stream")
+	c.Next()
+}
+
+// acceptMode reports which response forms the client accepts. The MCP spec
+// asks clients to list both application/json and text/event-stream, and the
+// go-sdk answers 400 otherwise; restmcp is lenient (C26 rows 6, 7, 9): a
+// client that accepts JSON gets JSON, one that accepts only event streams
+// gets one SSE message event, one that accepts neither gets 406. A missing
+// Accept header means */*. When both are accepted restmcp answers JSON: a
+// stateless tools/call has exactly one response and no server-to-client
+// messages, and a plain JSON body passes through every proxy unbuffered.
+func acceptMode(values []string) (jsonOK, sseOK bool) {
+	if len(values) == 0 {
+		return true, true
+	}
+	for _, value := range values {
+		for _, part := range strings.Split(value, ",") {
+			mt, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0") && !strings.Contains(params, "q=0.") {
+				continue // explicitly not acceptable
+			}
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				sseOK = true
+			case "*/*":
+				jsonOK, sseOK = true, true
+			}
+		}
+	}
+	return jsonOK, sseOK
+}
+
+// gate applies, to tools/call requests only, the key requirement and the
+// Meter, and sets the rate-limit headers. initialize, tools/list, ping,
+// notifications and responses pass untouched and are never metered; so is a
+// tools/call naming an unknown tool, which the SDK answers with -32602.
+func (s *Server) gate(c *gin.Context) {
+	v, _ := c.Get(ctxPeek)
+	p, _ := v.(*rpcPeek)
+	if !p.isToolsCall() {
+		c.Next()
+		return
+	}
+	v, _ = c.Get(ctxCredential)
+	cred, _ := v.(*credential)
+	keyID := cred.keyID
+	if keyID == "" {
+		if !s.opts.AllowAnonymous {
+			c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
+			abortRPC(c, http.StatusUnauthorized, p.id, CodeUnauthorized,
+				"authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
+			return
+		}
+		keyID = AnonymousKeyID
+	}
+	if s.opts.Meter == nil || s.tools[p.tool] == nil {
+		c.Next()
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
+	adm, err := s.opts.Meter.Admit(ctx, keyID)
+	cancel()
+	if err != nil {
+		s.logger.Error("metering failed; refusing tools/call", "key_id", keyID, "tool", p.tool, "error", err.Error())
+		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
+		abortRPC(c, http.StatusServiceUnavailable, p.id, CodeUnavailable,
+			"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
+		return
+	}
+	setRateLimitHeaders(c.Writer.Header(), adm)
+	if !adm.Allowed {
+		retry := ceilSeconds(adm.RetryAfter)
+		c.Header("Retry-After", strconv.FormatInt(retry, 10))
+		abortRPC(c, http.StatusTooManyRequests, p.id, CodeRateLimited,
+			fmt.Sprintf("rate limit exceeded: %d calls per window; retry after %d seconds", adm.Limit, retry))
+		return
+	}
+	c.Next()
+}
+
+// meterRetryAfterSeconds is the Retry-After sent when the Meter fails.
+const meterRetryAfterSeconds = 5
+
+// setRateLimitHeaders writes RateLimit-Limit/Remaining/Reset and their
+// X-RateLimit-* twins. Reset is in seconds from now (rounded up) in both.
+func setRateLimitHeaders(h http.Header, a Admission) {
+	limit := strconv.FormatInt(a.Limit, 10)
+	remaining := strconv.FormatInt(max(a.Remaining, 0), 10)
+	reset := strconv.FormatInt(ceilSecondsMin0(a.Reset), 10)
+	h.Set("RateLimit-Limit", limit)
+	h.Set("RateLimit-Remaining", remaining)
+	h.Set("RateLimit-Reset", reset)
+	h.Set("X-RateLimit-Limit", limit)
+	h.Set("X-RateLimit-Remaining", remaining)
+	h.Set("X-RateLimit-Reset", reset)
+}
+
+// ceilSeconds rounds d up to whole seconds, at least 1 (Retry-After: 0
+// invites an immediate retry storm).
+func ceilSeconds(d time.Duration) int64 { return max(ceilSecondsMin0(d), 1) }
+
+func ceilSecondsMin0(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(math.Ceil(d.Seconds()))
+}
+
+// serveMCP hands the request to the go-sdk handler chosen by peek.
+func (s *Server) serveMCP(c *gin.Context) {
+	h := s.jsonHandler
+	if v, ok := c.Get(ctxHandler); ok {
+		if hv, ok := v.(http.Handler); ok {
+			h = hv
+		}
+	}
+	h.ServeHTTP(c.Writer, c.Request)
+}
+
+// ready answers GET /ready: 200 while Options.Ready returns nil, 503
+// otherwise. The error is logged, not shown: it may name internal hosts.
+func (s *Server) ready(c *gin.Context) {
+	if s.opts.Ready != nil {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+		err := s.opts.Ready(ctx)
+		cancel()
+		if err != nil {
+			s.logger.Warn("not ready", "error", err.Error())
+			c.Header("Retry-After", "5")
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable"})
+			return
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+}

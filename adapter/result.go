@@ -1,0 +1,210 @@
+package adapter
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mapResponse turns an upstream response into a tool result (R1–R5). It reads
+// at most MaxResponseBytes+1 bytes of a textual body and MaxBinaryBytes+1 of
+// a binary one. An error means the body could not be read (R6).
+func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
+	mediaType := contentType(resp.Header.Get("Content-Type"))
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	kind := bodyKind(mediaType)
+
+	if ok && kind != kindText {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(s.opts.MaxBinaryBytes)+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading response body: %w", err)
+		}
+		if len(data) == 0 {
+			return textResult(statusLine(resp.StatusCode), false), nil
+		}
+		if len(data) > s.opts.MaxBinaryBytes {
+			return errorResult(fmt.Sprintf("%s\n[%s body of %s is larger than the %d-byte limit for binary results and was not returned]",
+				statusLine(resp.StatusCode), mediaType, describeTotal(resp.ContentLength, s.opts.MaxBinaryBytes), s.opts.MaxBinaryBytes)), nil
+		}
+		return binaryResult(kind, mediaType, data, resp.Request.URL), nil
+	}
+
+	text, truncated, err := readText(resp.Body, s.opts.MaxResponseBytes)
+	if err != nil {
+		return nil, fmt.Errorf("reading response body: %w", err)
+	}
+	if truncated {
+		text += fmt.Sprintf("\n[truncated: showing %d of %s bytes]", len(text), describeTotal(resp.ContentLength, s.opts.MaxResponseBytes))
+	}
+	if !ok {
+		// R3: a non-2xx is a tool error whose text names the status, then,
+		// for 429, when to retry (the adapter itself never waits), then the
+		// body. A refused redirect also names where it pointed.
+		var b strings.Builder
+		b.WriteString(statusLine(resp.StatusCode))
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			if v := resp.Header.Get("Retry-After"); v != "" {
+				b.WriteString("\nRetry-After: " + v)
+			}
+		}
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			if v := resp.Header.Get("Location"); v != "" {
+				b.WriteString("\nLocation: " + v + " (redirect not followed: restmcp follows redirects only within the same host)")
+			}
+		}
+		if text != "" {
+			b.WriteString("\n" + text)
+		}
+		return errorResult(b.String()), nil
+	}
+	if text == "" {
+		return textResult(statusLine(resp.StatusCode), false), nil // R2
+	}
+	res := textResult(text, false) // R1
+	if !truncated && isJSON(mediaType) {
+		if obj := jsonObject(text); obj != nil {
+			res.StructuredContent = obj
+		}
+	}
+	return res, nil
+}
+
+// statusLine is "HTTP <code> <StatusText>", or "HTTP <code>" for a code Go
+// has no text for.
+func statusLine(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return "HTTP " + strconv.Itoa(code) + " " + t
+	}
+	return "HTTP " + strconv.Itoa(code)
+}
+
+// describeTotal is the "<total>" of the truncation note: the upstream's
+// Content-Length when it sent one, otherwise "more than <cap>" (the adapter
+// stops reading at cap+1 bytes, so that is all it knows).
+func describeTotal(contentLength int64, limit int) string {
+	if contentLength > int64(limit) {
+		return strconv.FormatInt(contentLength, 10)
+	}
+	return "more than " + strconv.Itoa(limit)
+}
+
+func textResult(text string, isError bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// readText reads at most limit+1 bytes and, past limit, cuts the text at the
+// largest UTF-8 boundary ≤ limit (R5).
+func readText(r io.Reader, limit int) (string, bool, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return "", false, err
+	}
+	if len(data) <= limit {
+		return string(data), false, nil
+	}
+	cut := limit
+	// Step back over at most UTFMax-1 continuation bytes; an invalid
+	// sequence longer than that is cut where it is.
+	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(data[cut]); i++ {
+		cut--
+	}
+	if !utf8.RuneStart(data[cut]) {
+		cut = limit
+	}
+	return string(data[:cut]), true, nil
+}
+
+type kind int
+
+const (
+	kindText kind = iota
+	kindImage
+	kindAudio
+	kindBlob
+)
+
+// contentType returns the lower-case media type of a Content-Type value, or
+// "" when it is missing or malformed.
+func contentType(v string) string {
+	mt, _, err := mime.ParseMediaType(v)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(mt)
+}
+
+// bodyKind decides, from the upstream Content-Type alone (R4), whether a
+// body is text, an image, audio or another binary blob. A missing
+// Content-Type is treated as text: most APIs that omit it send JSON or
+// plain text.
+func bodyKind(mediaType string) kind {
+	switch {
+	case mediaType == "":
+		return kindText
+	case strings.HasPrefix(mediaType, "text/"), isJSON(mediaType), isXML(mediaType):
+		return kindText
+	case strings.HasPrefix(mediaType, "image/"):
+		if mediaType == "image/svg+xml" {
+			return kindText
+		}
+		return kindImage
+	case strings.HasPrefix(mediaType, "audio/"):
+		return kindAudio
+	}
+	switch mediaType {
+	case "application/javascript", "application/ecmascript", "application/x-www-form-urlencoded",
+		"application/yaml", "application/x-yaml", "application/x-ndjson", "application/graphql",
+		"application/csv", "application/sql", "application/toml":
+		return kindText
+	}
+	return kindBlob
+}
+
+func isJSON(mt string) bool { return mt == "application/json" || strings.HasSuffix(mt, "+json") }
+func isXML(mt string) bool  { return mt == "application/xml" || strings.HasSuffix(mt, "+xml") }
+
+// jsonObject returns the body as a JSON object for structuredContent, or nil
+// when it is not one.
+func jsonObject(text string) map[string]any {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "{") {
+		return nil
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader([]byte(t)))
+	dec.UseNumber() // keep numbers exactly as upstream wrote them
+	if err := dec.Decode(&obj); err != nil || dec.More() {
+		return nil
+	}
+	return obj
+}
+
+// binaryResult is an image, audio or embedded-resource item (R4). The
+// resource URI is the upstream URL without its query, which may hold the key.
+func binaryResult(k kind, mediaType string, data []byte, u *url.URL) *mcp.CallToolResult {
+	var c mcp.Content
+	switch k {
+	case kindImage:
+		c = &mcp.ImageContent{Data: data, MIMEType: mediaType}
+	case kindAudio:
+		c = &mcp.AudioContent{Data: data, MIMEType: mediaType}
+	default:
+		uri := ""
+		if u != nil {
+			clean := *u
+			clean.RawQuery, clean.ForceQuery, clean.Fragment, clean.RawFragment, clean.User = "", false, "", "", nil
+			uri = clean.String()
+		}
+		c = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: uri, MIMEType: mediaType, Blob: data}}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{c}}
+}

@@ -1,0 +1,257 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/restmcp/restmcp/openapi"
+)
+
+// Defaults for the zero values of [Options].
+const (
+	DefaultName             = "restmcp"
+	DefaultVersion          = "dev"
+	DefaultMCPPath          = "/mcp"
+	DefaultUpstreamTimeout  = 30 * time.Second
+	DefaultMaxBodyBytes     = 1 << 20   // 1 MiB
+	DefaultMaxResponseBytes = 100 << 10 // 100 KiB
+	DefaultMaxBinaryBytes   = 5 << 20   // 5 MiB
+	DefaultMeterTimeout     = 2 * time.Second
+)
+
+// Meter admits or refuses one tools/call for a key. It is the part of the
+// metering package the adapter needs; cmd wires a metering.Meter in through a
+// small shim so that adapter does not import metering.
+type Meter interface {
+	// Admit checks the key's limits and, when allowed, counts the call.
+	// keyID is [KeyID] of the caller's key (or "anonymous"), never the key.
+	Admit(ctx context.Context, keyID string) (Admission, error)
+}
+
+// Admission is a [Meter]'s decision for one call.
+type Admission struct {
+	Allowed   bool
+	Limit     int64         // calls allowed per window
+	Remaining int64         // calls left in the window after this one
+	Reset     time.Duration // until the window has fully recovered
+	// RetryAfter is how long a refused caller should wait; it is rounded up
+	// to whole seconds (at least 1) for the Retry-After header.
+	RetryAfter time.Duration
+}
+
+// AnonymousKeyID is the key id under which calls without a key are metered
+// when [Options.AllowAnonymous] is set: they share one budget.
+const AnonymousKeyID = "anonymous"
+
+// Options configures [New]. The zero value of every field is its documented
+// default.
+type Options struct {
+	// Tools are served one MCP tool each, in this order. Names must be unique.
+	Tools []*openapi.Tool
+
+	// Name and Version are the MCP server info reported by initialize.
+	// Defaults: DefaultName, DefaultVersion.
+	Name    string
+	Version string
+	// Instructions is sent to clients in the initialize result. Empty: none.
+	Instructions string
+
+	// MCPPath is where the Streamable HTTP endpoint is mounted.
+	// Default DefaultMCPPath ("/mcp").
+	MCPPath string
+
+	// Meter admits tools/call requests per key. Nil: no metering, and no
+	// rate-limit headers (there are no values to report).
+	Meter Meter
+	// MeterTimeout bounds one Meter.Admit call; past it the call is answered
+	// 503 like any other Meter error. Zero: DefaultMeterTimeout (2 s).
+	MeterTimeout time.Duration
+
+	// Ready reports whether the server can take traffic; GET /ready answers
+	// 503 while it returns an error. Nil: always ready.
+	Ready func(ctx context.Context) error
+
+	// HTTPClient sends upstream requests. Nil: a shared client built by
+	// NewHTTPClient (connection reuse, no cookie jar, no cross-host
+	// redirects). A caller-supplied client is used as is.
+	HTTPClient *http.Client
+	// UpstreamTimeout bounds one upstream call, from building the request to
+	// the end of reading the response. Zero: DefaultUpstreamTimeout (30 s).
+	// Negative: no timeout beyond the client's own.
+	UpstreamTimeout time.Duration
+
+	// MaxBodyBytes caps the MCP request body; larger bodies get 413.
+	// Zero: DefaultMaxBodyBytes (1 MiB).
+	MaxBodyBytes int64
+	// MaxResponseBytes caps the text of one upstream response in a tool
+	// result (R5); at most MaxResponseBytes+1 bytes are read from upstream.
+	// Zero: DefaultMaxResponseBytes (100 KiB).
+	MaxResponseBytes int
+	// MaxBinaryBytes caps a binary upstream response (R4: image, audio,
+	// blob). Binary bodies cannot be cut meaningfully, so a larger one gives
+	// an error result naming the size. Zero: DefaultMaxBinaryBytes (5 MiB).
+	MaxBinaryBytes int
+
+	// AllowedOrigins lists the browser origins ("https://app.example.com",
+	// scheme://host[:port], compared case-insensitively) allowed to call the
+	// MCP endpoint. A request without an Origin header (every non-browser
+	// client) is always allowed; one whose Origin is present and not listed
+	// gets 403. "*" allows every origin. Empty: no browser origin is allowed.
+	AllowedOrigins []string
+
+	// AllowAnonymous lets tools/call through without an API key. The zero
+	// value (false) means a key is required: tools/call without one gets 401.
+	// When true, a call without a key reaches the tool, which sends it without
+	// credentials when its security allows that and answers "missing
+	// credentials" otherwise (C25); such calls are metered together under
+	// AnonymousKeyID.
+	AllowAnonymous bool
+
+	// Logger receives the access log and tool-call diagnostics. Keys are never
+	// logged, only their key_id. Nil: discard.
+	Logger *slog.Logger
+}
+
+// Server is a remote MCP server for a set of tools. It is safe for
+// concurrent use.
+type Server struct {
+	opts   Options // defaults applied
+	logger *slog.Logger
+	client *http.Client
+	mcp    *mcp.Server
+	tools  map[string]*openapi.Tool
+
+	// Two go-sdk handlers over the same mcp.Server, one answering with
+	// application/json and one with text/event-stream; see acceptMiddleware.
+	jsonHandler http.Handler
+	sseHandler  http.Handler
+
+	engine *gin.Engine
+}
+
+// New validates opts, registers every tool and builds the HTTP handler. It
+// returns one error listing every problem found.
+func New(opts Options) (*Server, error) {
+	if opts.Name == "" {
+		opts.Name = DefaultName
+	}
+	if opts.Version == "" {
+		opts.Version = DefaultVersion
+	}
+	if opts.MCPPath == "" {
+		opts.MCPPath = DefaultMCPPath
+	}
+	if opts.MeterTimeout == 0 {
+		opts.MeterTimeout = DefaultMeterTimeout
+	}
+	if opts.UpstreamTimeout == 0 {
+		opts.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxResponseBytes == 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if opts.MaxBinaryBytes == 0 {
+		opts.MaxBinaryBytes = DefaultMaxBinaryBytes
+	}
+
+	var errs []error
+	if opts.MCPPath[0] != '/' {
+		errs = append(errs, fmt.Errorf("MCPPath %q must start with /", opts.MCPPath))
+	}
+	switch opts.MCPPath {
+	case "/health", "/ready":
+		errs = append(errs, fmt.Errorf("MCPPath %q collides with a built-in route", opts.MCPPath))
+	}
+	if opts.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("MaxBodyBytes %d must be positive", opts.MaxBodyBytes))
+	}
+	if opts.MaxResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("MaxResponseBytes %d must be positive", opts.MaxResponseBytes))
+	}
+	if opts.MaxBinaryBytes < 0 {
+		errs = append(errs, fmt.Errorf("MaxBinaryBytes %d must be positive", opts.MaxBinaryBytes))
+	}
+	if opts.MeterTimeout < 0 {
+		errs = append(errs, fmt.Errorf("MeterTimeout %v must be positive", opts.MeterTimeout))
+	}
+	for _, o := range opts.AllowedOrigins {
+		if o != "*" && normalizeOrigin(o) == "" {
+			errs = append(errs, fmt.Errorf("AllowedOrigins: %q is not scheme://host[:port]", o))
+		}
+	}
+
+	s := &Server{
+		opts:   opts,
+		logger: opts.Logger,
+		client: opts.HTTPClient,
+		tools:  make(map[string]*openapi.Tool, len(opts.Tools)),
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if s.client == nil {
+		s.client = NewHTTPClient()
+	}
+
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		// All tools in one tools/list page: the table is static and clients
+		// differ in how well they follow cursors.
+		PageSize: max(len(opts.Tools), 1),
+		// Tools only: no logging (the SDK's default), prompts or resources;
+		// the list never changes while the process runs.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	for i, t := range opts.Tools {
+		if t == nil {
+			errs = append(errs, fmt.Errorf("Tools[%d] is nil", i))
+			continue
+		}
+		if _, dup := s.tools[t.Name]; dup {
+			errs = append(errs, fmt.Errorf("Tools[%d]: duplicate tool name %q", i, t.Name))
+			continue
+		}
+		if err := s.addTool(t); err != nil {
+			errs = append(errs, fmt.Errorf("Tools[%d] %q: %w", i, t.Name, err))
+			continue
+		}
+		s.tools[t.Name] = t
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	s.jsonHandler = s.streamableHandler(true)
+	s.sseHandler = s.streamableHandler(false)
+	s.engine = s.newEngine()
+	return s, nil
+}
+
+// streamableHandler builds a stateless go-sdk handler over s.mcp.
+func (s *Server) streamableHandler(jsonResponse bool) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: jsonResponse,
+		Logger:       s.logger,
+		// See the package documentation: the Origin rule covers DNS
+		// rebinding, and the SDK's check breaks local reverse proxies.
+		DisableLocalhostProtection: true,
+		// The body-limit middleware has already enforced MaxBodyBytes.
+		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
+	})
+}
+
+// Handler returns the HTTP handler: the MCP endpoint at Options.MCPPath,
+// GET /health and GET /ready.
+func (s *Server) Handler() http.Handler { return s.engine }

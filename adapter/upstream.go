@@ -1,0 +1,119 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// NewHTTPClient returns the upstream client New uses when Options.HTTPClient
+// is nil: a tuned Transport that keeps connections to the upstream open
+// (every tools/call goes to the same few hosts), no cookie jar (one client
+// serves every caller, so cookies would leak between them), and redirects
+// followed only within the same scheme and host, because the caller's key
+// travels in headers or the query, and Go forwards custom headers such as
+// X-API-Key to any host a redirect names. A refused redirect is returned to
+// the tool as the 3xx response itself. Per-call deadlines come from the
+// request context (Options.UpstreamTimeout), not from Client.Timeout.
+func NewHTTPClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy: http.ProxyFromEnvironment,
+			DialContext: (&net.Dialer{
+				Timeout:   10 * time.Second,
+				KeepAlive: 30 * time.Second,
+			}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          512,
+			MaxIdleConnsPerHost:   128,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: 1 * time.Second,
+		},
+		CheckRedirect: sameHostRedirects,
+	}
+}
+
+// maxRedirects is the most same-host redirects one upstream call follows.
+const maxRedirects = 5
+
+func sameHostRedirects(req *http.Request, via []*http.Request) error {
+	if len(via) == 0 {
+		return nil
+	}
+	first := via[0].URL
+	if len(via) > maxRedirects || req.URL.Host != first.Host || req.URL.Scheme != first.Scheme {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// send performs one upstream request and maps the outcome to a tool result.
+// It also returns the upstream status (0 on transport failure) for the log.
+func (s *Server) send(ctx context.Context, req *http.Request, key string) (*mcp.CallToolResult, int) {
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), 0
+	}
+	defer resp.Body.Close()
+	res, err := s.mapResponse(resp)
+	if err != nil {
+		return errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), resp.StatusCode
+	}
+	return res, resp.StatusCode
+}
+
+// transportFailure describes a failed upstream call (R6) in words a model can
+// act on: what kind of failure, whether retrying may help, and the error,
+// with the caller's key removed (a *url.Error prints the request URL,
+// query included).
+func transportFailure(ctx context.Context, err error, timeout time.Duration, key string) string {
+	var kind string
+	var netErr net.Error
+	var dnsErr *net.DNSError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		kind = "timed out"
+		if timeout > 0 {
+			kind += " after " + timeout.String()
+		}
+		kind += " (the upstream API did not answer in time; retrying later may help)"
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		kind = "cancelled"
+	case errors.As(err, &dnsErr):
+		kind = "upstream host not found"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		kind = "connection refused (the upstream API is not reachable)"
+	case errors.Is(err, syscall.ECONNRESET):
+		kind = "connection reset by the upstream API"
+	default:
+		kind = "error"
+	}
+	return "upstream request failed: " + kind + ": " + redact(err.Error(), key)
+}
+
+// apiKeyParam matches an api_key-like query parameter value in a URL.
+var apiKeyParam = regexp.MustCompile(`(?i)((?:^|[?&;])(?:api_key|apikey|api-key|key|access_token|token)=)[^&;#"\s]*`)
+
+// redact removes the caller's key from s: any occurrence of the key itself,
+// raw or URL-escaped, and the value of any api_key-like query parameter.
+func redact(s, key string) string {
+	if key != "" {
+		s = strings.ReplaceAll(s, key, "REDACTED")
+		if q := url.QueryEscape(key); q != key {
+			s = strings.ReplaceAll(s, q, "REDACTED")
+		}
+		if p := url.PathEscape(key); p != key {
+			s = strings.ReplaceAll(s, p, "REDACTED")
+		}
+	}
+	return apiKeyParam.ReplaceAllString(s, "${1}REDACTED")
+}
