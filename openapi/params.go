@@ -125,6 +125,18 @@ func (b *builder) styleOf(method, path string, p *openapi3.Parameter) (string, b
 	return style, explode
 }
 
+// integerValued reports whether the parameter's values (or array items)
+// are integers, for Q4.
+func integerValued(sr *openapi3.SchemaRef) bool {
+	switch schemaType(sr) {
+	case "integer":
+		return true
+	case "array":
+		return schemaType(sr.Value.Items) == "integer"
+	}
+	return false
+}
+
 func schemaType(sr *openapi3.SchemaRef) string {
 	if sr == nil || sr.Value == nil {
 		return ""
@@ -182,7 +194,7 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 	for i, p := range ps {
 		style, explode := b.styleOf(method, path, p)
 		pp := &paramPlan{key: keys[i], wire: p.Name, in: p.In, style: style, explode: explode,
-			required: p.Required || p.In == "path", integer: schemaType(p.Schema) == "integer"}
+			required: p.Required || p.In == "path", integer: integerValued(p.Schema)}
 		if p.Schema == nil && len(p.Content) > 0 {
 			pp.jsonContent = true
 		}
@@ -199,6 +211,12 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 		var mt string
 		mt, media = pickMedia(rb.Value.Content)
 		body = &bodyPlan{mediaType: mt, kind: bodyKindOf(mt), required: rb.Value.Required}
+		if b.swagger2 && (body.kind == bodyForm || body.kind == bodyMultipart) && media != nil && media.Schema != nil &&
+			media.Schema.Value != nil && len(media.Schema.Value.Required) > 0 {
+			// openapi2conv does not carry formData "required" over to the
+			// request body; a required formData field makes the body required.
+			body.required = true
+		}
 		if body.kind == bodyMultipart && media != nil {
 			body.partTypes = map[string]string{}
 			for k, e := range media.Encoding {
