@@ -118,12 +118,10 @@ func (f *rawFlag) Set(v string) error {
 func (f *rawFlag) IsBoolFlag() bool { return f.kind == "bool" }
 
 // normalizeOrigins lower-cases origins and drops a trailing "/", the two
-// differences from the Origin header that people most often write.
+// differences from the Origin header that people most often write. An empty
+// list becomes nil, so "allowed_origins: []" equals leaving it out.
 func normalizeOrigins(in []string) []string {
-	if in == nil {
-		return nil
-	}
-	out := make([]string, 0, len(in))
+	var out []string
 	for _, o := range in {
 		o = strings.TrimSpace(o)
 		if o == "" {

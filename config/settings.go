@@ -77,6 +77,31 @@ func WriteUsage(w io.Writer) error {
 	return err
 }
 
+// WriteMarkdown writes the settings as a Markdown table (environment
+// variable, flag, config file key, default, meaning), for the README.
+func WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("| env var | flag | config file key | default | meaning |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	code := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "`" + s + "`"
+	}
+	for _, s := range Settings() {
+		flagName := ""
+		if s.Flag != "" {
+			flagName = "--" + s.Flag
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
+			code(s.Env), code(flagName), code(s.Key), code(s.Default),
+			strings.ReplaceAll(s.Usage, "|", "\\|"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // FlagConfig and EnvConfig name the config file setting: the flag (without
 // dashes) and the environment variable that give the YAML file's path.
 const (

@@ -163,3 +163,52 @@ func TestREADMEMentionsEveryEnvVar(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteMarkdown(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if got, want := len(lines), 2+len(Settings()); got != want {
+		t.Fatalf("got %d lines, want %d:\n%s", got, want, buf.String())
+	}
+	for _, want := range []string{
+		"| `RESTMCP_RATE_WINDOW` | `--rate-window` | `rate_window` | `60s` | Length of the rate-limit window. |",
+		"| `RESTMCP_REDIS_URL` |  | `redis_url` |  | Redis for metering",
+		"| `RESTMCP_LOG_LEVEL` | `--log-level` | `log_level` | `info` |",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
+		}
+	}
+	for i, l := range lines {
+		if n := strings.Count(strings.ReplaceAll(l, `\|`, ""), "|"); n != 6 {
+			t.Errorf("line %d has %d cell separators, want 6: %s", i, n, l)
+		}
+	}
+}
+
+// TestExampleConfigFile loads the sample config file shipped in examples/:
+// it must parse and hold exactly the defaults.
+func TestExampleConfigFile(t *testing.T) {
+	path := filepath.Join("..", "examples", "restmcp.yaml")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no sample config: %v", err)
+	}
+	got, err := Load([]string{"--config", path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.ConfigFile = path
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s differs from the defaults (-want +got):\n%s", path, diff)
+	}
+	data, _ := os.ReadFile(path)
+	for _, s := range Settings() {
+		if s.Key != "" && !bytes.Contains(data, []byte("\n"+s.Key+":")) {
+			t.Errorf("%s does not set %s", path, s.Key)
+		}
+	}
+}
