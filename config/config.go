@@ -297,17 +297,18 @@ func checkHTTPURL(s string) error {
 	if err != nil {
 		return fmt.Errorf("not a valid URL: %w", unwrapURLError(err))
 	}
+	shown := u.Redacted() // never echo a password
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("must be an http or https URL; got %q", s)
+		return fmt.Errorf("must be an http or https URL; got %q", shown)
 	}
 	if u.Host == "" {
-		return fmt.Errorf("URL has no host: %q", s)
+		return fmt.Errorf("URL has no host: %q", shown)
 	}
 	if u.User != nil {
 		return errors.New("URL must not contain credentials")
 	}
 	if u.Fragment != "" {
-		return fmt.Errorf("URL must not have a fragment: %q", s)
+		return fmt.Errorf("URL must not have a fragment: %q", shown)
 	}
 	return nil
 }

@@ -82,6 +82,7 @@ func TestValidateFields(t *testing.T) {
 		{"spec url without host", func(c *Config) { c.Spec = "https:///openapi.json" }, `spec: URL has no host: "https:///openapi.json"`},
 		{"spec with spaces", func(c *Config) { c.Spec = " a.yaml" }, "spec: has leading or trailing spaces"},
 		{"upstream host only", func(c *Config) { c.Upstream = "http://127.0.0.1:9000" }, ""},
+		{"upstream ftp with password", func(c *Config) { c.Upstream = "ftp://u:pw@files.example" }, `upstream: must be an http or https URL; got "ftp://u:xxxxx@files.example"`},
 		{"upstream with credentials", func(c *Config) { c.Upstream = "https://u:p@api.example.com" }, "upstream: URL must not contain credentials"},
 		{"addr all interfaces", func(c *Config) { c.Addr = ":8080" }, ""},
 		{"addr ipv6", func(c *Config) { c.Addr = "[::1]:8080" }, ""},
