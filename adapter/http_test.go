@@ -298,7 +298,9 @@ func TestMetering(t *testing.T) {
 }
 
 func TestMeterError(t *testing.T) {
-	meter := &fakeMeter{admit: func(string) (Admission, error) { return Admission{}, errors.New("dial tcp 10.0.0.7:6379: connection refused") }}
+	meter := &fakeMeter{admit: func(string) (Admission, error) {
+		return Admission{}, errors.New("dial tcp 10.0.0.7:6379: connection refused")
+	}}
 	logs := &logBuffer{}
 	srv := serve(t, Options{Tools: handTools(), Meter: meter, Logger: newLogger(logs)})
 	got := post(t, srv.URL+"/mcp", toolsCallBody(4, "get_pet", `{"petId":"p1"}`), map[string]string{"Authorization": "Bearer k-123"})
