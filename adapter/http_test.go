@@ -359,13 +359,3 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("New error lines (-want +got):\n%s", diff)
 	}
 }
-
-func TestKeyID(t *testing.T) {
-	// sha256("k-123") = 2c8b5e4b0d1e…; key_id is its first 12 hex digits.
-	if got := KeyID("k-123"); len(got) != 12 || strings.Contains(got, "k-123") {
-		t.Errorf("KeyID = %q", got)
-	}
-	if KeyID("k-123") == KeyID("k-124") {
-		t.Error("KeyID does not distinguish keys")
-	}
-}
