@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/config"
+	"github.com/restmcp/restmcp/examples"
+	"github.com/restmcp/restmcp/metering"
+	"github.com/restmcp/restmcp/openapi"
+)
+
+// runServe loads the document, wires metering and the adapter, and serves
+// until ctx is cancelled, then shuts down gracefully.
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	start := time.Now()
+	cfg, err := loadConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	logger.Info("starting", "config", cfg)
+
+	specLocation, upstream := cfg.Spec, cfg.Upstream
+	if specLocation == "" {
+		demo, err := startDemo(logger)
+		if err != nil {
+			return err
+		}
+		defer demo.Close()
+		specLocation = demo.URL + "/openapi.yaml"
+		if upstream == "" {
+			upstream = demo.URL
+		}
+		logger.Info("serving the bundled demo finance API", "demo_upstream", demo.URL)
+	}
+
+	doc, err := openapi.Load(ctx, specLocation, openapi.LoadOptions{
+		Upstream:      upstream,
+		MaxNameLength: cfg.MaxToolNameLength,
+		Logger:        logger,
+	})
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", specLocation, err)
+	}
+
+	meter, ready, closeMeter, err := newMeter(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeMeter()
+
+	srv, err := adapter.New(adapter.Options{
+		Tools:            doc.Tools,
+		Name:             "restmcp",
+		Version:          doc.Version,
+		Instructions:     doc.Description,
+		MCPPath:          cfg.MCPPath,
+		Meter:            meter,
+		Ready:            ready,
+		UpstreamTimeout:  cfg.UpstreamTimeout,
+		MaxBodyBytes:     cfg.MaxBodyBytes,
+		MaxResponseBytes: int(cfg.MaxResponseBytes),
+		AllowedOrigins:   cfg.AllowedOrigins,
+		AllowAnonymous:   !cfg.RequireKey,
+		Logger:           logger,
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
+	}
+	httpSrv := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	mcpURL := "http://" + ln.Addr().String() + cfg.MCPPath
+	logger.Info("ready",
+		"mcp_url", mcpURL,
+		"tools", len(doc.Tools),
+		"spec", redactURL(specLocation),
+		"startup_ms", time.Since(start).Milliseconds(),
+	)
+	printBanner(stdout, mcpURL, doc, cfg.Spec == "")
+
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := httpSrv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}
+
+func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config.Config, error) {
+	cfg, err := config.Load(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		_ = config.WriteUsage(stderr)
+		return cfg, errUsage
+	}
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// demoServer is the bundled demo upstream on a loopback port.
+type demoServer struct {
+	URL string
+	srv *http.Server
+}
+
+func (d *demoServer) Close() { _ = d.srv.Close() }
+
+func startDemo(logger *slog.Logger) (*demoServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("starting the demo upstream: %w", err)
+	}
+	srv := &http.Server{Handler: examples.NewDemoUpstream(logger), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &demoServer{URL: "http://" + ln.Addr().String(), srv: srv}, nil
+}
+
+// newMeter returns the Redis meter when a Redis URL is configured and the
+// in-memory meter otherwise, with the readiness check and a close function.
+func newMeter(ctx context.Context, cfg config.Config, logger *slog.Logger) (adapter.Meter, func(context.Context) error, func(), error) {
+	opts := metering.Options{Limit: int64(cfg.RateLimit), Window: cfg.RateWindow}
+	if cfg.RedisURL == "" {
+		logger.Info("metering in memory; set RESTMCP_REDIS_URL to share counters across replicas",
+			"rate_limit", cfg.RateLimit, "rate_window", cfg.RateWindow.String())
+		m := metering.NewMemory(opts)
+		return meterShim{m}, m.Ping, func() {}, nil
+	}
+	ropts, err := redis.ParseURL(string(cfg.RedisURL))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("RESTMCP_REDIS_URL: %w", err)
+	}
+	client := redis.NewClient(ropts)
+	m := metering.NewRedis(client, opts)
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := m.Ping(pctx); err != nil {
+		logger.Warn("redis not answering; tools/call answers 503 until it does", "redis_addr", ropts.Addr, "error", err)
+	}
+	logger.Info("metering in redis", "redis_addr", ropts.Addr, "redis_db", ropts.DB,
+		"rate_limit", cfg.RateLimit, "rate_window", cfg.RateWindow.String())
+	return meterShim{m}, m.Ping, func() { _ = client.Close() }, nil
+}
+
+// meterShim adapts a metering.Meter to the adapter's Meter interface.
+type meterShim struct{ m metering.Meter }
+
+func (s meterShim) Admit(ctx context.Context, keyID string) (adapter.Admission, error) {
+	d, err := s.m.Admit(ctx, keyID)
+	if err != nil {
+		return adapter.Admission{}, err
+	}
+	return adapter.Admission{
+		Allowed:    d.Allowed,
+		Limit:      d.Limit,
+		Remaining:  d.Remaining,
+		Reset:      d.Reset,
+		RetryAfter: d.RetryAfter,
+	}, nil
+}
+
+// printBanner writes the MCP URL, the tool count and ready-to-paste client
+// configurations to w.
+func printBanner(w io.Writer, mcpURL string, doc *openapi.Document, demo bool) {
+	key := "YOUR_API_KEY"
+	if demo {
+		key = "demo-key"
+	}
+	entry := map[string]any{"mcpServers": map[string]any{"restmcp": map[string]any{
+		"type":    "http",
+		"url":     mcpURL,
+		"headers": map[string]string{"x-api-key": key},
+	}}}
+	js, _ := json.MarshalIndent(entry, "", "  ")
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nrestmcp is serving %q (%d tools) at %s\n", doc.Title, len(doc.Tools), mcpURL)
+	if demo {
+		b.WriteString("(bundled demo API: any non-empty key is accepted)\n")
+	}
+	fmt.Fprintf(&b, "\nCursor, VS Code, Claude Code (mcpServers entry with the x-api-key header):\n%s\n", js)
+	fmt.Fprintf(&b, "\nConnectors that only take a URL (Claude, ChatGPT custom connectors):\n  %s?api_key=%s\n\n", mcpURL, url.QueryEscape(key))
+	_, _ = io.WriteString(w, b.String())
+}
+
+// redactURL drops user info and the query from a URL-shaped location, so
+// that credentials in a spec URL never reach the logs.
+func redactURL(loc string) string {
+	u, err := url.Parse(loc)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return loc
+	}
+	u.User, u.RawQuery = nil, ""
+	return u.String()
+}
