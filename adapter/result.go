@@ -32,7 +32,7 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 			return textResult(statusLine(resp.StatusCode), false), nil
 		}
 		if len(data) > s.opts.MaxBinaryBytes {
-			return errorResult(fmt.Sprintf("%s\n[%s body of %s is larger than the %d-byte limit for binary results and was not returned]",
+			return errorResult(fmt.Sprintf("%s\n[%s body of %s bytes is larger than the %d-byte limit for binary results and was not returned]",
 				statusLine(resp.StatusCode), mediaType, describeTotal(resp.ContentLength, s.opts.MaxBinaryBytes), s.opts.MaxBinaryBytes)), nil
 		}
 		return binaryResult(kind, mediaType, data, resp.Request.URL), nil
