@@ -329,8 +329,8 @@ func acceptMode(values []string) (jsonOK, sseOK bool) {
 	for _, value := range values {
 		for _, part := range strings.Split(value, ",") {
 			mt, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			if strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0") && !strings.Contains(params, "q=0.") {
-				continue // explicitly not acceptable
+			if qZero(params) {
+				continue // "q=0": explicitly not acceptable
 			}
 			switch strings.ToLower(strings.TrimSpace(mt)) {
 			case "application/json", "application/*":
@@ -343,6 +343,18 @@ func acceptMode(values []string) (jsonOK, sseOK bool) {
 		}
 	}
 	return jsonOK, sseOK
+}
+
+// qZero reports whether Accept parameters carry a quality of 0.
+func qZero(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return err == nil && q == 0
+		}
+	}
+	return false
 }
 
 // gate applies, to tools/call requests only, the key requirement and the

@@ -359,3 +359,38 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("New error lines (-want +got):\n%s", diff)
 	}
 }
+
+func TestAcceptMode(t *testing.T) {
+	tests := []struct {
+		accept        []string
+		wantJSON, sse bool
+	}{
+		{nil, true, true},
+		{[]string{"application/json, text/event-stream"}, true, true},
+		{[]string{"application/json"}, true, false},
+		{[]string{"text/event-stream"}, false, true},
+		{[]string{"*/*"}, true, true},
+		{[]string{"text/html"}, false, false},
+		{[]string{"application/json;q=0, text/event-stream"}, false, true},
+		{[]string{"application/json; q=0.5"}, true, false},
+		{[]string{"text/html", "application/json"}, true, false},
+	}
+	for _, tt := range tests {
+		j, s := acceptMode(tt.accept)
+		if j != tt.wantJSON || s != tt.sse {
+			t.Errorf("acceptMode(%q) = %v, %v, want %v, %v", tt.accept, j, s, tt.wantJSON, tt.sse)
+		}
+	}
+}
+
+func TestToolsCallNotificationIsGated(t *testing.T) {
+	up := newUpstream(t, petstoreAPI)
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL)})
+	got := post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"get_pet","arguments":{"petId":"p1"}}}`, nil)
+	if got.status != 401 {
+		t.Errorf("tools/call without id and key = %d %s, want 401", got.status, got.body)
+	}
+	if n := len(up.take()); n != 0 {
+		t.Errorf("%d upstream requests, want 0", n)
+	}
+}

@@ -33,7 +33,10 @@ type rpcPeek struct {
 	tool   string          // params.name of a tools/call
 }
 
-func (p *rpcPeek) isToolsCall() bool { return p != nil && p.method == "tools/call" && p.id != nil }
+// isToolsCall is true for any message naming tools/call, with or without
+// an id: a malformed "notification" form must not slip past the key check
+// and the meter, whatever the SDK then makes of it.
+func (p *rpcPeek) isToolsCall() bool { return p != nil && p.method == "tools/call" }
 
 // errBatch is returned by peekMessage for a JSON array.
 var errBatch = errors.New("batch requests are not supported: send one JSON-RPC message per POST")

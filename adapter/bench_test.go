@@ -1,0 +1,87 @@
+package adapter
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// benchUpstream is a loopback upstream with a small JSON answer.
+func benchUpstream(b *testing.B) *httptest.Server {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"p1","name":"Rex","tag":"dog"}`)
+	}))
+	b.Cleanup(up.Close)
+	return up
+}
+
+func benchClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+}
+
+func drain(b *testing.B, c *http.Client, req *http.Request) {
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// BenchmarkToolsCall is one tools/call end to end: HTTP POST to restmcp
+// over loopback, middleware, go-sdk stateless session, request building,
+// upstream GET over loopback, result mapping, JSON response.
+func BenchmarkToolsCall(b *testing.B) {
+	up := benchUpstream(b)
+	srv := serve(b, Options{Tools: loadTools(b, "testdata/c23.yaml", up.URL), Meter: allowAll(0)})
+	c := benchClient()
+	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-API-Key", "k-123")
+		drain(b, c, req)
+	}
+}
+
+// BenchmarkDirectUpstream is the same upstream GET without restmcp: the
+// difference to BenchmarkToolsCall is the adapter's overhead per call.
+func BenchmarkDirectUpstream(b *testing.B) {
+	up := benchUpstream(b)
+	c := benchClient()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodGet, up.URL+"/v1/pets/p1", nil)
+		req.Header.Set("X-API-Key", "k-123")
+		drain(b, c, req)
+	}
+}
+
+// BenchmarkToolsCallParallel measures throughput with concurrent callers.
+func BenchmarkToolsCallParallel(b *testing.B) {
+	up := benchUpstream(b)
+	srv := serve(b, Options{Tools: loadTools(b, "testdata/c23.yaml", up.URL), Meter: allowAll(0)})
+	c := benchClient()
+	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("X-API-Key", "k-123")
+			drain(b, c, req)
+		}
+	})
+}
