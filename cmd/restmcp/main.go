@@ -26,7 +26,6 @@ import (
 )
 
 func main() {
-	gin.SetMode(gin.ReleaseMode)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
@@ -42,6 +41,7 @@ func main() {
 var errUsage = errors.New("usage")
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	gin.SetMode(gin.ReleaseMode)
 	cmd := "serve"
 	if len(args) > 0 {
 		switch args[0] {

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// tsClientDir holds the TypeScript SDK client check (examples/ts-client).
+const tsClientDir = "../../examples/ts-client"
+
+// requireTSClient skips the test when node or the client's node_modules are
+// missing, unless RESTMCP_REQUIRE_NODE=1 (set by .ci/run after `npm ci`).
+func requireTSClient(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	_, statErr := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk"))
+	if err == nil && statErr == nil {
+		return node
+	}
+	msg := "!!! SKIPPING the TypeScript SDK client check: needs node and `npm ci` in examples/ts-client !!!"
+	if os.Getenv("RESTMCP_REQUIRE_NODE") == "1" {
+		t.Fatal(msg + " (RESTMCP_REQUIRE_NODE=1)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// TestTypeScriptSDKClient drives the default demo server with the official
+// TypeScript MCP SDK client, presenting the key in each of the three ways.
+func TestTypeScriptSDKClient(t *testing.T) {
+	node := requireTSClient(t)
+	mcpURL := startDefault(t)
+
+	type output struct {
+		ServerName string   `json:"serverName"`
+		Tools      []string `json:"tools"`
+		Result     struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			StructuredContent map[string]any `json:"structuredContent"`
+			IsError           bool           `json:"isError"`
+		} `json:"result"`
+	}
+	wantTools := []string{"equities_profile", "equities_quote", "etfs_top_holdings", "fx_rates", "status_get", "watchlists_create"}
+	for _, how := range []string{"header", "query", "bearer"} {
+		t.Run(how, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, "check.mjs", mcpURL, "demo-key", "fx_rates", `{"base":"USD","symbols":["EUR","JPY"]}`, how)
+			cmd.Dir = tsClientDir
+			out, err := cmd.Output()
+			if err != nil {
+				var stderr []byte
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = ee.Stderr
+				}
+				t.Fatalf("node check.mjs: %v\n%s", err, stderr)
+			}
+			var got output
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("output is not JSON: %v: %s", err, out)
+			}
+			if got.ServerName != "restmcp" {
+				t.Errorf("server name = %q, want restmcp", got.ServerName)
+			}
+			if diff := cmp.Diff(wantTools, got.Tools); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+			if got.Result.IsError || len(got.Result.Content) != 1 || got.Result.Content[0].Type != "text" {
+				t.Fatalf("unexpected result: %+v", got.Result)
+			}
+			wantStructured := map[string]any{"base": "USD", "date": "2025-06-30", "rates": map[string]any{"EUR": 0.9215, "JPY": 157.42}}
+			if diff := cmp.Diff(wantStructured, got.Result.StructuredContent); diff != "" {
+				t.Errorf("structuredContent (-want +got):\n%s", diff)
+			}
+			if got.Result.Content[0].Text != "{\"base\":\"USD\",\"date\":\"2025-06-30\",\"rates\":{\"EUR\":0.9215,\"JPY\":157.42}}\n" {
+				t.Errorf("text = %q", got.Result.Content[0].Text)
+			}
+		})
+	}
+}
