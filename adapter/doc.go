@@ -14,6 +14,39 @@
 // config or cmd. It declares the small [Meter] interface it needs, which cmd
 // satisfies with a shim over the metering package.
 //
+// HTTP behaviour (DESIGN.md "HTTP contract"):
+//   - POST /mcp carries exactly one JSON-RPC message; a batch gets 400.
+//     initialize, server/discover, tools/list (every tool in one page,
+//     sorted by name by the go-sdk), ping, notifications and responses need
+//     no key and are never metered; notifications and responses get 202 with
+//     no body. GET and DELETE get 405 with "Allow: POST" (stateless mode).
+//   - tools/call needs a key unless [Options.AllowAnonymous]: without one,
+//     401 with WWW-Authenticate and a JSON-RPC error saying how to send it.
+//     With a [Meter], every admitted or refused tools/call response carries
+//     RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (seconds until
+//     the window has fully recovered) and the same values as X-RateLimit-*;
+//     no other method does. Refused: 429 with Retry-After in whole seconds,
+//     rounded up. Meter error: 503 with Retry-After and no rate-limit
+//     headers (there are no values to report). A tools/call naming an
+//     unknown tool is not metered; the go-sdk answers it with -32602.
+//   - Accept is read leniently: a client that accepts application/json gets
+//     a JSON body (also when it accepts text/event-stream as well: a
+//     stateless call has exactly one response and no server-to-client
+//     messages, so a stream adds nothing but proxy trouble); one that accepts
+//     only text/event-stream gets one SSE "message" event; one that accepts
+//     neither gets 406. The go-sdk alone would answer 400 unless both are
+//     listed, so two SDK handlers (JSONResponse true and false) serve the
+//     same mcp.Server and the middleware picks one.
+//   - GET /health is always 200 {"status":"ok"}; GET /ready is 503 while
+//     [Options.Ready] returns an error.
+//
+// The caller's key reaches the tool handler through the request context:
+// in stateless mode the go-sdk connects each POST's session with that POST's
+// context, so a value set by the gin middleware is visible in the handler.
+// The middleware reads the key itself because the SDK never sees the query
+// string, and its auth.TokenInfo carrier can only be filled from a Bearer
+// token by its own middleware.
+//
 // Security notes:
 //   - Inbound HTTP headers are never forwarded upstream. The only caller
 //     data that reaches the upstream are the tool arguments and the caller's

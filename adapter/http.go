@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -114,7 +115,8 @@ func requestIDFrom(ctx context.Context) string {
 	return id
 }
 
-// accessLog writes one Info line per HTTP request. The URL's query is
+// accessLog writes one Info line per HTTP request (Debug for /health and
+// /ready). The URL's query is
 // redacted (api_key and the key's value wherever it appears); the caller is
 // identified by key_id only.
 func (s *Server) accessLog(c *gin.Context) {
@@ -147,7 +149,11 @@ func (s *Server) accessLog(c *gin.Context) {
 			}
 		}
 	}
-	s.logger.Info("http request", attrs...)
+	level := slog.LevelInfo
+	if p := c.Request.URL.Path; p == "/health" || p == "/ready" {
+		level = slog.LevelDebug // probes would drown the log
+	}
+	s.logger.Log(c.Request.Context(), level, "http request", attrs...)
 }
 
 // redactQuery replaces the value of api_key, and any value equal to the
