@@ -430,3 +430,54 @@ func TestUpstreamErrors(t *testing.T) { // C23
 		}
 	})
 }
+
+func TestCrossHostRedirectNotFollowed(t *testing.T) {
+	other := newUpstream(t, petstoreAPI)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/pets/same" {
+			http.Redirect(w, r, "/v1/pets/p1", http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/v1/pets/away" {
+			http.Redirect(w, r, other.URL+"/v1/pets/p1", http.StatusFound)
+			return
+		}
+		petstoreAPI(w, r)
+	})
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL)})
+	cs := connect(t, srv.URL+"/mcp", map[string]string{"X-API-Key": "k-123"}, "")
+
+	if res := callTool(t, cs, "get_pet", `{"petId":"same"}`); res.IsError {
+		t.Errorf("same-host redirect: %v, want it followed", asJSON(t, res))
+	}
+	res := callTool(t, cs, "get_pet", `{"petId":"away"}`)
+	text := res.Content[0].(*mcp.TextContent).Text
+	want := "HTTP 302 Found\nLocation: " + other.URL + "/v1/pets/p1 (redirect not followed: restmcp follows redirects only within the same host)\n"
+	if !res.IsError || !strings.HasPrefix(text, want) {
+		t.Errorf("cross-host redirect = %v %q, want isError and prefix %q", res.IsError, text, want)
+	}
+	if got := other.take(); len(got) != 0 {
+		t.Errorf("the other host received %d requests (with the key), want none", len(got))
+	}
+}
+
+// TestBehindLocalProxy: a reverse proxy on the same machine reaches the
+// loopback listener with the public Host. The go-sdk's localhost protection
+// would answer 403; restmcp turns it off and relies on the Origin rule.
+func TestBehindLocalProxy(t *testing.T) {
+	srv := serve(t, Options{Tools: handTools()})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(pingBody))
+	req.Host = "mcp.example.com"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if got := do(t, req); got.status != 200 {
+		t.Errorf("Host mcp.example.com via loopback = %d %s, want 200", got.status, got.body)
+	}
+	req, _ = http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(pingBody))
+	req.Host = "rebound.attacker.example"
+	req.Header.Set("Origin", "http://rebound.attacker.example")
+	req.Header.Set("Content-Type", "application/json")
+	if got := do(t, req); got.status != 403 {
+		t.Errorf("DNS-rebinding page (Origin present, not allowed) = %d, want 403", got.status)
+	}
+}
