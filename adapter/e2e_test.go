@@ -400,6 +400,7 @@ func TestUpstreamErrors(t *testing.T) { // C23
 					text = tc.Text
 				}
 			}
+			t.Logf("%s: %q in %v", tt.name, text, elapsed.Round(time.Millisecond))
 			if !res.IsError {
 				t.Errorf("isError = false, want true (text %q)", text)
 			}

@@ -394,3 +394,18 @@ func TestToolsCallNotificationIsGated(t *testing.T) {
 		t.Errorf("%d upstream requests, want 0", n)
 	}
 }
+
+func TestAnonymousCallsAreMeteredTogether(t *testing.T) {
+	keys := make(chan string, 1)
+	meter := &fakeMeter{mu: keys, admit: func(string) (Admission, error) {
+		return Admission{Allowed: true, Limit: 10, Remaining: 9, Reset: time.Second}, nil
+	}}
+	srv := serve(t, Options{Tools: handTools(), Meter: meter, AllowAnonymous: true})
+	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "get_pet", `{"petId":"p1"}`), nil)
+	if got.status != 200 || got.header.Get("RateLimit-Limit") != "10" {
+		t.Errorf("anonymous tools/call = %d, RateLimit-Limit %q; want 200, 10", got.status, got.header.Get("RateLimit-Limit"))
+	}
+	if k := <-keys; k != AnonymousKeyID {
+		t.Errorf("Admit keyID = %q, want %q", k, AnonymousKeyID)
+	}
+}
