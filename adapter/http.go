@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -185,7 +186,7 @@ func (s *Server) originCheck(c *gin.Context) {
 		c.Next()
 		return
 	}
-	if !s.originAllowed(origin) {
+	if !s.originAllowed(origin, c.Request.Host) {
 		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "origin not allowed: " + origin})
 		return
 	}
@@ -203,14 +204,40 @@ func (s *Server) originCheck(c *gin.Context) {
 	c.Next()
 }
 
-func (s *Server) originAllowed(origin string) bool {
+// originAllowed reports whether a browser origin may call the endpoint.
+// With no AllowedOrigins configured, an origin passes only when both it and
+// the request's Host are loopback (localhost, 127.0.0.0/8, ::1): a local tool
+// such as the MCP Inspector works, while a DNS-rebinding page (a public
+// origin, or a loopback origin reaching a non-loopback Host) does not.
+func (s *Server) originAllowed(origin, host string) bool {
 	o := normalizeOrigin(origin)
+	if len(s.opts.AllowedOrigins) == 0 {
+		u, err := url.Parse(o)
+		return o != "" && err == nil && isLoopbackHost(u.Hostname()) && isLoopbackHost(hostOnly(host))
+	}
 	for _, a := range s.opts.AllowedOrigins {
 		if a == "*" || (o != "" && normalizeOrigin(a) == o) {
 			return true
 		}
 	}
 	return false
+}
+
+// isLoopbackHost reports whether host (no port) is localhost or a loopback IP.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostOnly strips the port from a Host header value.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
 }
 
 // normalizeOrigin returns scheme://host[:port] in lower case, without a

@@ -409,3 +409,43 @@ func TestAnonymousCallsAreMeteredTogether(t *testing.T) {
 		t.Errorf("Admit keyID = %q, want %q", k, AnonymousKeyID)
 	}
 }
+
+// TestOriginDefaultLoopback covers the rule with no AllowedOrigins: an Origin
+// passes only when it and the request's Host are both loopback.
+func TestOriginDefaultLoopback(t *testing.T) {
+	srv := serve(t, Options{Tools: handTools()})
+	tests := []struct {
+		name       string
+		origin     string
+		host       string // "" keeps the listener's loopback address
+		wantStatus int
+	}{
+		{name: "no Origin", wantStatus: 200},
+		{name: "loopback origin, loopback host", origin: "http://localhost:6274", wantStatus: 200},
+		{name: "127.0.0.1 origin", origin: "http://127.0.0.1:3000", wantStatus: 200},
+		{name: "IPv6 loopback origin", origin: "http://[::1]:3000", wantStatus: 200},
+		{name: "public origin", origin: "https://evil.example", wantStatus: 403},
+		{name: "loopback origin, public host (DNS rebinding)", origin: "http://localhost:6274", host: "mcp.example.com", wantStatus: 403},
+		{name: "not an origin", origin: "null", wantStatus: 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(pingBody))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			got := do(t, req)
+			if got.status != tt.wantStatus {
+				t.Errorf("Origin %q Host %q: status = %d (%s), want %d", tt.origin, tt.host, got.status, got.body, tt.wantStatus)
+			}
+		})
+	}
+}

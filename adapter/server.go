@@ -104,7 +104,9 @@ type Options struct {
 	// scheme://host[:port], compared case-insensitively) allowed to call the
 	// MCP endpoint. A request without an Origin header (every non-browser
 	// client) is always allowed; one whose Origin is present and not listed
-	// gets 403. "*" allows every origin. Empty: no browser origin is allowed.
+	// gets 403. "*" allows every origin. Empty: an Origin is allowed only
+	// when it and the request's Host are both loopback (localhost,
+	// 127.0.0.0/8, ::1), so local browser tools work and DNS rebinding does not.
 	AllowedOrigins []string
 
 	// AllowAnonymous lets tools/call through without an API key. The zero
