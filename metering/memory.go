@@ -21,15 +21,27 @@ type MemoryMeter struct {
 	now func() time.Time
 
 	mu     sync.Mutex
-	tat    map[string]int64     // keyID → theoretical arrival time, µs
-	usage  map[usageEntry]int64 // admitted calls per key and month
+	tat    map[string]int64     // keyID → theoretical arrival time, µs (Admit)
+	usage  map[usageEntry]int64 // admitted calls (Admit) or units (AdmitCall) per key and month or day
 	admits int                  // admissions since the last sweep
+
+	rtat  map[rateEntry]int64             // AdmitCall's GCRA state per key and window, µs
+	tools map[usageEntry]map[string]int64 // per-tool hash per key and month: "calls:<tool>", "cost:<tool>"
+	ev    ring                            // the latest events
 }
 
-// usageEntry identifies one monthly counter.
+// rateEntry identifies the GCRA state of one rate limit of one key, as
+// Key(keyID, "rl", tag) does in Redis.
+type rateEntry struct {
+	keyID string
+	tag   string
+}
+
+// usageEntry identifies one counter, as Key(keyID, "usage", period) does
+// in Redis.
 type usageEntry struct {
 	keyID  string
-	period string // yyyymm
+	period string // yyyymm, or yyyymmdd for a day
 }
 
 // NewMemory returns an in-memory meter. See [Options] for the defaults;
@@ -39,11 +51,21 @@ func NewMemory(opts Options) *MemoryMeter {
 	if now == nil {
 		now = time.Now
 	}
+	evMax := opts.EventMaxLen
+	switch {
+	case evMax == 0 || evMax > MemoryEventMax:
+		evMax = MemoryEventMax
+	case evMax < 0:
+		evMax = 0
+	}
 	return &MemoryMeter{
 		p:     opts.resolve(),
 		now:   now,
 		tat:   make(map[string]int64),
 		usage: make(map[usageEntry]int64),
+		rtat:  make(map[rateEntry]int64),
+		tools: make(map[usageEntry]map[string]int64),
+		ev:    ring{max: int(evMax)},
 	}
 }
 
@@ -89,9 +111,10 @@ func (m *MemoryMeter) Usage(_ context.Context, keyID string) (int64, error) {
 // Ping reports readiness; a MemoryMeter is always ready.
 func (m *MemoryMeter) Ping(context.Context) error { return nil }
 
-// sweep forgets keys that are full again (a missing key is full) and
-// counters older than last month, as Redis TTLs do for RedisMeter. The
-// caller holds m.mu.
+// sweep forgets keys that are full again (a missing key is full), monthly
+// counters older than last month and daily counters older than the day
+// before yesterday, as Redis TTLs do for RedisMeter. The caller holds
+// m.mu.
 func (m *MemoryMeter) sweep(t time.Time) {
 	m.admits = 0
 	now := t.UnixMicro()
@@ -100,10 +123,20 @@ func (m *MemoryMeter) sweep(t time.Time) {
 			delete(m.tat, k)
 		}
 	}
-	oldest := period(monthStart(t, -1))
+	for k, tat := range m.rtat {
+		if tat <= now {
+			delete(m.rtat, k)
+		}
+	}
+	oldest, oldestDay := period(monthStart(t, -1)), dayPeriod(dayStart(t, -2))
 	for e := range m.usage {
-		if e.period < oldest {
+		if (len(e.period) == len(oldest) && e.period < oldest) || (len(e.period) == len(oldestDay) && e.period < oldestDay) {
 			delete(m.usage, e)
+		}
+	}
+	for e := range m.tools {
+		if e.period < oldest {
+			delete(m.tools, e)
 		}
 	}
 }

@@ -14,6 +14,10 @@ const (
 	DefaultWindow = 60 * time.Second
 )
 
+// DayUsageTTL is how long a daily usage counter lives after its first
+// call: 3 days, so that yesterday's counter stays readable all of today.
+const DayUsageTTL = 3 * 24 * time.Hour
+
 // UsageTTL is how long a monthly usage counter lives after its first call:
 // 62 days, so that it outlives its own month and all of the next one.
 const UsageTTL = 62 * 24 * time.Hour
@@ -50,8 +54,45 @@ type Decision struct {
 	// long as Options did not change since the key's last call).
 	RetryAfter time.Duration
 	// Count is the key's counter for the current calendar month (UTC) after
-	// this call: including it when allowed, unchanged when refused.
+	// this call: including it when allowed, unchanged when refused. For
+	// AdmitCall it counts cost units, not calls.
 	Count int64
+
+	// The fields below are set only by AdmitCall (plan-aware admission);
+	// Admit leaves them zero. For AdmitCall, Limit, Remaining and Reset
+	// describe the limit named by Policy (a rate limit or a quota), and
+	// Limit is zero only when the plan has no limit at all.
+
+	// Plan names the plan the call was checked against.
+	Plan string
+	// Cost is the number of units added to the quota and usage counters:
+	// the call's cost when allowed, 0 when refused.
+	Cost int64
+	// Policy names the limit the RateLimit headers should describe: when
+	// refused, the refusing limit with the longest RetryAfter (the first
+	// in the plan's order among equals: rate limits by window, then day,
+	// then month); when allowed, the limit with the fewest calls or units
+	// remaining (among equals the one with the longer Reset). It is one of
+	// LimitPerSecond, LimitPerMinute, LimitPerHour, QuotaDay, QuotaMonth
+	// (or the name of a [PlansFromOptions] limit); "" without limits.
+	Policy string
+	// Window is the length of Policy's window: the rate limit's Window, or
+	// the length of the quota's current calendar period (24 h, or the
+	// month's days).
+	Window time.Duration
+	// RefusedBy names the limit that refused the call (the same as Policy
+	// then); "" when allowed. A quota refusal's RetryAfter runs to the end
+	// of the quota's period.
+	RefusedBy string
+	// At is the time of the admission: Redis TIME for RedisMeter, the clock
+	// for MemoryMeter, the replica's clock for a Degraded admission, in
+	// UTC. Refund uses it to find the periods that were charged.
+	At time.Time
+	// Degraded is set on calls an [OutageMeter] admitted under fail_open
+	// while the store was down: no limit was checked, Limit is 0 (leave the
+	// rate-limit headers out) and the cost is counted in a local buffer
+	// until Redis answers again.
+	Degraded bool
 }
 
 // Meter admits or refuses one tools/call for a key, counting admitted calls.
@@ -82,6 +123,15 @@ type Options struct {
 	// controlled clock. Nil means time.Now. RedisMeter ignores it: its clock
 	// is Redis TIME.
 	Now func() time.Time
+	// EventStream is the Redis stream RecordEvent appends to. Empty means
+	// DefaultEventStream ("restmcp:events"). MemoryMeter ignores it.
+	EventStream string
+	// EventMaxLen caps the event stream: XADD trims it to about this many
+	// entries (MAXLEN ~, so Redis may keep up to one macro node more, by
+	// default 100 entries). Zero means DefaultEventMaxLen (1,000,000); -1
+	// (any negative value) turns events off, and RecordEvent does nothing.
+	// MemoryMeter keeps at most min(EventMaxLen, MemoryEventMax) events.
+	EventMaxLen int64
 }
 
 // params is Options resolved into the integers the algorithm works with.

@@ -9,8 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rediser lists the only Redis commands this package uses: the four script
-// commands of redis.Scripter that redis.Script.Run needs, and PING.
+// rediser lists the only Redis commands the meters use: the script
+// commands of redis.Scripter that redis.Script.Run needs, PING, and XADD
+// for usage events.
 // redis.UniversalClient (single node, Sentinel or Cluster) satisfies it.
 type rediser interface {
 	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
@@ -20,6 +21,7 @@ type rediser interface {
 	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
 	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
 	Ping(ctx context.Context) *redis.StatusCmd
+	XAdd(ctx context.Context, a *redis.XAddArgs) *redis.StringCmd
 }
 
 // luaPrelude holds what both scripts share: the clock and the choice of the
@@ -67,6 +69,22 @@ local function usage_key(now, k, a)
     if ARGV[a + i] == ym then return KEYS[k + i] end
   end
   return nil
+end
+
+-- ymd returns the calendar date (UTC) of a Unix time in seconds.
+local function ymd(secs)
+  local z = math.floor(secs / 86400) + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local y = yoe + era * 400
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp + 3
+  if mp >= 10 then m = mp - 9 end
+  if m <= 2 then y = y + 1 end
+  return y, m, d
 end
 
 local skew_error = "ERR restmcp: replica clock and Redis TIME are more than a month apart"
@@ -136,6 +154,9 @@ type RedisMeter struct {
 	// serverNow, when set, replaces Redis TIME inside the scripts. Tests
 	// only; nil in production.
 	serverNow func() time.Time
+
+	eventStream string
+	eventMaxLen int64 // < 0: events off
 }
 
 // NewRedis returns a meter backed by client, which may be a single node,
@@ -145,7 +166,14 @@ func NewRedis(client redis.UniversalClient, opts Options) *RedisMeter {
 	if client == nil {
 		panic("metering: NewRedis with a nil client")
 	}
-	return &RedisMeter{rdb: client, p: opts.resolve()}
+	m := &RedisMeter{rdb: client, p: opts.resolve(), eventStream: opts.EventStream, eventMaxLen: opts.EventMaxLen}
+	if m.eventStream == "" {
+		m.eventStream = DefaultEventStream
+	}
+	if m.eventMaxLen == 0 {
+		m.eventMaxLen = DefaultEventMaxLen
+	}
+	return m
 }
 
 // Admit checks keyID's rate limit and, when allowed, counts the call, in

@@ -1,0 +1,85 @@
+package metering
+
+import (
+	"strconv"
+	"time"
+)
+
+// DefaultEventStream is the Redis stream usage events are appended to.
+const DefaultEventStream = KeyPrefix + "events"
+
+// DefaultEventMaxLen is the approximate number of events the stream keeps.
+const DefaultEventMaxLen = 1_000_000
+
+// MemoryEventMax is the most events a MemoryMeter keeps.
+const MemoryEventMax = 10_000
+
+// Outcome classifies how one tools/call ended, for usage events and
+// metrics. The adapter chooses it; these are the values it uses.
+type Outcome string
+
+const (
+	// OutcomeOK: the upstream answered 2xx.
+	OutcomeOK Outcome = "ok"
+	// OutcomeUpstreamError: the upstream answered with a non-2xx status.
+	OutcomeUpstreamError Outcome = "upstream_error"
+	// OutcomeUpstreamFailed: no usable answer (timeout, refused
+	// connection, client gone, unreadable body).
+	OutcomeUpstreamFailed Outcome = "upstream_failed"
+	// OutcomeRefused: refused by a rate limit or quota (429).
+	OutcomeRefused Outcome = "refused"
+	// OutcomeNotInPlan: the tool is outside the caller's plan.
+	OutcomeNotInPlan Outcome = "not_in_plan"
+	// OutcomeInvalidArguments: the arguments failed the tool's schema.
+	OutcomeInvalidArguments Outcome = "invalid_arguments"
+	// OutcomeUnavailable: the metering store was down under fail_closed (503).
+	OutcomeUnavailable Outcome = "unavailable"
+)
+
+// Event is one tools/call, for billing pipelines.
+//
+// RedisMeter.RecordEvent appends it to the stream Options.EventStream
+// (default "restmcp:events") with XADD … MAXLEN ~ Options.EventMaxLen * ,
+// so each entry's ID is Redis's time-ordered stream ID and its fields are,
+// in this order, all as strings:
+//
+//	key_id           the caller's key id (12 hex digits), never the key
+//	plan             the plan name ("" when the key had none, e.g. refused before lookup)
+//	tool             the MCP tool name
+//	cost             units charged, a decimal integer (0 when not admitted or refunded)
+//	outcome          one of the Outcome values: ok, upstream_error, upstream_failed,
+//	                 refused, not_in_plan, invalid_arguments, unavailable
+//	upstream_status  the upstream HTTP status, "0" when none arrived
+//	latency_ms       time spent on the call in milliseconds, 3 decimals ("12.345")
+//	bytes            bytes of the upstream response body read
+//	time             when the call started, UTC, RFC 3339 with up to 9 fractional
+//	                 digits, trailing zeros dropped (Go's time.RFC3339Nano):
+//	                 "2026-11-15T12:00:00.1234Z", "2026-11-15T12:00:00Z"
+type Event struct {
+	KeyID          string
+	Plan           string
+	Tool           string
+	Cost           int64
+	Outcome        Outcome
+	UpstreamStatus int
+	Latency        time.Duration
+	Bytes          int64
+	// Time is when the call started; zero means the meter's clock at
+	// RecordEvent.
+	Time time.Time
+}
+
+// values returns the stream entry's fields and values in order.
+func (e Event) values() []string {
+	return []string{
+		"key_id", e.KeyID,
+		"plan", e.Plan,
+		"tool", e.Tool,
+		"cost", strconv.FormatInt(e.Cost, 10),
+		"outcome", string(e.Outcome),
+		"upstream_status", strconv.Itoa(e.UpstreamStatus),
+		"latency_ms", strconv.FormatFloat(float64(e.Latency.Microseconds())/1000, 'f', 3, 64),
+		"bytes", strconv.FormatInt(e.Bytes, 10),
+		"time", e.Time.UTC().Format(time.RFC3339Nano),
+	}
+}

@@ -1,0 +1,302 @@
+package metering
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// planAdmitScript checks every rate limit and quota of a plan and, when all
+// allow, applies them and counts the call, atomically. Keys (all with the
+// caller's {keyID} hash tag):
+//
+//	KEYS[1..n]       GCRA state of each rate limit (TAT, µs)
+//	KEYS[n+1..n+3]   day counters of the previous, current, next day by the replica's clock
+//	KEYS[n+4..n+6]   month counters of the previous, current, next month
+//	KEYS[n+7..n+9]   per-tool hashes of the previous, current, next month
+//
+// Arguments:
+//
+//	ARGV[1]              "" (use Redis TIME) or now in µs (tests only)
+//	ARGV[2]              n, the number of rate limits
+//	ARGV[3..2+2n]        emission interval and tau of each rate limit, µs
+//	ARGV[b], b = 3+2n    day quota, -1 for none
+//	ARGV[b+1]            month quota, -1 for none
+//	ARGV[b+2]            cost, units
+//	ARGV[b+3]            tool name
+//	ARGV[b+4], ARGV[b+5] day and month counter TTL, s
+//	ARGV[b+6..b+8]       yyyymmdd of the day candidates
+//	ARGV[b+9..b+11]      yyyymm of the month candidates
+//
+// It returns {allowed, now µs, day index, month index, day units used,
+// month units used, rel_1 … rel_n}, the state before the call, where
+// rel_i = max(TAT_i, now) - now; decide() builds the Decision from it
+// with the same arithmetic. Integers stay below 2^53, exact in Lua.
+var planAdmitScript = redis.NewScript(luaPrelude + `
+local now = now_us(ARGV[1])
+local n = tonumber(ARGV[2])
+local b = 3 + 2 * n
+local y, m, d = ymd(math.floor(now / 1000000))
+local dname = string.format("%04d%02d%02d", y, m, d)
+local mname = string.format("%04d%02d", y, m)
+local di, mi
+for i = 0, 2 do
+  if ARGV[b + 6 + i] == dname then di = i end
+  if ARGV[b + 9 + i] == mname then mi = i end
+end
+if not di or not mi then return redis.error_reply(skew_error) end
+local dkey, mkey, tkey = KEYS[n + 1 + di], KEYS[n + 4 + mi], KEYS[n + 7 + mi]
+local cost = tonumber(ARGV[b + 2])
+
+local ok = true
+local out = {0, now, di, mi, 0, 0}
+local tats = {}
+for i = 1, n do
+  local interval, tau = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
+  local tat = tonumber(redis.call("GET", KEYS[i]) or 0)
+  if tat < now then tat = now end
+  out[6 + i] = tat - now
+  tats[i] = tat + interval
+  if tats[i] - tau > now then ok = false end
+end
+local du = tonumber(redis.call("GET", dkey) or 0)
+local mu = tonumber(redis.call("GET", mkey) or 0)
+out[5], out[6] = du, mu
+local dq, mq = tonumber(ARGV[b]), tonumber(ARGV[b + 1])
+if (dq >= 0 and du + cost > dq) or (mq >= 0 and mu + cost > mq) then ok = false end
+if not ok then return out end
+
+for i = 1, n do
+  redis.call("SET", KEYS[i], string.format("%d", tats[i]), "PX", math.ceil((tats[i] - now) / 1000))
+end
+local field = ARGV[b + 3]
+if cost > 0 then
+  if redis.call("INCRBY", dkey, cost) == cost then redis.call("EXPIRE", dkey, ARGV[b + 4]) end
+  if redis.call("INCRBY", mkey, cost) == cost then redis.call("EXPIRE", mkey, ARGV[b + 5]) end
+  redis.call("HINCRBY", tkey, "cost:" .. field, cost)
+end
+if redis.call("HINCRBY", tkey, "calls:" .. field, 1) == 1 then redis.call("EXPIRE", tkey, ARGV[b + 5]) end
+out[1] = 1
+return out
+`)
+
+// adjustScript adds deltas to the counters of one call's periods, for
+// Refund (negative deltas) and for replaying calls counted while Redis was
+// down (positive deltas). Counters never go below zero, and a negative
+// delta never creates a counter that has expired.
+//
+//	KEYS[1]  day counter
+//	KEYS[2]  month counter
+//	KEYS[3]  month per-tool hash
+//	ARGV[1]  cost delta, units
+//	ARGV[2]  calls delta
+//	ARGV[3]  tool name
+//	ARGV[4]  day counter TTL, s
+//	ARGV[5]  month counter TTL, s
+var adjustScript = redis.NewScript(`
+local function adjust(key, field, delta, ttl)
+  if delta == 0 then return end
+  if delta < 0 then
+    if field then
+      if redis.call("HEXISTS", key, field) == 0 then return end
+    elseif redis.call("EXISTS", key) == 0 then
+      return
+    end
+  end
+  local v
+  if field then v = redis.call("HINCRBY", key, field, delta) else v = redis.call("INCRBY", key, delta) end
+  if v < 0 then
+    if field then redis.call("HSET", key, field, 0) else redis.call("SET", key, 0, "KEEPTTL") end
+  end
+  if redis.call("TTL", key) == -1 then redis.call("EXPIRE", key, ttl) end
+end
+local cost, calls, tool = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+adjust(KEYS[1], nil, cost, ARGV[4])
+adjust(KEYS[2], nil, cost, ARGV[5])
+adjust(KEYS[3], "cost:" .. tool, cost, ARGV[5])
+adjust(KEYS[3], "calls:" .. tool, calls, ARGV[5])
+return 1
+`)
+
+// planReportScript reads what a Report needs, with the time from Redis.
+//
+//	KEYS        as planAdmitScript
+//	ARGV[1]     "" (use Redis TIME) or now in µs (tests only)
+//	ARGV[2]     n, the number of rate limits
+//	ARGV[3..5]  yyyymmdd of the day candidates
+//	ARGV[6..8]  yyyymm of the month candidates
+//
+// It returns {now µs, day units, month units, HGETALL of the month's
+// per-tool hash, rel_1 … rel_n}.
+var planReportScript = redis.NewScript(luaPrelude + `
+local now = now_us(ARGV[1])
+local n = tonumber(ARGV[2])
+local y, m, d = ymd(math.floor(now / 1000000))
+local dname = string.format("%04d%02d%02d", y, m, d)
+local mname = string.format("%04d%02d", y, m)
+local di, mi
+for i = 0, 2 do
+  if ARGV[3 + i] == dname then di = i end
+  if ARGV[6 + i] == mname then mi = i end
+end
+if not di or not mi then return redis.error_reply(skew_error) end
+local out = {now,
+  tonumber(redis.call("GET", KEYS[n + 1 + di]) or 0),
+  tonumber(redis.call("GET", KEYS[n + 4 + mi]) or 0),
+  redis.call("HGETALL", KEYS[n + 7 + mi])}
+for i = 1, n do
+  local tat = tonumber(redis.call("GET", KEYS[i]) or 0)
+  if tat < now then tat = now end
+  out[4 + i] = tat - now
+end
+return out
+`)
+
+// replicaNow is the replica's clock, used only to name candidate periods.
+func (m *RedisMeter) replicaNow() time.Time {
+	if m.clientNow != nil {
+		return m.clientNow()
+	}
+	return time.Now()
+}
+
+// planKeys returns the keys of planAdmitScript and planReportScript for
+// keyID under plan, and the day and month names of the candidates.
+func (m *RedisMeter) planKeys(keyID string, plan *Plan) (keys []string, days, months [3]string) {
+	n := len(plan.RateLimits)
+	keys = make([]string, n+9)
+	for i, rl := range plan.RateLimits {
+		keys[i] = Key(keyID, "rl", rl.tag())
+	}
+	t := m.replicaNow()
+	for i := range 3 {
+		day, month := dayStart(t, i-1), monthStart(t, i-1)
+		days[i], months[i] = dayPeriod(day), period(month)
+		keys[n+i] = Key(keyID, "usage", days[i])
+		keys[n+3+i] = Key(keyID, "usage", months[i])
+		keys[n+6+i] = Key(keyID, "tools", months[i])
+	}
+	return keys, days, months
+}
+
+// AdmitCall checks every rate limit and quota of c.Plan and, when all
+// allow, applies every rate limit and adds c.Cost to the day and month
+// counters and to the month's per-tool counters, in one atomic script
+// (one round trip) with the time from Redis TIME. When any limit refuses,
+// nothing changes and the Decision says which limit refused and when to
+// retry: the longest wait over the refusing limits, which for a quota is
+// the end of its period. An invalid call is an error before any Redis
+// access; Redis failures are wrapped with [ErrUnavailable].
+func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
+	if err := c.validate(); err != nil {
+		return Decision{}, err
+	}
+	n := len(c.Plan.RateLimits)
+	keys, days, months := m.planKeys(c.KeyID, c.Plan)
+	args := make([]any, 0, 2*n+14)
+	args = append(args, m.serverClock(), n)
+	for _, rl := range c.Plan.RateLimits {
+		args = append(args, rl.p.interval, rl.p.tau)
+	}
+	args = append(args,
+		c.Plan.quota(PeriodDay), c.Plan.quota(PeriodMonth), c.Cost, c.Tool,
+		int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second),
+		days[0], days[1], days[2], months[0], months[1], months[2])
+	r, err := planAdmitScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
+	if err != nil {
+		return Decision{}, fmt.Errorf("%w: admitting key_id %s: %w", ErrUnavailable, c.KeyID, err)
+	}
+	if len(r) != 6+n {
+		return Decision{}, fmt.Errorf("%w: admitting key_id %s: script returned %d values, want %d", ErrUnavailable, c.KeyID, len(r), 6+n)
+	}
+	s := callState{now: r[1], rel: r[6:], dayUsed: r[4], monthUsed: r[5]}
+	return decide(c, s, r[0] == 1), nil
+}
+
+// Refund gives back what an allowed call was charged: d.Cost units from
+// the day and month counters of d.At and one call and d.Cost units from
+// the tool's counters, never going below zero. It is for counting policy
+// [CountSuccess]; call it once per refunded call. Rate limits are not
+// refunded: a failed call still used upstream capacity, and refunding it
+// would let a failing upstream be retried at full speed. A refused or
+// Degraded decision needs no refund here (an OutageMeter refunds its own).
+// Redis failures are wrapped with [ErrUnavailable].
+func (m *RedisMeter) Refund(ctx context.Context, c Call, d Decision) error {
+	if !d.Allowed || d.Degraded {
+		return nil
+	}
+	if !validKeyID(c.KeyID) {
+		return fmt.Errorf("%w: %q", ErrInvalidKeyID, c.KeyID)
+	}
+	return m.adjust(ctx, c.KeyID, c.Tool, d.At, -d.Cost, -1)
+}
+
+// adjust runs adjustScript for the periods containing at.
+func (m *RedisMeter) adjust(ctx context.Context, keyID, tool string, at time.Time, cost, calls int64) error {
+	k := keysAt(keyID, at)
+	err := adjustScript.Run(ctx, m.rdb, []string{k.day, k.month, k.tools},
+		cost, calls, tool, int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second)).Err()
+	if err != nil {
+		return fmt.Errorf("%w: adjusting counters of key_id %s: %w", ErrUnavailable, keyID, err)
+	}
+	return nil
+}
+
+// Report reads keyID's usage under plan: each rate limit's state, the
+// current day's and month's units against the plan's quotas, and the
+// month's per-tool counts, at Redis TIME, in one round trip. Redis
+// failures are wrapped with [ErrUnavailable].
+func (m *RedisMeter) Report(ctx context.Context, keyID string, plan *Plan) (Report, error) {
+	if !validKeyID(keyID) {
+		return Report{}, fmt.Errorf("%w: %q", ErrInvalidKeyID, keyID)
+	}
+	keys, days, months := m.planKeys(keyID, plan)
+	n := len(plan.RateLimits)
+	r, err := planReportScript.Run(ctx, m.rdb, keys, m.serverClock(), n,
+		days[0], days[1], days[2], months[0], months[1], months[2]).Slice()
+	if err != nil {
+		return Report{}, fmt.Errorf("%w: reading usage of key_id %s: %w", ErrUnavailable, keyID, err)
+	}
+	if len(r) != 4+n {
+		return Report{}, fmt.Errorf("%w: reading usage of key_id %s: script returned %d values, want %d", ErrUnavailable, keyID, len(r), 4+n)
+	}
+	ints := make([]int64, 0, 3+n)
+	for i, v := range r {
+		if i == 3 {
+			continue
+		}
+		x, ok := v.(int64)
+		if !ok {
+			return Report{}, fmt.Errorf("%w: reading usage of key_id %s: value %d is %T", ErrUnavailable, keyID, i, v)
+		}
+		ints = append(ints, x)
+	}
+	hash, _ := r[3].([]any)
+	s := callState{now: ints[0], dayUsed: ints[1], monthUsed: ints[2], rel: ints[3:]}
+	return buildReport(keyID, plan, s, parseHash(hash)), nil
+}
+
+// RecordEvent appends e to the event stream (see [Event] for the record
+// format), trimming the stream to about Options.EventMaxLen entries. A
+// zero e.Time is the replica's clock. It does nothing when events are off
+// (EventMaxLen < 0). Redis failures are wrapped with [ErrUnavailable].
+func (m *RedisMeter) RecordEvent(ctx context.Context, e Event) error {
+	if m.eventMaxLen < 0 {
+		return nil
+	}
+	if e.Time.IsZero() {
+		e.Time = m.replicaNow()
+	}
+	err := m.rdb.XAdd(ctx, &redis.XAddArgs{
+		Stream: m.eventStream,
+		MaxLen: m.eventMaxLen,
+		Approx: true,
+		Values: e.values(),
+	}).Err()
+	if err != nil {
+		return fmt.Errorf("%w: recording event of key_id %s: %w", ErrUnavailable, e.KeyID, err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package metering
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRedisPlanKeysAndTTLs checks the exact keys one AdmitCall writes, all
+// under the caller's {keyID} hash tag, and their expiry.
+func TestRedisPlanKeysAndTTLs(t *testing.T) {
+	c := testRedis(t)
+	id := newKeyID(t, c)
+	m := NewRedis(c, Options{})
+	clk := newFakeClock(testStart)
+	m.serverNow, m.clientNow = clk.Now, clk.Now
+	p := mustParsePlans(t, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_minute: 60, per_hour: 600}\n    quotas: {day: 10}\n").Plan("p")
+	mustAdmitCall(t, m, Call{KeyID: id, Plan: p, Tool: "equities_quote", Cost: 2})
+
+	ctx := context.Background()
+	tag := "restmcp:{" + id + "}:"
+	for _, k := range []struct {
+		key        string
+		value      string
+		ttlMin     time.Duration
+		ttlMax     time.Duration
+		hashFields map[string]string
+	}{
+		{key: tag + "rl:60s", value: itoa(testStart.UnixMicro() + 1_000_000), ttlMin: 0, ttlMax: time.Second},
+		{key: tag + "rl:3600s", value: itoa(testStart.UnixMicro() + 6_000_000), ttlMin: 5 * time.Second, ttlMax: 6 * time.Second},
+		{key: tag + "usage:20261115", value: "2", ttlMin: DayUsageTTL - time.Minute, ttlMax: DayUsageTTL},
+		{key: tag + "usage:202611", value: "2", ttlMin: UsageTTL - time.Minute, ttlMax: UsageTTL},
+		{key: tag + "tools:202611", hashFields: map[string]string{"calls:equities_quote": "1", "cost:equities_quote": "2"}, ttlMin: UsageTTL - time.Minute, ttlMax: UsageTTL},
+	} {
+		if k.hashFields != nil {
+			got := c.HGetAll(ctx, k.key).Val()
+			if len(got) != len(k.hashFields) || got["calls:equities_quote"] != "1" || got["cost:equities_quote"] != "2" {
+				t.Errorf("HGETALL %s = %v, want %v", k.key, got, k.hashFields)
+			}
+		} else if got := c.Get(ctx, k.key).Val(); got != k.value {
+			t.Errorf("GET %s = %q, want %q", k.key, got, k.value)
+		}
+		if ttl := c.PTTL(ctx, k.key).Val(); ttl <= k.ttlMin || ttl > k.ttlMax {
+			t.Errorf("PTTL %s = %v, want in (%v, %v]", k.key, ttl, k.ttlMin, k.ttlMax)
+		}
+	}
+	if keys := c.Keys(ctx, Key(id, "*")).Val(); len(keys) != 5 {
+		t.Errorf("keys of %s = %q, want exactly the five above", id, keys)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestRedisPlanMonthFromRedisTime checks that the day and month are
+// Redis's, not the replica's, and that a replica more than a month off is
+// an error rather than a count in the wrong period.
+func TestRedisPlanMonthFromRedisTime(t *testing.T) {
+	c := testRedis(t)
+	id := newKeyID(t, c)
+	m := NewRedis(c, Options{})
+	replica := newFakeClock(time.Date(2026, time.November, 30, 23, 59, 58, 0, time.UTC))
+	server := newFakeClock(time.Date(2026, time.December, 1, 0, 0, 1, 0, time.UTC))
+	m.clientNow, m.serverNow = replica.Now, server.Now
+	p := PlansFromOptions(Options{}).Default()
+
+	if d := mustAdmitCall(t, m, Call{KeyID: id, Plan: p, Tool: "t", Cost: 1}); !d.Allowed || !d.At.Equal(server.Now()) {
+		t.Fatalf("got %+v, want allowed at Redis's time", d)
+	}
+	ctx := context.Background()
+	for _, k := range []string{"usage:20261201", "usage:202612", "tools:202612"} {
+		if c.Exists(ctx, Key(id, k)).Val() != 1 {
+			t.Errorf("%s missing", Key(id, k))
+		}
+	}
+	if r := mustReport(t, m, id, p); r.Periods[0].Name != "20261201" || r.Periods[0].Used != 1 {
+		t.Errorf("Report = %+v, want December 1 with 1 used", r.Periods)
+	}
+	server.Advance(45 * 24 * time.Hour)
+	if _, err := m.AdmitCall(ctx, Call{KeyID: id, Plan: p, Tool: "t", Cost: 1}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "more than a month apart") {
+		t.Errorf("AdmitCall with a 6-week skew: %v, want ErrUnavailable about the clocks", err)
+	}
+	if _, err := m.Report(ctx, id, p); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Report with a 6-week skew: %v, want ErrUnavailable", err)
+	}
+}
+
+// TestLuaYMD checks the scripts' day calendar against Go's around every
+// day of four years, leap days included, and at century boundaries.
+func TestLuaYMD(t *testing.T) {
+	c := testRedis(t)
+	var secs []any
+	var want []string
+	add := func(tm time.Time) {
+		secs = append(secs, tm.Unix())
+		want = append(want, dayPeriod(tm))
+	}
+	for d := time.Date(2027, time.December, 30, 0, 0, 0, 0, time.UTC); d.Year() < 2032; d = d.AddDate(0, 0, 1) {
+		add(d.Add(-time.Second))
+		add(d)
+	}
+	for _, y := range []int{1970, 2000, 2100, 2199} {
+		add(time.Date(y, time.February, 28, 23, 59, 59, 0, time.UTC))
+		add(time.Date(y, time.March, 1, 0, 0, 0, 0, time.UTC))
+	}
+	script := luaPrelude + `
+local out = {}
+for i = 1, #ARGV do
+  local y, m, d = ymd(tonumber(ARGV[i]))
+  out[i] = string.format("%04d%02d%02d", y, m, d)
+end
+return out
+`
+	got, err := c.Eval(context.Background(), script, nil, secs...).StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("ymd(%d) = %s, want %s", secs[i], got[i], want[i])
+		}
+	}
+}
