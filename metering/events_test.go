@@ -1,0 +1,93 @@
+package metering
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestRedisRecordEvent checks the stream record's fields exactly, and that
+// the stream is capped.
+func TestRedisRecordEvent(t *testing.T) {
+	c := testRedis(t)
+	id := newKeyID(t, c)
+	stream := Key(id, "events") // removed with the test's keys
+	m := NewRedis(c, Options{EventStream: stream, EventMaxLen: 100})
+	ctx := context.Background()
+	e := Event{KeyID: "9f86d081884c", Plan: "pro", Tool: "etfs_top_holdings", Cost: 5, Outcome: OutcomeUpstreamError,
+		UpstreamStatus: 503, Latency: 12345678 * time.Nanosecond, Bytes: 2048,
+		Time: time.Date(2026, time.November, 15, 13, 0, 0, 123456789, time.FixedZone("CET", 3600))}
+	if err := m.RecordEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := c.XRange(ctx, stream, "-", "+").Result()
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("XRANGE = %v, %v; want one entry", msgs, err)
+	}
+	want := map[string]any{
+		"key_id": "9f86d081884c", "plan": "pro", "tool": "etfs_top_holdings", "cost": "5",
+		"outcome": "upstream_error", "upstream_status": "503", "latency_ms": "12.345", "bytes": "2048",
+		"time": "2026-11-15T12:00:00.123456789Z",
+	}
+	if diff := cmp.Diff(want, msgs[0].Values); diff != "" {
+		t.Errorf("event fields (-want +got):\n%s", diff)
+	}
+
+	// Field order is part of the format.
+	raw, err := c.Do(ctx, "XRANGE", stream, "-", "+").Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := raw[0].([]any)[1].([]any)
+	var names []string
+	for i := 0; i < len(fields); i += 2 {
+		names = append(names, fields[i].(string))
+	}
+	if diff := cmp.Diff([]string{"key_id", "plan", "tool", "cost", "outcome", "upstream_status", "latency_ms", "bytes", "time"}, names); diff != "" {
+		t.Errorf("field order (-want +got):\n%s", diff)
+	}
+
+	// MAXLEN ~ 100: Redis trims whole macro nodes (100 entries each by
+	// default), so the stream holds between 100 and 200 entries.
+	for range 1000 {
+		if err := m.RecordEvent(ctx, Event{KeyID: "k", Outcome: OutcomeOK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.XLen(ctx, stream).Val(); n < 100 || n > 200 {
+		t.Errorf("XLEN after 1001 events with MaxLen 100 = %d, want 100..200", n)
+	}
+}
+
+func TestRedisRecordEventDisabledAndDefaults(t *testing.T) {
+	c := testRedis(t)
+	id := newKeyID(t, c)
+	stream := Key(id, "events")
+	m := NewRedis(c, Options{EventStream: stream, EventMaxLen: -1})
+	if err := m.RecordEvent(context.Background(), Event{KeyID: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Exists(context.Background(), stream).Val(); n != 0 {
+		t.Errorf("events off: the stream exists")
+	}
+	if d := NewRedis(c, Options{}); d.eventStream != "restmcp:events" || d.eventMaxLen != 1_000_000 {
+		t.Errorf("defaults = %q, %d; want restmcp:events, 1000000", d.eventStream, d.eventMaxLen)
+	}
+}
+
+func TestMemoryRecordEvent(t *testing.T) {
+	clk := newFakeClock(testStart)
+	m := NewMemory(Options{Now: clk.Now, EventMaxLen: 3})
+	for i := range 5 {
+		_ = m.RecordEvent(context.Background(), Event{KeyID: "k", Cost: int64(i)})
+	}
+	got := m.Events()
+	if len(got) != 3 || got[0].Cost != 2 || got[2].Cost != 4 || !got[0].Time.Equal(testStart) {
+		t.Errorf("Events() = %+v, want the last three (cost 2, 3, 4) at the clock's time", got)
+	}
+	if off := NewMemory(Options{EventMaxLen: -1}); off.RecordEvent(context.Background(), Event{}) != nil || len(off.Events()) != 0 {
+		t.Errorf("events off: kept %d", len(off.Events()))
+	}
+}
