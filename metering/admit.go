@@ -58,6 +58,7 @@ type PlanMeter interface {
 var (
 	_ PlanMeter = (*RedisMeter)(nil)
 	_ PlanMeter = (*MemoryMeter)(nil)
+	_ PlanMeter = (*OutageMeter)(nil)
 )
 
 // callState is what a store holds for one call before it is applied, in
