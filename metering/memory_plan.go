@@ -23,7 +23,7 @@ func (m *MemoryMeter) AdmitCall(_ context.Context, c Call) (Decision, error) {
 	ok := s.allows(c.Plan, c.Cost)
 	if ok {
 		for i, rl := range c.Plan.RateLimits {
-			m.rtat[rateEntry{c.KeyID, rl.tag()}] = now + s.rel[i] + rl.p.interval
+			m.rtat[rateEntry{c.KeyID, rl.tag}] = now + s.rel[i] + rl.p.interval
 		}
 		if c.Cost > 0 {
 			m.usage[day] += c.Cost
@@ -49,7 +49,7 @@ func (m *MemoryMeter) AdmitCall(_ context.Context, c Call) (Decision, error) {
 func (m *MemoryMeter) state(keyID string, plan *Plan, now int64, day, month usageEntry) callState {
 	s := callState{now: now, rel: make([]int64, len(plan.RateLimits)), dayUsed: m.usage[day], monthUsed: m.usage[month]}
 	for i, rl := range plan.RateLimits {
-		if tat := m.rtat[rateEntry{keyID, rl.tag()}]; tat > now {
+		if tat := m.rtat[rateEntry{keyID, rl.tag}]; tat > now {
 			s.rel[i] = tat - now
 		}
 	}

@@ -108,11 +108,9 @@ type RateLimit struct {
 	// milliseconds.
 	Window time.Duration
 
-	p params
+	p   params
+	tag string // windowTag(Window): the state's key is Key(keyID, "rl", tag)
 }
-
-// tag names the limit's state in Redis: Key(keyID, "rl", tag).
-func (rl RateLimit) tag() string { return windowTag(rl.Window) }
 
 // windowTag names a rate limit's window in its Redis key: whole seconds
 // as "60s", anything else in milliseconds as "1500ms". Limits of the same
@@ -323,7 +321,7 @@ func PlansFromOptions(opts Options) *Plans {
 		if w <= 0 {
 			w = DefaultWindow
 		}
-		p.RateLimits = []RateLimit{{Name: "rate", Limit: rp.limit, Window: w, p: rp}}
+		p.RateLimits = []RateLimit{{Name: "rate", Limit: rp.limit, Window: w, p: rp, tag: windowTag(w)}}
 	}
 	return &Plans{
 		DefaultPlan: p.Name,
@@ -766,7 +764,7 @@ func (pr *plansParser) plan(name string, raw planYAML) *Plan {
 			}
 			p.RateLimits = append(p.RateLimits, RateLimit{
 				Name: l.name, Limit: *l.limit, Window: l.window,
-				p: Options{Limit: *l.limit, Window: l.window}.resolve(),
+				p: Options{Limit: *l.limit, Window: l.window}.resolve(), tag: windowTag(l.window),
 			})
 		}
 	}

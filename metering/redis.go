@@ -71,20 +71,14 @@ local function usage_key(now, k, a)
   return nil
 end
 
--- ymd returns the calendar date (UTC) of a Unix time in seconds.
-local function ymd(secs)
-  local z = math.floor(secs / 86400) + 719468
-  local era = math.floor(z / 146097)
-  local doe = z - era * 146097
-  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-  local y = yoe + era * 400
-  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-  local mp = math.floor((5 * doy + 2) / 153)
-  local d = doy - math.floor((153 * mp + 2) / 5) + 1
-  local m = mp + 3
-  if mp >= 10 then m = mp - 9 end
-  if m <= 2 then y = y + 1 end
-  return y, m, d
+-- pick returns i (0..2) such that ARGV[a+i] <= now < ARGV[a+i+1]: which
+-- of three consecutive candidate periods, given by their boundaries in µs,
+-- holds now; nil when none does.
+local function pick(now, a)
+  for i = 0, 2 do
+    if tonumber(ARGV[a + i]) <= now and now < tonumber(ARGV[a + i + 1]) then return i end
+  end
+  return nil
 end
 
 local skew_error = "ERR restmcp: replica clock and Redis TIME are more than a month apart"

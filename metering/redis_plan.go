@@ -27,8 +27,13 @@ import (
 //	ARGV[b+2]            cost, units
 //	ARGV[b+3]            tool name
 //	ARGV[b+4], ARGV[b+5] day and month counter TTL, s
-//	ARGV[b+6..b+8]       yyyymmdd of the day candidates
-//	ARGV[b+9..b+11]      yyyymm of the month candidates
+//	ARGV[b+6..b+9]       starts of the previous, current, next day and the
+//	                     day after, µs: day candidate i holds [ARGV[b+6+i], ARGV[b+7+i])
+//	ARGV[b+10..b+13]     the same for the months
+//
+// Choosing the period by comparing Redis TIME with boundaries computed by
+// the client (exact calendar arithmetic in Go) costs far less per call than
+// a calendar in Lua.
 //
 // It returns {allowed, now µs, day index, month index, day units used,
 // month units used, rel_1 … rel_n}, the state before the call, where
@@ -38,14 +43,7 @@ var planAdmitScript = redis.NewScript(luaPrelude + `
 local now = now_us(ARGV[1])
 local n = tonumber(ARGV[2])
 local b = 3 + 2 * n
-local y, m, d = ymd(math.floor(now / 1000000))
-local dname = string.format("%04d%02d%02d", y, m, d)
-local mname = string.format("%04d%02d", y, m)
-local di, mi
-for i = 0, 2 do
-  if ARGV[b + 6 + i] == dname then di = i end
-  if ARGV[b + 9 + i] == mname then mi = i end
-end
+local di, mi = pick(now, b + 6), pick(now, b + 10)
 if not di or not mi then return redis.error_reply(skew_error) end
 local dkey, mkey, tkey = KEYS[n + 1 + di], KEYS[n + 4 + mi], KEYS[n + 7 + mi]
 local cost = tonumber(ARGV[b + 2])
@@ -125,22 +123,15 @@ return 1
 //	KEYS        as planAdmitScript
 //	ARGV[1]     "" (use Redis TIME) or now in µs (tests only)
 //	ARGV[2]     n, the number of rate limits
-//	ARGV[3..5]  yyyymmdd of the day candidates
-//	ARGV[6..8]  yyyymm of the month candidates
+//	ARGV[3..6]  day boundaries, as planAdmitScript's ARGV[b+6..b+9]
+//	ARGV[7..10] month boundaries
 //
 // It returns {now µs, day units, month units, HGETALL of the month's
 // per-tool hash, rel_1 … rel_n}.
 var planReportScript = redis.NewScript(luaPrelude + `
 local now = now_us(ARGV[1])
 local n = tonumber(ARGV[2])
-local y, m, d = ymd(math.floor(now / 1000000))
-local dname = string.format("%04d%02d%02d", y, m, d)
-local mname = string.format("%04d%02d", y, m)
-local di, mi
-for i = 0, 2 do
-  if ARGV[3 + i] == dname then di = i end
-  if ARGV[6 + i] == mname then mi = i end
-end
+local di, mi = pick(now, 3), pick(now, 7)
 if not di or not mi then return redis.error_reply(skew_error) end
 local out = {now,
   tonumber(redis.call("GET", KEYS[n + 1 + di]) or 0),
@@ -163,20 +154,23 @@ func (m *RedisMeter) replicaNow() time.Time {
 }
 
 // planKeys returns the keys of planAdmitScript and planReportScript for
-// keyID under plan, and the day and month names of the candidates.
-func (m *RedisMeter) planKeys(keyID string, plan *Plan) (keys []string, days, months [3]string) {
+// keyID under plan, and the boundaries of the candidate days and months
+// (µs since the epoch).
+func (m *RedisMeter) planKeys(keyID string, plan *Plan) (keys []string, days, months [4]int64) {
 	n := len(plan.RateLimits)
 	keys = make([]string, n+9)
 	for i, rl := range plan.RateLimits {
-		keys[i] = Key(keyID, "rl", rl.tag())
+		keys[i] = Key(keyID, "rl", rl.tag)
 	}
 	t := m.replicaNow()
-	for i := range 3 {
+	for i := range 4 {
 		day, month := dayStart(t, i-1), monthStart(t, i-1)
-		days[i], months[i] = dayPeriod(day), period(month)
-		keys[n+i] = Key(keyID, "usage", days[i])
-		keys[n+3+i] = Key(keyID, "usage", months[i])
-		keys[n+6+i] = Key(keyID, "tools", months[i])
+		days[i], months[i] = day.UnixMicro(), month.UnixMicro()
+		if i < 3 {
+			keys[n+i] = Key(keyID, "usage", dayPeriod(day))
+			keys[n+3+i] = Key(keyID, "usage", period(month))
+			keys[n+6+i] = Key(keyID, "tools", period(month))
+		}
 	}
 	return keys, days, months
 }
@@ -195,7 +189,7 @@ func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	}
 	n := len(c.Plan.RateLimits)
 	keys, days, months := m.planKeys(c.KeyID, c.Plan)
-	args := make([]any, 0, 2*n+14)
+	args := make([]any, 0, 2*n+16)
 	args = append(args, m.serverClock(), n)
 	for _, rl := range c.Plan.RateLimits {
 		args = append(args, rl.p.interval, rl.p.tau)
@@ -203,7 +197,7 @@ func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	args = append(args,
 		c.Plan.quota(PeriodDay), c.Plan.quota(PeriodMonth), c.Cost, c.Tool,
 		int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second),
-		days[0], days[1], days[2], months[0], months[1], months[2])
+		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3])
 	r, err := planAdmitScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("%w: admitting key_id %s: %w", ErrUnavailable, c.KeyID, err)
@@ -255,7 +249,7 @@ func (m *RedisMeter) Report(ctx context.Context, keyID string, plan *Plan) (Repo
 	keys, days, months := m.planKeys(keyID, plan)
 	n := len(plan.RateLimits)
 	r, err := planReportScript.Run(ctx, m.rdb, keys, m.serverClock(), n,
-		days[0], days[1], days[2], months[0], months[1], months[2]).Slice()
+		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3]).Slice()
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: reading usage of key_id %s: %w", ErrUnavailable, keyID, err)
 	}

@@ -3,6 +3,7 @@ package metering
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,39 +88,30 @@ func TestRedisPlanMonthFromRedisTime(t *testing.T) {
 	}
 }
 
-// TestLuaYMD checks the scripts' day calendar against Go's around every
-// day of four years, leap days included, and at century boundaries.
-func TestLuaYMD(t *testing.T) {
+// TestLuaPick checks the scripts' choice of period at and around its
+// boundaries, to the microsecond.
+func TestLuaPick(t *testing.T) {
 	c := testRedis(t)
-	var secs []any
-	var want []string
-	add := func(tm time.Time) {
-		secs = append(secs, tm.Unix())
-		want = append(want, dayPeriod(tm))
-	}
-	for d := time.Date(2027, time.December, 30, 0, 0, 0, 0, time.UTC); d.Year() < 2032; d = d.AddDate(0, 0, 1) {
-		add(d.Add(-time.Second))
-		add(d)
-	}
-	for _, y := range []int{1970, 2000, 2100, 2199} {
-		add(time.Date(y, time.February, 28, 23, 59, 59, 0, time.UTC))
-		add(time.Date(y, time.March, 1, 0, 0, 0, 0, time.UTC))
-	}
 	script := luaPrelude + `
 local out = {}
-for i = 1, #ARGV do
-  local y, m, d = ymd(tonumber(ARGV[i]))
-  out[i] = string.format("%04d%02d%02d", y, m, d)
+for i = 5, #ARGV do
+  local p = pick(tonumber(ARGV[i]), 1)
+  if p == nil then p = -1 end
+  out[#out + 1] = p
 end
 return out
 `
-	got, err := c.Eval(context.Background(), script, nil, secs...).StringSlice()
+	b := []int64{1_000_000, 2_000_000, 3_000_000, 4_000_000}
+	nows := []int64{999_999, 1_000_000, 1_999_999, 2_000_000, 3_999_999, 4_000_000}
+	args := []any{b[0], b[1], b[2], b[3]}
+	for _, n := range nows {
+		args = append(args, n)
+	}
+	got, err := c.Eval(context.Background(), script, nil, args...).Int64Slice()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("ymd(%d) = %s, want %s", secs[i], got[i], want[i])
-		}
+	if want := []int64{-1, 0, 0, 1, 2, -1}; !slices.Equal(got, want) {
+		t.Errorf("pick = %v, want %v", got, want)
 	}
 }

@@ -1,0 +1,85 @@
+package metering
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkPlanAdmit measures AdmitCall against the real Redis with a
+// realistic plan (two rate limits, day and month quotas, a per-tool cost),
+// from many goroutines at once over 64 keys, every call admitted. It
+// reports throughput and the latency percentiles of single admissions
+// (one EVALSHA round trip each):
+//
+//	go test -run '^$' -bench PlanAdmit -benchtime 5s ./metering/
+func BenchmarkPlanAdmit(b *testing.B) {
+	c := testRedis(b)
+	m := NewRedis(c, Options{})
+	p := mustParsePlansB(b, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_second: 1000000000, per_minute: 1000000000}\n    quotas: {day: 1000000000000, month: 1000000000000}\n    costs: {heavy: 3}\n").Plan("p")
+	ids := make([]string, 64)
+	for i := range ids {
+		ids[i] = newKeyID(b, c)
+	}
+	for _, par := range []int{1, 8, 32} {
+		b.Run(map[int]string{1: "parallel-2", 8: "parallel-16", 32: "parallel-64"}[par], func(b *testing.B) {
+			var next atomic.Int64
+			var mu sync.Mutex
+			var lat []time.Duration
+			b.SetParallelism(par)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				own := make([]time.Duration, 0, 1024)
+				id := ids[next.Add(1)%int64(len(ids))]
+				call := Call{KeyID: id, Plan: p, Tool: "heavy", Cost: 3}
+				for pb.Next() {
+					start := time.Now()
+					d, err := m.AdmitCall(context.Background(), call)
+					own = append(own, time.Since(start))
+					if err != nil || !d.Allowed {
+						b.Errorf("AdmitCall = %+v, %v", d, err)
+						return
+					}
+				}
+				mu.Lock()
+				lat = append(lat, own...)
+				mu.Unlock()
+			})
+			b.StopTimer()
+			slices.Sort(lat)
+			if len(lat) > 0 {
+				pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
+				b.ReportMetric(pct(0.50), "p50-µs")
+				b.ReportMetric(pct(0.99), "p99-µs")
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "admissions/s")
+		})
+	}
+}
+
+// BenchmarkMemoryPlanAdmit is the in-memory baseline.
+func BenchmarkMemoryPlanAdmit(b *testing.B) {
+	m := NewMemory(Options{})
+	p := mustParsePlansB(b, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_second: 1000000000, per_minute: 1000000000}\n    quotas: {day: 1000000000000, month: 1000000000000}\n").Plan("p")
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := m.AdmitCall(context.Background(), Call{KeyID: "bench", Plan: p, Tool: "t", Cost: 1}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "admissions/s")
+}
+
+func mustParsePlansB(b *testing.B, yaml string) *Plans {
+	b.Helper()
+	ps, err := ParsePlans([]byte(yaml), "bench.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ps
+}
