@@ -37,6 +37,10 @@ func main() {
 	}
 }
 
+// version is restmcp's own version: the MCP serverInfo version and the
+// upstream User-Agent (restmcp/<version>).
+const version = "0.1.0"
+
 // errUsage marks an error whose message was already printed.
 var errUsage = errors.New("usage")
 

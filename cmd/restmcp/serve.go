@@ -66,7 +66,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	srv, err := adapter.New(adapter.Options{
 		Tools:            doc.Tools,
 		Name:             "restmcp",
-		Version:          doc.Version,
+		Version:          version,
 		Instructions:     doc.Description,
 		MCPPath:          cfg.MCPPath,
 		Meter:            meter,
