@@ -1,5 +1,6 @@
 // Package metering decides whether one MCP tools/call may proceed for an API
-// key, and counts the calls it admits.
+// key under its plan, and counts what it admits: plans, the key registry,
+// rate limits and quotas, usage read-out and usage events.
 //
 // Its main type is [Meter], implemented by [RedisMeter] (shared by every
 // replica, one atomic Lua script per call) and [MemoryMeter] (one process,
@@ -35,21 +36,59 @@
 // expire [UsageTTL] after their first call, so Redis does not grow forever
 // and last month's counter stays readable throughout the following month.
 //
+// # Plans
+//
+// A plans file ([LoadPlans], [ParsePlans]) gives each plan several rate
+// limits (per second, minute, hour; each a GCRA as above), quotas of cost
+// units per calendar day and month (UTC), the tools it allows (globs,
+// tag: patterns and ! negations, last match wins; [Plan.Allows]), per-tool
+// costs ([Plan.Cost]) and an upgrade message and URL; and, at the top,
+// default_plan, key_mode (registry | open), counting (admitted | success),
+// outage (fail_closed | fail_open) and static keys. [PlansFromOptions] is
+// the single implicit plan of a deployment without a plans file. The plain
+// [Meter] API (Admit, Usage) is that plan's older form and keeps working.
+//
+// # Plan-aware admission
+//
+// [PlanMeter].AdmitCall admits one tools/call under its plan in one atomic
+// Lua script (one round trip, time from Redis TIME): it checks every rate
+// limit and quota, and only when all allow it applies every limit and adds
+// the call's cost to the day and month counters and to the month's
+// per-tool counters. A refusal changes nothing and carries the exact
+// Retry-After (the longest over the refusing limits; for a quota, the end
+// of its period) and the refusing limit's name; every Decision carries the
+// most restrictive limit for the RateLimit headers. Refund gives a call's
+// cost back for counting policy success (rate limits are not refunded).
+// Report reads a key's usage; RecordEvent appends a usage [Event] to a
+// capped stream. [MemoryMeter] has the same semantics on an injectable
+// clock. [OutageMeter] applies the outage policy; [Registry] maps API keys
+// to plans.
+//
 // # Redis key layout
 //
 // Every key is built by [Key] and starts with [KeyPrefix]; all keys of one
-// caller share the hash tag {keyID}, so the multi-key script runs on Redis
+// caller share the hash tag {keyID}, so the multi-key scripts run on Redis
 // Cluster:
 //
-//	restmcp:{<keyID>}:rl               GCRA state: theoretical arrival time, µs since the Unix epoch; PX ≤ Window
-//	restmcp:{<keyID>}:usage:<yyyymm>   admitted calls in that calendar month (UTC); EX UsageTTL
+//	restmcp:{<keyID>}:rl                 Admit's GCRA state: theoretical arrival time, µs since the Unix epoch; PX ≤ Window
+//	restmcp:{<keyID>}:usage:<yyyymm>     Admit: admitted calls; AdmitCall: cost units, that calendar month (UTC); EX UsageTTL
+//	restmcp:{<keyID>}:rl:<window>        AdmitCall's GCRA state of one rate limit, window "1s", "60s", "3600s"; PX ≤ window
+//	restmcp:{<keyID>}:usage:<yyyymmdd>   cost units that day (UTC); EX DayUsageTTL
+//	restmcp:{<keyID>}:tools:<yyyymm>     hash: calls:<tool> and cost:<tool> that month; EX UsageTTL
+//	restmcp:{<keyID>}:key                registry record (hash): sha256, key_id, plan, status, label, created, revoked
+//	restmcp:keys                         set of registry key ids (RegistryOptions.IndexKey)
+//	restmcp:events                       usage event stream (Options.EventStream), MAXLEN ~ Options.EventMaxLen
 //
-// keyID is a short hash of the API key, never the key itself.
+// keyID is a short hash of the API key (the first 12 hex digits of its
+// SHA-256), never the key itself; the registry stores only the full
+// SHA-256.
 //
 // # Errors
 //
 // A Redis failure is returned, wrapped with [ErrUnavailable], and never
-// panics; the caller answers 503 or fails open by policy.
+// panics; the caller answers 503 or fails open by policy ([OutageMeter]).
+// The registry's errors are [ErrUnknownKey], [ErrRevokedKey],
+// [ErrUnknownPlan], [ErrStaticKey] and [ErrNoRegistry].
 //
 // # Imports
 //

@@ -56,14 +56,22 @@ const (
 //	                 digits, trailing zeros dropped (Go's time.RFC3339Nano):
 //	                 "2026-11-15T12:00:00.1234Z", "2026-11-15T12:00:00Z"
 type Event struct {
-	KeyID          string
-	Plan           string
-	Tool           string
-	Cost           int64
-	Outcome        Outcome
+	// KeyID is the caller's key id, never the key.
+	KeyID string
+	// Plan names the caller's plan; may be empty.
+	Plan string
+	// Tool is the MCP tool name.
+	Tool string
+	// Cost is the units charged: Decision.Cost, or 0 when refunded.
+	Cost int64
+	// Outcome classifies how the call ended.
+	Outcome Outcome
+	// UpstreamStatus is the upstream's HTTP status; 0 when none arrived.
 	UpstreamStatus int
-	Latency        time.Duration
-	Bytes          int64
+	// Latency is the call's duration, kept to the microsecond.
+	Latency time.Duration
+	// Bytes is the size of the upstream response body read.
+	Bytes int64
 	// Time is when the call started; zero means the meter's clock at
 	// RecordEvent.
 	Time time.Time

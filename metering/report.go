@@ -64,8 +64,10 @@ type PeriodUsage struct {
 // ToolUsage counts one tool's admitted calls (net of refunds) and their
 // cost units in a period.
 type ToolUsage struct {
+	// Calls is the number of admitted calls.
 	Calls int64 `json:"calls"`
-	Cost  int64 `json:"cost"`
+	// Cost is the number of cost units they were charged.
+	Cost int64 `json:"cost"`
 }
 
 // buildReport assembles a Report from what a store read: the state before

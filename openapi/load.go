@@ -102,7 +102,7 @@ type source struct {
 	httpDir string   // http(s): URL of the root document's folder, ending in "/"
 }
 
-func newSource(location string) (*source, error) {
+func newSource(location, refRoot string) (*source, error) {
 	s := &source{name: location}
 	switch {
 	case location == "":
@@ -128,6 +128,16 @@ func newSource(location string) (*source, error) {
 		}
 		s.url = &url.URL{Path: filepath.ToSlash(abs)}
 		s.dir = filepath.Dir(abs)
+		if refRoot != "" {
+			root, err := filepath.Abs(refRoot)
+			if err != nil {
+				return nil, err
+			}
+			if rel, err := filepath.Rel(root, s.dir); err != nil || strings.HasPrefix(rel, "..") {
+				return nil, fmt.Errorf("ref root %s does not contain the document", refRoot)
+			}
+			s.dir = root
+		}
 	}
 	return s, nil
 }
@@ -197,8 +207,8 @@ func (s *source) confine(u *url.URL) error {
 	p := filepath.Clean(filepath.FromSlash(u.Path))
 	rel, err := filepath.Rel(s.dir, p)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		if err == nil {
-			return &RefError{Target: filepath.ToSlash(rel), Reason: "points outside the spec root " + s.dir}
+		if err == nil && strings.Count(rel, "..") <= 2 {
+			return &RefError{Target: filepath.ToSlash(rel), Reason: "points outside the spec root " + s.dir + " (" + p + ")"}
 		}
 		return &RefError{Target: u.Path, Reason: "points outside the spec root " + s.dir}
 	}
@@ -216,7 +226,7 @@ func (s *source) confine(u *url.URL) error {
 
 // loadData parses, converts and resolves the document, then builds tools.
 func loadData(ctx context.Context, data []byte, location string, opts LoadOptions) (*Document, error) {
-	src, err := newSource(location)
+	src, err := newSource(location, opts.RefRoot)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", location, err)
 	}

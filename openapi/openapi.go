@@ -37,6 +37,11 @@ type LoadOptions struct {
 	// replaced level by level with a placeholder. Zero means
 	// DefaultSchemaBudget; -1 disables the cap.
 	SchemaBudget int
+	// RefRoot is the folder that external $refs must stay inside (C02). It
+	// must contain the document. Empty means the document's own folder.
+	// Documents loaded from http(s) URLs ignore it: their refs must stay
+	// under the document's URL folder.
+	RefRoot string
 	// ReadFromURI, if set, reads every document Load opens other than the
 	// root: external $ref targets that passed the confinement check (C02).
 	// Tests use it as a spy. Nil means: files are read from disk and http(s)

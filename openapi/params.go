@@ -268,6 +268,7 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 				}
 			}
 			if desc != "" {
+				s = s.clone()
 				s.set("description", desc)
 			}
 			props.set(keys[i], s)

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -28,15 +29,18 @@ type requestPlan struct {
 	props    map[string]*propPlan // input-schema key → where it goes (P3)
 	required []string             // input-schema keys, in schema order
 	sec      *securityPlan
+
+	inputSchema []byte
+	compileOnce sync.Once
+	compiled    map[string]*jsonschema.Resolved // see validators
 }
 
 // propPlan says where one argument goes: a parameter, a flattened body
 // field, or the whole body.
 type propPlan struct {
-	param     *paramPlan
-	field     *bodyField
-	body      bool
-	validator *jsonschema.Resolved // nil: not validated (see compileValidators)
+	param *paramPlan
+	field *bodyField
+	body  bool
 }
 
 type paramPlan struct {
@@ -142,6 +146,7 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key 
 	if err != nil {
 		return nil, err
 	}
+	validators := p.validators()
 	vals := make(map[string]json.RawMessage, len(list))
 	for _, a := range list {
 		pp, ok := p.props[a.key]
@@ -155,12 +160,12 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key 
 			}
 			continue // Q3: null optional parameter is omitted
 		}
-		if pp.validator != nil {
+		if val := validators[a.key]; val != nil {
 			var v any
 			if err := json.Unmarshal(a.raw, &v); err != nil {
 				return nil, &ArgumentError{Param: a.key, Reason: "not valid JSON"}
 			}
-			if err := pp.validator.Validate(v); err != nil {
+			if err := val.Validate(v); err != nil {
 				return nil, &ArgumentError{Param: a.key, Reason: validationReason(err)}
 			}
 		}

@@ -16,6 +16,10 @@ import (
 type obj struct {
 	k []string
 	v []any
+	// cut marks an object-like schema that S2 may replace with a
+	// placeholder naming cutName.
+	cut     bool
+	cutName string
 }
 
 func (o *obj) set(k string, v any) {
@@ -141,37 +145,42 @@ func writeLiteral(b *bytes.Buffer, v any) {
 func writeString(b *bytes.Buffer, s string) {
 	const hex = "0123456789abcdef"
 	b.WriteByte('"')
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case c == '\n':
-				b.WriteString(`\n`)
-			case c == '\r':
-				b.WriteString(`\r`)
-			case c == '\t':
-				b.WriteString(`\t`)
-			case c < 0x20:
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xf])
-			default:
-				b.WriteByte(c)
-			}
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b.WriteString(`\ufffd`)
-		} else {
-			b.WriteString(s[i : i+n])
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || n != 1 {
+				i += n
+				continue
+			}
 		}
-		i += n
+		b.WriteString(s[start:i])
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+		default: // invalid UTF-8 byte
+			b.WriteString(`\ufffd`)
+		}
+		i++
+		start = i
 	}
+	b.WriteString(s[start:])
 	b.WriteByte('"')
 }
 
@@ -182,12 +191,15 @@ func writeString(b *bytes.Buffer, s string) {
 // maxDepth replaced by a placeholder (S2).
 type converter struct {
 	b        *builder
-	request  bool // drop readOnly (request) or writeOnly (response) properties
-	base64   bool // format: binary becomes contentEncoding: base64 (multipart, octet-stream)
+	memo     map[memoKey]memoEntry // shared by the builder; entries are never mutated
+	minHit   int                   // lowest stack index a recursion cut referred to
+	request  bool                  // drop readOnly (request) or writeOnly (response) properties
+	base64   bool                  // format: binary becomes contentEncoding: base64 (multipart, octet-stream)
 	maxDepth int
 	limit    int // estimated size past which conversion gives up (over)
 	size     int
 	over     bool
+	depthCut bool // a depth placeholder was emitted
 	stack    []*openapi3.Schema
 }
 
@@ -225,7 +237,29 @@ func objectLike(s *openapi3.Schema) bool {
 		s.AdditionalProperties.Schema != nil
 }
 
-func single(o *obj) *obj { return o }
+// memoKey identifies one conversion result that does not depend on the
+// expansion stack: the same schema converted with the same remaining
+// depth, name and mode gives the same (immutable, shared) tree. This keeps
+// conversion linear in the size of the schema graph on documents whose
+// schemas reference each other heavily (Stripe, Kubernetes).
+type memoKey struct {
+	s       *openapi3.Schema
+	rem     int // remaining object depth; -1 for unlimited
+	name    string
+	request bool
+	base64  bool
+}
+
+type memoEntry struct {
+	o    *obj
+	size int
+}
+
+// clone returns a shallow copy of o that can be modified without
+// touching a shared tree.
+func (o *obj) clone() *obj {
+	return &obj{k: slices.Clone(o.k), v: slices.Clone(o.v), cut: o.cut, cutName: o.cutName}
+}
 
 // nonNullTypes returns the schema's types without "null" and whether null
 // is allowed (3.0 nullable, 3.1 type array, or null in the enum).
@@ -266,7 +300,8 @@ func (c *converter) schema(s *openapi3.Schema, depth int, name string, root bool
 		o.set("not", &obj{})
 		return o
 	}
-	if slices.Contains(c.stack, s) {
+	if i := slices.Index(c.stack, s); i >= 0 {
+		c.minHit = min(c.minHit, i)
 		typ := "object"
 		if ts, _ := nonNullTypes(s); len(ts) == 1 {
 			typ = ts[0]
@@ -280,10 +315,43 @@ func (c *converter) schema(s *openapi3.Schema, depth int, name string, root bool
 		if name == "" {
 			name = "Object"
 		}
+		c.depthCut = true
 		return c.placeholder(name, "object", name+": nested structure omitted; pass it as a JSON object")
 	}
+	var key memoKey
+	if !root && c.memo != nil {
+		rem := -1
+		if c.maxDepth < unlimitedDepth {
+			rem = c.maxDepth - depth
+		}
+		key = memoKey{s: s, rem: rem, name: name, request: c.request, base64: c.base64}
+		if e, ok := c.memo[key]; ok {
+			return e.o
+		}
+	}
+	pos := len(c.stack)
+	outerHit, size0 := c.minHit, c.size
+	c.minHit = 1 << 30
 	c.stack = append(c.stack, s)
-	defer func() { c.stack = c.stack[:len(c.stack)-1] }()
+	o := c.convert(s, depth, name, root)
+	if objectLike(s) {
+		if name == "" {
+			name = "Object"
+		}
+		o.cut, o.cutName = true, name
+	}
+	c.stack = c.stack[:pos]
+	hit := c.minHit
+	c.minHit = min(outerHit, hit)
+	if !root && c.memo != nil && hit >= pos && !c.over {
+		c.memo[key] = memoEntry{o: o, size: c.size - size0}
+	}
+	return o
+}
+
+const unlimitedDepth = 1 << 30
+
+func (c *converter) convert(s *openapi3.Schema, depth int, name string, root bool) *obj {
 
 	types, nullable := nonNullTypes(s)
 	o := &obj{}
@@ -303,8 +371,7 @@ func (c *converter) schema(s *openapi3.Schema, depth int, name string, root bool
 		o.set("description", s.Description)
 		c.add(len(s.Description) + 16)
 	}
-	binary := s.Format == "binary" || s.Format == "byte" && false
-	if binary && c.base64 && (typ == "string" || typ == "") {
+	if s.Format == "binary" && c.base64 && (typ == "string" || typ == "") {
 		o.set("type", "string")
 		o.set("contentEncoding", "base64")
 		d := "File content, base64-encoded."

@@ -2,9 +2,7 @@ package openapi
 
 import (
 	"encoding/json"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -12,47 +10,35 @@ import (
 // jsonUnmarshal is json.Unmarshal; named for symmetry with encode.
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
-// compileValidators compiles, once at load, one validator per top-level
-// input property from the emitted input schema (R7). Validating per
-// property lets NewRequest name the offending argument exactly; required
-// and unknown keys are checked by NewRequest itself. A property schema
-// that jsonschema-go cannot compile (typically an ECMA-only pattern) is
-// compiled again without patterns, and left unvalidated if that fails too.
-func compileValidators(tools []*Tool) error {
-	work := make(chan *Tool)
-	var wg sync.WaitGroup
-	n := min(runtime.GOMAXPROCS(0), 8)
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range work {
-				compileTool(t)
-			}
-		}()
-	}
-	for _, t := range tools {
-		work <- t
-	}
-	close(work)
-	wg.Wait()
-	return nil
-}
-
-func compileTool(t *Tool) {
-	var root struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(t.InputSchema, &root) != nil {
-		return
-	}
-	for k, raw := range root.Properties {
-		pp := t.plan.props[k]
-		if pp == nil {
-			continue
+// validators compiles, once per tool, one validator per top-level input
+// property from the emitted input schema (R7). Validating per property
+// lets NewRequest name the offending argument exactly; required and
+// unknown keys are checked by NewRequest itself from the plan.
+//
+// Compilation happens on the tool's first call rather than in Load: on
+// large documents (Kubernetes: 1,100 tools with ~20 KiB schemas) compiling
+// every schema up front costs seconds of startup for tools most
+// deployments never call, and jsonschema-go's Resolve cannot fail on a
+// schema we emitted except through patterns, which are handled here. A
+// property schema that jsonschema-go cannot compile (typically an
+// ECMA-only pattern) is compiled again without patterns, and left
+// unvalidated if that fails too.
+func (p *requestPlan) validators() map[string]*jsonschema.Resolved {
+	p.compileOnce.Do(func() {
+		p.compiled = map[string]*jsonschema.Resolved{}
+		var root struct {
+			Properties map[string]json.RawMessage `json:"properties"`
 		}
-		pp.validator = compileSchema(raw)
-	}
+		if json.Unmarshal(p.inputSchema, &root) != nil {
+			return
+		}
+		for k, raw := range root.Properties {
+			if r := compileSchema(raw); r != nil {
+				p.compiled[k] = r
+			}
+		}
+	})
+	return p.compiled
 }
 
 func compileSchema(raw json.RawMessage) *jsonschema.Resolved {

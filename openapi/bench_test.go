@@ -1,0 +1,76 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// BenchmarkLoadCorpus loads the largest corpus documents; select one with
+// -bench LoadCorpus/stripe.
+func BenchmarkLoadCorpus(b *testing.B) {
+	requireCorpus(b)
+	for _, folder := range []string{"github-rest-v1.1.3", "stripe-2022-04-12", "kubernetes-1.36-swagger20"} {
+		b.Run(folder, func(b *testing.B) {
+			p := corpusPath(b, folder)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := LoadData(context.Background(), data, p, LoadOptions{Upstream: "http://upstream.test"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNewRequest builds a request with five parameters (path, two
+// query, header, cookie) and a flattened JSON body.
+func BenchmarkNewRequest(b *testing.B) {
+	d, err := LoadData(context.Background(), []byte(`openapi: 3.0.3
+info: {title: bench, version: "1"}
+servers: [{url: "http://upstream.test/v1"}]
+security: [{key: []}]
+components:
+  securitySchemes:
+    key: {type: apiKey, in: header, name: X-API-Key}
+paths:
+  /accounts/{accountId}/orders:
+    post:
+      operationId: createOrder
+      parameters:
+        - {name: accountId, in: path, required: true, schema: {type: string}}
+        - {name: dryRun, in: query, schema: {type: boolean}}
+        - {name: tags, in: query, schema: {type: array, items: {type: string}}}
+        - {name: X-Request-Id, in: header, schema: {type: string}}
+        - {name: session, in: cookie, schema: {type: string}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [sku]
+              properties:
+                sku: {type: string}
+                qty: {type: integer, minimum: 1}
+                note: {type: string, maxLength: 200}
+      responses: {"201": {description: Created}}
+`), "", LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tool := d.Tools[0]
+	args := json.RawMessage(`{"accountId":"a/1","dryRun":true,"tags":["x","y z"],"X-Request-Id":"r-1","session":"s1","sku":"A1","qty":2,"note":"hello"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tool.NewRequest(ctx, args, "k-123"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

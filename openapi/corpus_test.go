@@ -1,0 +1,158 @@
+package openapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// corpusDir is the third-party corpus relative to this package.
+const corpusDir = "../../shared/corpus"
+
+// knownBroken are corpus documents that kin-openapi v0.153.0 cannot load
+// as published; Load must fail for them with an error naming the defect.
+var knownBroken = map[string]bool{
+	"petstore-oas31":                true,
+	"fire-business-bundled-oas31":   true,
+	"fire-business-multifile-oas31": true,
+	"square-connect-v2":             true,
+	"digitalocean-multifile":        true,
+}
+
+func requireCorpus(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(corpusDir, "README.md")); err != nil {
+		if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
+			t.Fatalf("corpus not found at %s (RESTMCP_REQUIRE_CORPUS=1): %v", corpusDir, err)
+		}
+		t.Skipf("!!! SKIPPING: OpenAPI corpus not found at %s; set RESTMCP_REQUIRE_CORPUS=1 to make this a failure", corpusDir)
+	}
+}
+
+// corpusEntries reads the folder → entry file table of the corpus README.
+func corpusEntries(t testing.TB) map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(corpusDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), "|")
+		if len(cols) < 4 {
+			continue
+		}
+		folder, entry := strings.TrimSpace(cols[1]), strings.Fields(strings.TrimSpace(cols[2]))
+		if folder == "" || folder == "folder" || strings.HasPrefix(folder, "-") || len(entry) == 0 {
+			continue
+		}
+		m[folder] = entry[0]
+	}
+	return m
+}
+
+func corpusPath(t testing.TB, folder string) string {
+	t.Helper()
+	e, ok := corpusEntries(t)[folder]
+	if !ok {
+		t.Fatalf("corpus folder %s not in README", folder)
+	}
+	return filepath.Join(corpusDir, folder, e)
+}
+
+func TestCorpusPetstore(t *testing.T) {
+	requireCorpus(t)
+	runCorpus := func(folder string, opts LoadOptions, calls []call) {
+		d, err := Load(context.Background(), corpusPath(t, folder), opts)
+		if err != nil {
+			t.Fatalf("Load(%s): %v", folder, err)
+		}
+		for _, c := range calls {
+			t.Run(folder+"/"+c.name, func(t *testing.T) {
+				tl := toolByName(t, d, c.tool)
+				req, err := tl.NewRequest(context.Background(), json.RawMessage(c.args), c.key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(c.want, dumpRequest(t, req)); diff != "" {
+					t.Errorf("request (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+	runCorpus("petstore-oas30", LoadOptions{Upstream: "http://upstream.test"}, []call{
+		{name: "findPetsByStatus", tool: "find_pets_by_status", args: `{"status":"sold"}`, key: "k-123",
+			want: "GET http://upstream.test/api/v3/pet/findByStatus?status=sold\nAuthorization: Bearer k-123\n"},
+		{name: "addPet", tool: "add_pet", args: `{"name":"Rex","photoUrls":["u"],"status":"available"}`, key: "k-123",
+			want: "POST http://upstream.test/api/v3/pet\nAuthorization: Bearer k-123\nContent-Type: application/json\n\n" + `{"name":"Rex","photoUrls":["u"],"status":"available"}`},
+		{name: "getOrderById", tool: "get_order_by_id", args: `{"orderId":7}`,
+			want: "GET http://upstream.test/api/v3/store/order/7\n"},
+	})
+	runCorpus("petstore-swagger20", LoadOptions{}, []call{
+		{name: "listPets", tool: "list_pets", args: `{"limit":20}`,
+			want: "GET http://petstore.swagger.io/v1/pets?limit=20\n"},
+		{name: "showPetById", tool: "show_pet_by_id", args: `{"petId":"p 1"}`,
+			want: "GET http://petstore.swagger.io/v1/pets/p%201\n"},
+	})
+}
+
+func TestCorpusAll(t *testing.T) {
+	requireCorpus(t)
+	entries := corpusEntries(t)
+	for _, folder := range sortedKeys(entries) {
+		t.Run(folder, func(t *testing.T) {
+			p := filepath.Join(corpusDir, folder, entries[folder])
+			runtime.GC()
+			start := time.Now()
+			// Some documents keep shared files next to the entry's folder
+			// (petstore-separate-swagger20: spec/ and common/), so the ref
+			// root is the corpus folder, not the entry file's folder.
+			d, err := Load(context.Background(), p, LoadOptions{Upstream: "http://upstream.test", RefRoot: filepath.Join(corpusDir, folder)})
+			elapsed := time.Since(start)
+			if err != nil {
+				if knownBroken[folder] {
+					t.Logf("%-45s error (known) %8s: %v", folder, elapsed.Round(time.Millisecond), err)
+					if !strings.Contains(err.Error(), entries[folder]) && !strings.Contains(err.Error(), folder) {
+						t.Errorf("error does not name the document: %v", err)
+					}
+					return
+				}
+				t.Fatalf("%s: %v", folder, err)
+			}
+			if knownBroken[folder] {
+				t.Logf("%s: expected to fail but loaded", folder)
+			}
+			total, max := 0, 0
+			for _, tl := range d.Tools {
+				n := len(tl.InputSchema) + len(tl.OutputSchema)
+				total += n
+				max = maxInt(max, len(tl.InputSchema))
+				if !validToolName(tl.Name, 64) {
+					t.Errorf("invalid tool name %q", tl.Name)
+				}
+				s := string(tl.InputSchema)
+				if strings.Contains(s, `"$ref"`) || strings.Contains(s, `"nullable"`) {
+					t.Errorf("%s: $ref or nullable in input schema", tl.Name)
+				}
+			}
+			t.Logf("%-45s ok %4d tools %8s schemas %9d bytes (largest input %d)", folder, len(d.Tools), elapsed.Round(time.Millisecond), total, max)
+		})
+	}
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}

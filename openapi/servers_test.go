@@ -1,0 +1,157 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestServersC20(t *testing.T) {
+	const dir = "C20-servers"
+	runCalls(t, []call{
+		{name: "variable defaults", dir: dir, tool: "list_things", args: `{}`, want: "GET https://eu.api.example.test/v2/things\n"},
+		{name: "operation server", dir: dir, tool: "get_upload", args: `{"id":"x"}`, want: "GET https://uploads.example.test/u1/uploads/x\n"},
+		{name: "path server", dir: dir, tool: "get_reports", args: `{}`, want: "GET https://reports.example.test/r/reports\n"},
+		{name: "configured variable", dir: dir, opts: LoadOptions{ServerVariables: map[string]string{"region": "us"}}, tool: "list_things", args: `{}`,
+			want: "GET https://us.api.example.test/v2/things\n"},
+		{name: "origin override keeps path", dir: dir, opts: LoadOptions{Upstream: "http://127.0.0.1:9000"}, tool: "list_things", args: `{}`,
+			want: "GET http://127.0.0.1:9000/v2/things\n"},
+		{name: "override with path replaces", dir: dir, opts: LoadOptions{Upstream: "https://api.example.com/v3"}, tool: "list_things", args: `{}`,
+			want: "GET https://api.example.com/v3/things\n"},
+		{name: "override leaves operation servers", dir: dir, opts: LoadOptions{Upstream: "http://127.0.0.1:9000"}, tool: "get_upload", args: `{"id":"x"}`,
+			want: "GET https://uploads.example.test/u1/uploads/x\n"},
+		{name: "relative server with origin", dir: dir, file: "openapi-relative.yaml", opts: LoadOptions{Upstream: "http://upstream.test"}, tool: "list_things", args: `{}`,
+			want: "GET http://upstream.test/api/v1/things\n"},
+		{name: "no servers with origin", dir: dir, file: "openapi-noservers.yaml", opts: LoadOptions{Upstream: "http://upstream.test"}, tool: "list_things", args: `{}`,
+			want: "GET http://upstream.test/things\n"},
+	})
+
+	errs := []struct {
+		name, file string
+		opts       LoadOptions
+		want       []string
+	}{
+		{"enum violation", "openapi.yaml", LoadOptions{ServerVariables: map[string]string{"region": "mars"}}, []string{`"region"`, "eu, us"}},
+		{"relative without origin", "openapi-relative.yaml", LoadOptions{}, []string{`server URL "/api/v1" is relative; configure the upstream base URL`}},
+		{"no servers without origin", "openapi-noservers.yaml", LoadOptions{}, []string{`server URL "/" is relative`}},
+	}
+	for _, tt := range errs {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(context.Background(), filepath.Join("testdata", dir, tt.file), tt.opts)
+			if err == nil {
+				t.Fatal("Load succeeded; want error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestServersFromURL loads the C20 documents over HTTP, so relative
+// servers resolve against the document's URL.
+func TestServersFromURL(t *testing.T) {
+	files := map[string]string{"/specs/relative.yaml": "openapi-relative.yaml", "/specs/noservers.yaml": "openapi-noservers.yaml"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		data, err := os.ReadFile(filepath.Join("testdata", "C20-servers", f))
+		if err != nil {
+			t.Error(err)
+		}
+		w.Write(data)
+	}))
+	defer srv.Close()
+	tests := []struct{ path, want string }{
+		{"/specs/relative.yaml", "GET " + srv.URL + "/api/v1/things\n"},
+		{"/specs/noservers.yaml", "GET " + srv.URL + "/things\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			d, err := Load(context.Background(), srv.URL+tt.path, LoadOptions{HTTPClient: srv.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := toolByName(t, d, "list_things").NewRequest(context.Background(), json.RawMessage(`{}`), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, dumpRequest(t, req)); diff != "" {
+				t.Errorf("request (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestExternalRefC02 checks that refs leaving the spec folder are refused
+// before anything outside is read, and that remote refs are never fetched.
+func TestExternalRefC02(t *testing.T) {
+	root := t.TempDir()
+	spec := filepath.Join(root, "spec")
+	if err := os.MkdirAll(filepath.Join(root, "outside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(spec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, "outside", "pet.yaml"), []byte("Pet:\n  type: object\n  properties:\n    name: {type: string}\n"), 0o644)
+	data, err := os.ReadFile(filepath.Join("testdata", "C02-external-ref", "openapi-forbidden-ref.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(spec, "openapi-forbidden-ref.yaml"), data, 0o644)
+
+	var read []string
+	spy := func(_ context.Context, u *url.URL) ([]byte, error) {
+		read = append(read, u.String())
+		return nil, io.EOF
+	}
+	base := string(data)
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"parent folder", base, []string{`"../outside/pet.yaml"`, "outside the spec root"}},
+		{"absolute path", strings.ReplaceAll(base, "../outside/pet.yaml", filepath.ToSlash(filepath.Join(root, "outside", "pet.yaml"))), []string{"outside the spec root"}},
+		{"file URI", strings.ReplaceAll(base, "../outside/pet.yaml", "file://"+filepath.ToSlash(filepath.Join(root, "outside", "pet.yaml"))), []string{"outside the spec root"}},
+		{"remote", strings.ReplaceAll(base, "../outside/pet.yaml", "https://schemas.example.test/pet.yaml"), []string{"https://schemas.example.test/pet.yaml", "remote references are refused"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			read = nil
+			p := filepath.Join(spec, "doc.yaml")
+			if err := os.WriteFile(p, []byte(tt.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(context.Background(), p, LoadOptions{ReadFromURI: spy})
+			if err == nil {
+				t.Fatal("Load succeeded; want a refused-ref error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if !strings.Contains(err.Error(), "doc.yaml") {
+				t.Errorf("error %q does not name the document", err)
+			}
+			if len(read) > 0 {
+				t.Errorf("read %v before refusing", read)
+			}
+		})
+	}
+}
