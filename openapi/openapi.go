@@ -91,6 +91,10 @@ type Tool struct {
 	// RequiresCredential is true when no alternative of the operation's
 	// security requirement can be satisfied without a caller key.
 	RequiresCredential bool
+	// Cost is the operation's `x-restmcp-cost` extension: the units one call
+	// counts against a plan's quotas. Zero when the extension is absent; a
+	// plans file may override it per tool.
+	Cost int64
 	// ServerURL is the resolved base URL the operation is sent to.
 	ServerURL string
 

@@ -146,6 +146,11 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 		Destructive:  method == http.MethodDelete,
 		Idempotent:   method == http.MethodPut,
 	}
+	cost, err := extensionCost(op.Extensions)
+	if err != nil {
+		return nil, err
+	}
+	t.Cost = cost
 	if t.Description == "" {
 		t.Description = op.Description
 	}
