@@ -53,6 +53,17 @@ const (
 	// DefaultShutdownTimeout is how long in-flight requests get to finish
 	// after SIGINT/SIGTERM.
 	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultPlansFile is empty: one implicit plan from rate_limit and
+	// rate_window, key mode open (any key is accepted and metered).
+	DefaultPlansFile = ""
+	// DefaultListByPlan is false: tools/list lists every tool, whatever the
+	// caller's plan.
+	DefaultListByPlan = false
+	// DefaultEventMaxLen is the approximate length the usage event stream
+	// is trimmed to (Redis XADD MAXLEN ~).
+	DefaultEventMaxLen int64 = 1_000_000
+	// DefaultMetrics serves GET /metrics.
+	DefaultMetrics = true
 )
 
 // Bounds checked by Validate.
@@ -143,6 +154,22 @@ type Config struct {
 	// ShutdownTimeout is how long in-flight requests get to finish after
 	// SIGINT or SIGTERM. Must be positive. Default 10s.
 	ShutdownTimeout time.Duration
+	// PlansFile is the plans file (YAML): plans with rate limits, quotas,
+	// allowed tools, costs and upgrade paths; default_plan, key_mode,
+	// counting, outage policy and static keys (see metering.ParsePlans).
+	// Empty means one implicit plan built from RateLimit and RateWindow,
+	// key mode open, counting admitted, outage fail_closed.
+	PlansFile string
+	// ListByPlan makes tools/list, when the request carries a key, list
+	// only the tools of the key's plan. Default false.
+	ListByPlan bool
+	// EventMaxLen is the approximate number of usage events kept in the
+	// Redis stream restmcp:events (XADD MAXLEN ~); -1 turns usage events
+	// off; 0 is invalid. Default 1000000. Without Redis, events are not
+	// kept.
+	EventMaxLen int64
+	// Metrics serves GET /metrics (Prometheus text format). Default true.
+	Metrics bool
 
 	// ConfigFile is the YAML file the values were read from ("" when none);
 	// informational, for the startup log.
@@ -172,6 +199,10 @@ func Default() Config {
 		LogLevel:          DefaultLogLevel,
 		LogFormat:         DefaultLogFormat,
 		ShutdownTimeout:   DefaultShutdownTimeout,
+		PlansFile:         DefaultPlansFile,
+		ListByPlan:        DefaultListByPlan,
+		EventMaxLen:       DefaultEventMaxLen,
+		Metrics:           DefaultMetrics,
 	}
 }
 
@@ -242,6 +273,12 @@ func (c Config) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		bad("shutdown_timeout", "must be positive; got %s", c.ShutdownTimeout)
 	}
+	if strings.TrimSpace(c.PlansFile) != c.PlansFile {
+		bad("plans_file", "has leading or trailing spaces")
+	}
+	if c.EventMaxLen < 1 && c.EventMaxLen != -1 {
+		bad("event_max_len", "must be at least 1, or -1 to turn usage events off; got %d", c.EventMaxLen)
+	}
 	return errors.Join(errs...)
 }
 
@@ -274,6 +311,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_level", levelName(c.LogLevel)),
 		slog.String("log_format", string(c.LogFormat)),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.String("plans_file", c.PlansFile),
+		slog.Bool("list_by_plan", c.ListByPlan),
+		slog.Int64("event_max_len", c.EventMaxLen),
+		slog.Bool("metrics", c.Metrics),
 	)
 }
 

@@ -31,6 +31,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		LogLevel:          slog.Level(2),
 		LogFormat:         "xml",
 		ShutdownTimeout:   0,
+		PlansFile:         "plans.yaml ",
 	}
 	want := []string{
 		`spec: must be an http or https URL; got "ftp://files.example/openapi.yaml"`,
@@ -49,6 +50,8 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`log_level: must be debug, info, warn or error; got INFO+2`,
 		`log_format: must be text or json; got "xml"`,
 		`shutdown_timeout: must be positive; got 0s`,
+		`plans_file: has leading or trailing spaces`,
+		`event_max_len: must be at least 1, or -1 to turn usage events off; got 0`,
 	}
 	err := c.Validate()
 	if err == nil {
@@ -98,6 +101,10 @@ func TestValidateFields(t *testing.T) {
 		{"redis url without host", func(c *Config) { c.RedisURL = "redis:///0" }, "redis_url: redis:// and rediss:// URLs need a host, as in redis://127.0.0.1:6379/0"},
 		{"redis url unparsable", func(c *Config) { c.RedisURL = "redis://:pw@host:port/0" }, "redis_url: not a valid URL (value not shown: it may contain a password)"},
 		{"rate limit disabled", func(c *Config) { c.RateLimit = -1 }, ""},
+		{"plans file", func(c *Config) { c.PlansFile = "plans.yaml" }, ""},
+		{"events off", func(c *Config) { c.EventMaxLen = -1 }, ""},
+		{"events small", func(c *Config) { c.EventMaxLen = 1 }, ""},
+		{"events -2", func(c *Config) { c.EventMaxLen = -2 }, "event_max_len: must be at least 1, or -1 to turn usage events off; got -2"},
 		{"rate limit -2", func(c *Config) { c.RateLimit = -2 }, "rate_limit: must be at least 1, or -1 to disable rate limiting; got -2"},
 		{"rate window sub-millisecond", func(c *Config) { c.RateWindow = 1500 * time.Microsecond }, "rate_window: must be a whole number of milliseconds; got 1.5ms"},
 		{"origins any", func(c *Config) { c.AllowedOrigins = []string{"*"} }, ""},

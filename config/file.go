@@ -33,6 +33,10 @@ type fileConfig struct {
 	LogLevel          *string        `yaml:"log_level"`
 	LogFormat         *string        `yaml:"log_format"`
 	ShutdownTimeout   *time.Duration `yaml:"shutdown_timeout"`
+	PlansFile         *string        `yaml:"plans_file"`
+	ListByPlan        *bool          `yaml:"list_by_plan"`
+	EventMaxLen       *int64         `yaml:"event_max_len"`
+	Metrics           *bool          `yaml:"metrics"`
 }
 
 // loadFile reads the YAML file at path into c. Every error names the file.
@@ -145,6 +149,16 @@ func (f *fileConfig) apply(c *Config) []error {
 	}
 	if f.ShutdownTimeout != nil {
 		c.ShutdownTimeout = *f.ShutdownTimeout
+	}
+	setStr(&c.PlansFile, f.PlansFile)
+	if f.ListByPlan != nil {
+		c.ListByPlan = *f.ListByPlan
+	}
+	if f.EventMaxLen != nil {
+		c.EventMaxLen = *f.EventMaxLen
+	}
+	if f.Metrics != nil {
+		c.Metrics = *f.Metrics
 	}
 	return errs
 }

@@ -65,6 +65,10 @@ var fullEnv = map[string]string{
 	"RESTMCP_LOG_LEVEL":            "DEBUG",
 	"RESTMCP_LOG_FORMAT":           "text",
 	"RESTMCP_SHUTDOWN_TIMEOUT":     "1s",
+	"RESTMCP_PLANS_FILE":           "env-plans.yaml",
+	"RESTMCP_LIST_BY_PLAN":         "true",
+	"RESTMCP_EVENT_MAX_LEN":        "500",
+	"RESTMCP_METRICS":              "false",
 }
 
 var fullFlags = []string{
@@ -133,6 +137,10 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv.LogLevel = slog.LevelDebug
 	fromEnv.LogFormat = LogFormatText
 	fromEnv.ShutdownTimeout = time.Second
+	fromEnv.PlansFile = "env-plans.yaml"
+	fromEnv.ListByPlan = true
+	fromEnv.EventMaxLen = 500
+	fromEnv.Metrics = false
 
 	fromFlags := fromEnv
 	fromFlags.Spec = "flag-spec.json"
@@ -306,8 +314,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{
 			name:    "every unknown key is reported",
 			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
-			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, rate_limit, rate_window, redis_url, require_key, shutdown_timeout, spec, upstream, upstream_timeout)` + "\n" +
-				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, rate_limit, rate_window, redis_url, require_key, shutdown_timeout, spec, upstream, upstream_timeout)`,
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, event_max_len, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, plans_file, rate_limit, rate_window, redis_url, require_key, shutdown_timeout, spec, upstream, upstream_timeout)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, event_max_len, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, plans_file, rate_limit, rate_window, redis_url, require_key, shutdown_timeout, spec, upstream, upstream_timeout)`,
 		},
 		{
 			name:    "duration without unit",

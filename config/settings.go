@@ -179,6 +179,22 @@ func table() []setting {
 			Key: "shutdown_timeout", Flag: "shutdown-timeout", Env: "RESTMCP_SHUTDOWN_TIMEOUT", Type: "duration", Default: formatDuration(DefaultShutdownTimeout),
 			Usage: "Time in-flight requests get to finish after SIGINT or SIGTERM.",
 		}, set: func(c *Config, v string) error { return parseDuration(v, &c.ShutdownTimeout) }},
+		{Setting: Setting{
+			Key: "plans_file", Flag: "plans-file", Env: "RESTMCP_PLANS_FILE", Type: "path", Default: DefaultPlansFile,
+			Usage: "Plans file (YAML): per plan rate limits, quotas, allowed tools, costs and upgrade path; default_plan, key_mode (registry or open), counting, outage policy, static keys. Empty: one plan from rate_limit and rate_window, any key accepted.",
+		}, set: func(c *Config, v string) error { c.PlansFile = v; return nil }},
+		{Setting: Setting{
+			Key: "list_by_plan", Flag: "list-by-plan", Env: "RESTMCP_LIST_BY_PLAN", Type: "bool", Default: strconv.FormatBool(DefaultListByPlan),
+			Usage: "When tools/list carries an API key, list only the tools of the key's plan. Without a key every tool is listed.",
+		}, set: func(c *Config, v string) error { return parseBool(v, &c.ListByPlan) }},
+		{Setting: Setting{
+			Key: "event_max_len", Flag: "event-max-len", Env: "RESTMCP_EVENT_MAX_LEN", Type: "int", Default: strconv.FormatInt(DefaultEventMaxLen, 10),
+			Usage: "Approximate number of usage events kept in the Redis stream restmcp:events (one per tools/call, for billing); -1 turns events off. Needs redis_url.",
+		}, set: func(c *Config, v string) error { return parseInt64(v, &c.EventMaxLen) }},
+		{Setting: Setting{
+			Key: "metrics", Flag: "metrics", Env: "RESTMCP_METRICS", Type: "bool", Default: strconv.FormatBool(DefaultMetrics),
+			Usage: "Serve Prometheus metrics at GET /metrics (calls by tool and outcome, meter decisions, Redis and upstream latency, outage state).",
+		}, set: func(c *Config, v string) error { return parseBool(v, &c.Metrics) }},
 	}
 }
 
