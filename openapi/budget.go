@@ -1,0 +1,229 @@
+package openapi
+
+import (
+	"bytes"
+	"strings"
+)
+
+// schemaCache holds the builder's conversion memo and the per-subtree
+// sizes the S2 budget fitting reads. Converted subtrees are shared between
+// tools and never mutated, so sizes keyed by *obj stay valid.
+type schemaCache struct {
+	memo     map[memoKey]memoEntry
+	sizes    map[*obj]int
+	needs    map[*obj]int
+	cutSizes map[sizeKey]int
+}
+
+func newSchemaCache() schemaCache {
+	return schemaCache{memo: map[memoKey]memoEntry{}, sizes: map[*obj]int{}, needs: map[*obj]int{}, cutSizes: map[sizeKey]int{}}
+}
+
+// fit builds a schema with build and applies the S2 budget. The schema
+// is built once without a depth limit (conversion is memoized, so this is
+// linear in the document's schema graph); then the largest object depth
+// whose serialization fits the budget is found from per-subtree sizes, and
+// deeper object schemas are replaced by placeholders. When even depth 1
+// does not fit, the depth-1 schema is returned as is.
+func (b *builder) fit(build func(c *converter) *obj) []byte {
+	c := &converter{b: b, memo: b.memo, maxDepth: unlimitedDepth, limit: 16 * max(b.budget, DefaultSchemaBudget), minHit: 1 << 30}
+	o := build(c)
+	if c.over {
+		// Conversion that cannot be shared (deep mutual recursion) grew
+		// past the safety limit: fall back to depth-limited conversion.
+		return b.fitByDepth(build)
+	}
+	if b.budget < 0 {
+		return encode(o)
+	}
+	need := b.need(o)
+	if need <= 0 || b.sizeAt(o, need) <= b.budget {
+		return encode(o)
+	}
+	for d := min(need-1, maxFitDepth); d >= 1; d-- {
+		if b.sizeAt(o, d) <= b.budget {
+			return encode(b.cutAt(o, d))
+		}
+	}
+	return encode(b.cutAt(o, 1))
+}
+
+const maxFitDepth = 32
+
+// fitByDepth converts with increasing depth limits and keeps the deepest
+// schema that fits. Each attempt gives up once its estimated size passes
+// twice the budget, so the cost stays proportional to the budget even
+// where mutual recursion defeats memoization.
+func (b *builder) fitByDepth(build func(c *converter) *obj) []byte {
+	limit := 2 * max(b.budget, DefaultSchemaBudget)
+	var best *obj
+	for d := 1; d <= maxFitDepth; d++ {
+		c := &converter{b: b, memo: b.memo, maxDepth: d, limit: limit, minHit: 1 << 30}
+		o := build(c)
+		if c.over || (b.budget >= 0 && b.sizeOf(o) > b.budget) {
+			break
+		}
+		best = o
+		if !c.depthCut {
+			break // nothing was cut; deeper limits give the same schema
+		}
+	}
+	if best == nil {
+		best = build(&converter{b: b, memo: b.memo, maxDepth: 1, minHit: 1 << 30})
+	}
+	return encode(best)
+}
+
+// depthChildren calls f for each schema-valued member of o with the depth
+// increment S2 applies to it: properties, items and additionalProperties
+// are one level deeper; anyOf branches are at the same level.
+func depthChildren(o *obj, f func(i int, child *obj, inc int)) {
+	for i, k := range o.k {
+		switch k {
+		case "properties":
+			if p, ok := o.v[i].(*obj); ok {
+				for j, v := range p.v {
+					if ch, ok := v.(*obj); ok {
+						f(-1-j, ch, 1)
+					}
+				}
+			}
+		case "items", "additionalProperties":
+			if ch, ok := o.v[i].(*obj); ok {
+				f(i, ch, 1)
+			}
+		case "anyOf":
+			if l, ok := o.v[i].([]any); ok {
+				for _, v := range l {
+					if ch, ok := v.(*obj); ok {
+						f(i, ch, 0)
+					}
+				}
+			}
+		}
+	}
+}
+
+// need returns the smallest remaining depth at which o is emitted without
+// any placeholder (a negative value when o has no object-like schema).
+func (b *builder) need(o *obj) int {
+	if n, ok := b.needs[o]; ok {
+		return n
+	}
+	n := -1 << 20
+	if o.cut {
+		n = 0
+	}
+	depthChildren(o, func(_ int, ch *obj, inc int) {
+		n = max(n, b.need(ch)+inc)
+	})
+	b.needs[o] = n
+	return n
+}
+
+type sizeKey struct {
+	o *obj
+	r int
+}
+
+func placeholderFor(o *obj) *obj {
+	p := &obj{}
+	p.set("type", "object")
+	p.set("description", o.cutName+": nested structure omitted; pass it as a JSON object")
+	return p
+}
+
+// sizeAt returns the serialized size of o when it has r levels of object
+// nesting left (S2).
+func (b *builder) sizeAt(o *obj, r int) int {
+	if r >= b.need(o) {
+		return b.sizeOf(o)
+	}
+	if r < 0 && o.cut {
+		return b.sizeOf(placeholderFor(o))
+	}
+	k := sizeKey{o, r}
+	if n, ok := b.cutSizes[k]; ok {
+		return n
+	}
+	n := b.sizeOf(o)
+	depthChildren(o, func(_ int, ch *obj, inc int) {
+		n += b.sizeAt(ch, r-inc) - b.sizeOf(ch)
+	})
+	b.cutSizes[k] = n
+	return n
+}
+
+// cutAt returns o with object-like schemas deeper than r levels replaced
+// by placeholders; unchanged subtrees are shared.
+func (b *builder) cutAt(o *obj, r int) *obj {
+	if r >= b.need(o) {
+		return o
+	}
+	if r < 0 && o.cut {
+		return placeholderFor(o)
+	}
+	n := o.clone()
+	for i, k := range n.k {
+		switch k {
+		case "properties":
+			p := n.v[i].(*obj).clone()
+			for j, v := range p.v {
+				if ch, ok := v.(*obj); ok {
+					p.v[j] = b.cutAt(ch, r-1)
+				}
+			}
+			n.v[i] = p
+		case "items", "additionalProperties":
+			if ch, ok := n.v[i].(*obj); ok {
+				n.v[i] = b.cutAt(ch, r-1)
+			}
+		case "anyOf":
+			if l, ok := n.v[i].([]any); ok {
+				nl := make([]any, len(l))
+				for j, v := range l {
+					if ch, ok := v.(*obj); ok {
+						nl[j] = b.cutAt(ch, r)
+					} else {
+						nl[j] = v
+					}
+				}
+				n.v[i] = nl
+			}
+		}
+	}
+	return n
+}
+
+// sizeOf returns the serialized length of v, caching per shared subtree.
+func (b *builder) sizeOf(v any) int {
+	switch x := v.(type) {
+	case *obj:
+		if n, ok := b.sizes[x]; ok {
+			return n
+		}
+		n := 2 + max(len(x.k)-1, 0)
+		for i, k := range x.k {
+			n += len(k) + 3 + b.sizeOf(x.v[i])
+		}
+		b.sizes[x] = n
+		return n
+	case []any:
+		n := 2 + max(len(x)-1, 0)
+		for _, e := range x {
+			n += b.sizeOf(e)
+		}
+		return n
+	case []string:
+		n := 2 + max(len(x)-1, 0)
+		for _, e := range x {
+			n += len(e) + 2
+		}
+		return n
+	case string:
+		return len(x) + 2 + strings.Count(x, `"`) + strings.Count(x, `\`) + strings.Count(x, "\n")
+	}
+	var buf bytes.Buffer
+	writeJSON(&buf, v)
+	return buf.Len()
+}
