@@ -47,6 +47,9 @@ type LoadOptions struct {
 	// Tests use it as a spy. Nil means: files are read from disk and http(s)
 	// documents with HTTPClient.
 	ReadFromURI func(ctx context.Context, u *url.URL) ([]byte, error)
+	// Select chooses which operations become tools and may name them
+	// explicitly (see Selection). The zero value keeps every operation.
+	Select Selection
 }
 
 // DefaultSchemaBudget is the default per-tool schema size cap in bytes (S2).
@@ -76,8 +79,11 @@ type Tool struct {
 	Method       string // upper case: GET, POST, …
 	PathTemplate string // as written in the document: /users/{userId}
 	Title        string // summary; may be empty
-	Description  string // never empty: summary, description, or "<METHOD> <path>"
-	Tags         []string
+	// Description is never empty: summary + "\n\n" + description when
+	// both exist and differ, else summary, else description, else
+	// "<METHOD> <path>".
+	Description string
+	Tags        []string
 	// InputSchema is the JSON Schema of the arguments (B1–B5, S1–S8),
 	// serialized; its root is always {"type":"object","properties":{…}}.
 	InputSchema json.RawMessage
@@ -98,7 +104,8 @@ type Tool struct {
 	// ServerURL is the resolved base URL the operation is sent to.
 	ServerURL string
 
-	plan *requestPlan
+	plan   *requestPlan
+	wanted string // the N1–N5 name or the override, before N6 suffixes
 }
 
 // NewRequest builds the upstream request for one tools/call: args is the

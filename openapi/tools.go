@@ -91,21 +91,18 @@ func (b *builder) build() (*Document, error) {
 	}
 	paths := b.doc.Paths.Keys()
 	slices.Sort(paths)
-	taken := map[string]bool{}
-	for _, p := range paths {
-		item := b.doc.Paths.Value(p)
-		if item == nil {
+	kept, names, err := b.selectOperations(paths)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
+	}
+	for i, e := range kept {
+		t, err := b.tool(e.path, e.item, e.method, e.op, names[i])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %s (%s): %w", e.method, e.path, pointer("paths", e.path, strings.ToLower(e.method)), err))
 			continue
 		}
-		ms, ops := operations(item)
-		for i, m := range ms {
-			t, err := b.tool(p, item, m, ops[i], taken)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s %s (%s): %w", m, p, pointer("paths", p, strings.ToLower(m)), err))
-				continue
-			}
-			d.Tools = append(d.Tools, t)
-		}
+		t.wanted = e.wanted
+		d.Tools = append(d.Tools, t)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
@@ -123,13 +120,9 @@ func pointer(tokens ...string) string {
 	return "#" + sb.String()
 }
 
-func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *openapi3.Operation, taken map[string]bool) (*Tool, error) {
-	name := ToolName(op.OperationID, method, path, b.maxName)
-	final := uniqueName(name, taken, b.maxName)
-	if final != name {
-		b.log.Warn("tool name collision; renamed",
-			"operation_id", op.OperationID, "method", method, "path", path, "wanted", name, "tool", final)
-	}
+// tool builds the tool for one selected operation; final is its name
+// (chosen by selectOperations).
+func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *openapi3.Operation, final string) (*Tool, error) {
 	t := &Tool{
 		Name:         final,
 		OperationID:  op.OperationID,
@@ -147,6 +140,11 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 		return nil, err
 	}
 	t.Cost = cost
+	// Models read the description, clients show the title: when both texts
+	// exist and differ, the description carries both, summary first.
+	if sum, desc := strings.TrimSpace(op.Summary), strings.TrimSpace(op.Description); sum != "" && desc != "" && sum != desc {
+		t.Description = sum + "\n\n" + desc
+	}
 	if t.Description == "" {
 		t.Description = op.Description
 	}

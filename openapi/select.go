@@ -1,0 +1,282 @@
+package openapi
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// ExtensionName is the operation extension that sets a tool's name
+// explicitly, overriding N1–N5. Selection.Names wins over it.
+const ExtensionName = "x-mcp-name"
+
+// Selection chooses which operations of a large API become tools, and may
+// name some of them explicitly. The zero value keeps every operation and
+// names none.
+//
+// An operation is kept when it passes every non-empty include list (tags,
+// operations and methods are ANDed) and matches no exclude list. Excluded
+// operations do not take part in naming at all: they consume no name, so a
+// tool's name depends only on the selected set (N6 determinism within the
+// selection). Selecting a different set can therefore change which
+// operation gets a "_2" suffix.
+type Selection struct {
+	// IncludeTags keeps only operations that have at least one of these
+	// tags. Tags compare case-insensitively. Empty means every operation.
+	IncludeTags []string
+	// ExcludeTags drops operations that have any of these tags.
+	ExcludeTags []string
+	// IncludeOperations keeps only operations matching at least one of
+	// these globs (see MatchGlob). A glob is matched against the
+	// operationId and against the operation's N1–N5 tool name (so
+	// operations without an operationId can be selected as well, for
+	// example "get_users_*"). Empty means every operation.
+	IncludeOperations []string
+	// ExcludeOperations drops operations matching any of these globs,
+	// matched as for IncludeOperations.
+	ExcludeOperations []string
+	// IncludeMethods keeps only operations with one of these HTTP methods
+	// (case-insensitive: "get", "POST"). Empty means every method.
+	IncludeMethods []string
+	// ExcludeMethods drops operations with any of these methods.
+	ExcludeMethods []string
+	// Names sets tool names by operationId, overriding both N1–N5 and the
+	// x-mcp-name extension. Each name must match ^[a-zA-Z0-9_-]{1,max}$
+	// with max the MaxNameLength. An operationId that no operation of the
+	// document has is an error (a typo would otherwise pass silently); one
+	// that names an excluded operation is ignored. Nil means none.
+	Names map[string]string
+}
+
+// filters reports whether s has any include or exclude list.
+func (s *Selection) filters() bool {
+	return len(s.IncludeTags)+len(s.ExcludeTags)+len(s.IncludeOperations)+len(s.ExcludeOperations)+
+		len(s.IncludeMethods)+len(s.ExcludeMethods) > 0
+}
+
+// validate reports malformed selection entries: empty globs and unknown
+// methods, all at once.
+func (s *Selection) validate() error {
+	var errs []error
+	for _, l := range []struct {
+		name  string
+		globs []string
+	}{{"include operations", s.IncludeOperations}, {"exclude operations", s.ExcludeOperations}} {
+		for _, g := range l.globs {
+			if strings.TrimSpace(g) == "" {
+				errs = append(errs, fmt.Errorf("selection: %s: empty pattern", l.name))
+			}
+		}
+	}
+	for _, l := range []struct {
+		name    string
+		methods []string
+	}{{"include methods", s.IncludeMethods}, {"exclude methods", s.ExcludeMethods}} {
+		for _, m := range l.methods {
+			if !slices.Contains(methodOrder[:], strings.ToUpper(strings.TrimSpace(m))) {
+				errs = append(errs, fmt.Errorf("selection: %s: unknown HTTP method %q", l.name, m))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// keeps reports whether the operation passes the selection. name is the
+// operation's N1–N5 tool name.
+func (s *Selection) keeps(method, operationID, name string, tags []string) bool {
+	if !s.filters() {
+		return true
+	}
+	hasTag := func(list []string) bool {
+		for _, t := range tags {
+			for _, w := range list {
+				if strings.EqualFold(strings.TrimSpace(w), t) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	matchOp := func(globs []string) bool {
+		for _, g := range globs {
+			g = strings.TrimSpace(g)
+			if operationID != "" && MatchGlob(g, operationID) || MatchGlob(g, name) {
+				return true
+			}
+		}
+		return false
+	}
+	hasMethod := func(list []string) bool {
+		for _, m := range list {
+			if strings.EqualFold(strings.TrimSpace(m), method) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case len(s.IncludeTags) > 0 && !hasTag(s.IncludeTags),
+		len(s.IncludeOperations) > 0 && !matchOp(s.IncludeOperations),
+		len(s.IncludeMethods) > 0 && !hasMethod(s.IncludeMethods):
+		return false
+	}
+	return !hasTag(s.ExcludeTags) && !matchOp(s.ExcludeOperations) && !hasMethod(s.ExcludeMethods)
+}
+
+// MatchGlob reports whether name matches pattern, case-sensitively. In
+// pattern, "*" matches any run of characters (including none, and
+// including "/"), "?" matches exactly one byte, and every other character
+// matches itself; there are no character classes or escapes, so operation
+// globs never fail to parse.
+func MatchGlob(pattern, name string) bool {
+	// Iterative wildcard matching with backtracking to the last "*".
+	p, n := 0, 0
+	star, mark := -1, 0
+	for n < len(name) {
+		switch {
+		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == name[n]):
+			p++
+			n++
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, n
+			p++
+		case star >= 0:
+			p = star + 1
+			mark++
+			n = mark
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
+
+// isToolName reports whether s matches ^[a-zA-Z0-9_-]{1,max}$.
+func isToolName(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// selected is one operation that passed the selection, with the name it
+// will get.
+type selected struct {
+	path     string
+	item     *openapi3.PathItem
+	method   string
+	op       *openapi3.Operation
+	wanted   string // N1–N5 name, or the override
+	override string // "config" or "x-mcp-name" when wanted is an override
+}
+
+// label names an operation in messages: "GET /users (listUsers)".
+func (e *selected) label() string {
+	if e.op.OperationID != "" {
+		return e.method + " " + e.path + " (" + e.op.OperationID + ")"
+	}
+	return e.method + " " + e.path
+}
+
+// selectOperations walks the document in N6 order, applies the selection
+// and the name overrides, and returns the kept operations with their
+// final names: overrides first (so they never get a suffix), then the
+// generated names in N6 order, each taking the next free "_2", "_3", …
+// around the overrides. Invalid or duplicate overrides, unknown
+// operationIds in Names and malformed selection entries are reported
+// together.
+func (b *builder) selectOperations(paths []string) ([]*selected, []string, error) {
+	sel := &b.opts.Select
+	errs := []error{sel.validate()}
+	ids := map[string]bool{}
+	var kept []*selected
+	for _, p := range paths {
+		item := b.doc.Paths.Value(p)
+		if item == nil {
+			continue
+		}
+		ms, ops := operations(item)
+		for i, m := range ms {
+			op := ops[i]
+			ids[op.OperationID] = true
+			name := ToolName(op.OperationID, m, p, b.maxName)
+			if !sel.keeps(m, op.OperationID, name, op.Tags) {
+				continue
+			}
+			e := &selected{path: p, item: item, method: m, op: op, wanted: name}
+			if v, ok := op.Extensions[ExtensionName]; ok && v != nil {
+				s, isString := v.(string)
+				if !isString {
+					errs = append(errs, fmt.Errorf("%s (%s): %s: must be a string, got %v", e.label(), pointer("paths", p, strings.ToLower(m), ExtensionName), ExtensionName, v))
+				} else {
+					e.wanted, e.override = s, ExtensionName
+				}
+			}
+			if s, ok := sel.Names[op.OperationID]; ok && op.OperationID != "" {
+				e.wanted, e.override = s, "tool name override"
+			}
+			if e.override != "" && !isToolName(e.wanted, b.maxName) {
+				errs = append(errs, fmt.Errorf("%s: %s %q must match ^[a-zA-Z0-9_-]{1,%d}$", e.label(), e.override, e.wanted, b.maxName))
+			}
+			kept = append(kept, e)
+		}
+	}
+	var unknown []string
+	for id := range sel.Names {
+		if id == "" || !ids[id] {
+			unknown = append(unknown, id)
+		}
+	}
+	slices.Sort(unknown)
+	for _, id := range unknown {
+		errs = append(errs, fmt.Errorf("tool name override for operationId %q: no operation has that operationId", id))
+	}
+
+	taken := map[string]bool{}
+	owner := map[string]*selected{} // name → the operation that holds it
+	for _, e := range kept {
+		if e.override == "" {
+			continue
+		}
+		if first, dup := owner[e.wanted]; dup {
+			errs = append(errs, fmt.Errorf("tool name %q is given to both %s and %s", e.wanted, first.label(), e.label()))
+			continue
+		}
+		owner[e.wanted] = e
+		taken[e.wanted] = true
+	}
+	for _, e := range kept {
+		if e.override == "" && owner[e.wanted] == nil {
+			owner[e.wanted] = e
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(kept))
+	for i, e := range kept {
+		if e.override != "" {
+			names[i] = e.wanted
+			continue
+		}
+		names[i] = uniqueName(e.wanted, taken, b.maxName)
+		if names[i] != e.wanted {
+			b.log.Warn("tool name collision; renamed",
+				"operation_id", e.op.OperationID, "method", e.method, "path", e.path, "wanted", e.wanted, "tool", names[i],
+				"kept_by", owner[e.wanted].label())
+		}
+	}
+	return kept, names, nil
+}
