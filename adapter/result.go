@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/restmcp/restmcp/openapi"
 )
 
 // mapResponse turns an upstream response into a tool result (R1–R5). It reads
@@ -207,4 +209,65 @@ func binaryResult(k kind, mediaType string, data []byte, u *url.URL) *mcp.CallTo
 		c = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: uri, MIMEType: mediaType, Blob: data}}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{c}}
+}
+
+// conformToOutputSchema applies the structured-output contract to the
+// result of a tool that declares an outputSchema (openapi sets one only when
+// the 2xx response schema is an object after resolution). MCP 2025-11-25
+// says such a tool's successful results carry structuredContent conforming
+// to the schema, and the TypeScript and Python SDK clients enforce it: a
+// success without structuredContent, or with structuredContent the schema
+// rejects, makes callTool throw, so the model sees a protocol failure
+// instead of the upstream's answer. Error results are exempt (those
+// clients skip the check when isError is set), so they never get
+// structuredContent here.
+//
+// A 2xx body that is a JSON object is already structuredContent (R1); the
+// adapter passes it as the upstream sent it and does not validate it
+// against the document's schema. For a 2xx body that is not a JSON object
+// (empty, text, binary, an array, invalid or truncated JSON) the rule is:
+//
+//   - when the schema accepts an empty object (its root has no "required"
+//     list and no positive minProperties), structuredContent is {} and the
+//     body stays in content, where the model reads it (C22's empty and
+//     unparsable bodies stay isError: false);
+//   - otherwise the result becomes an error naming the mismatch, with the
+//     original content after it, so that the model still sees what the
+//     upstream sent and clients accept the result.
+//
+// Wrapping the body as {"result": …} is not done: it validates against
+// exactly the schemas that also accept {}, and would tell the model the
+// response has a shape the API never sends.
+func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res == nil {
+		return res
+	}
+	if res.IsError {
+		res.StructuredContent = nil
+		return res
+	}
+	if len(t.OutputSchema) == 0 || res.StructuredContent != nil {
+		return res
+	}
+	if acceptsEmptyObject(t.OutputSchema) {
+		res.StructuredContent = map[string]any{}
+		return res
+	}
+	note := "the upstream returned a 2xx response that is not the JSON object this tool's outputSchema declares, so it cannot be returned as structured content; the call itself may have succeeded. The response follows."
+	content := append([]mcp.Content{&mcp.TextContent{Text: note}}, res.Content...)
+	return &mcp.CallToolResult{IsError: true, Content: content}
+}
+
+// acceptsEmptyObject reports whether {} conforms to an object schema: its
+// root lists no required properties and has no positive minProperties.
+// openapi emits object roots only (S5), so nested keywords do not matter.
+func acceptsEmptyObject(schema json.RawMessage) bool {
+	var root struct {
+		Required      []string `json:"required"`
+		MinProperties *float64 `json:"minProperties"`
+	}
+	if json.Unmarshal(schema, &root) != nil {
+		return false
+	}
+	return len(root.Required) == 0 && (root.MinProperties == nil || *root.MinProperties <= 0)
 }

@@ -101,6 +101,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		}
 
 		res, status := s.send(ctx, upReq, cred.key)
+		res = conformToOutputSchema(t, res)
 		log.Debug("tool call",
 			"operation_id", t.OperationID,
 			"upstream_status", status,
