@@ -36,9 +36,9 @@ type Report struct {
 	// ListBytes is the size in bytes of the tools/list result
 	// ({"tools":[…]}), with each tool serialized the way MCP sends it:
 	// name, title, description, inputSchema, outputSchema and annotations.
-	// It is exact up to the SDK's own encoding choices (escaping of
-	// non-ASCII or HTML characters, annotation fields it always emits), so
-	// treat it as accurate to about one percent.
+	// It equals the size of the tools array the MCP Go SDK sends (the
+	// adapter's tests check this); the JSON-RPC envelope and any _meta are
+	// not counted.
 	ListBytes int
 	// TokenEstimate is ListBytes/4: the usual rule of thumb of four bytes
 	// of JSON per token for English text and schemas. Real tokenizers
