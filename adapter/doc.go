@@ -10,9 +10,12 @@
 // describes, sent with the caller's own API key, and the upstream response is
 // mapped to a CallToolResult following CONVENTIONS.md R1–R7.
 //
-// The package imports openapi and the go-sdk; it must not import metering,
-// config or cmd. It declares the small [Meter] interface it needs, which cmd
-// satisfies with a shim over the metering package.
+// The package imports openapi, the go-sdk and the Prometheus client; it must
+// not import metering, config or cmd. It declares the small interfaces it
+// needs from plans and metering — [KeyResolver] (key → [Plan]: allowed
+// tools, cost, denial text), [Meter] (AdmitCall, Refund, RecordEvent,
+// Report) — with plain value types ([Call], [Decision], [Event]); cmd
+// satisfies them with shims over the metering package.
 //
 // HTTP behaviour (DESIGN.md "HTTP contract"):
 //   - POST /mcp carries exactly one JSON-RPC message; a batch gets 400.
@@ -22,13 +25,30 @@
 //     no body. GET and DELETE get 405 with "Allow: POST" (stateless mode).
 //   - tools/call needs a key unless [Options.AllowAnonymous]: without one,
 //     401 with WWW-Authenticate and a JSON-RPC error saying how to send it.
-//     With a [Meter], every admitted or refused tools/call response carries
-//     RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (seconds until
-//     the window has fully recovered) and the same values as X-RateLimit-*;
-//     no other method does. Refused: 429 with Retry-After in whole seconds,
-//     rounded up. Meter error: 503 with Retry-After and no rate-limit
-//     headers (there are no values to report). A tools/call naming an
-//     unknown tool is not metered; the go-sdk answers it with -32602.
+//     With [Options.Keys], an unknown or revoked key gets 401 (error
+//     "invalid_token") with a JSON-RPC error naming its key_id and how to
+//     get a key; a key store that cannot answer, 503 with Retry-After. A
+//     tool outside the caller's plan is answered by the tool handler with
+//     an isError result naming tool, plan and upgrade path (the gate passes
+//     its verdict through the request context, so the go-sdk writes the
+//     envelope with the request's id); it is neither metered nor sent
+//     upstream. With a [Meter], every admitted or refused tools/call
+//     response carries RateLimit-Limit, RateLimit-Remaining and
+//     RateLimit-Reset (seconds) of the most restrictive limit, the same
+//     values as X-RateLimit-*, and RateLimit-Policy ("30;w=60;
+//     policy=\"per_minute\""); no other method does. Refused: 429 with the
+//     exact Retry-After in whole seconds, rounded up, and a message naming
+//     the limit and plan. Meter error: 503 with Retry-After and no
+//     rate-limit headers. A tools/call naming an unknown tool is neither
+//     resolved nor metered; the go-sdk answers it with -32602.
+//   - After the upstream answers, the tool handler refunds the call
+//     ([Options.RefundFailedCalls]: upstream 5xx, failure, or never sent)
+//     and records a usage [Event], under context.WithoutCancel and a short
+//     timeout, so a client that hung up is still metered.
+//   - [Options.ListByPlan]: go-sdk receiving middleware filters tools/list
+//     to the plan's tools when the request carries a key.
+//   - GET /usage (the caller's key, in any of the three places) answers the
+//     Meter's report as JSON; GET /metrics serves [Options.Metrics].
 //   - Accept is read leniently: a client that accepts application/json gets
 //     a JSON body (also when it accepts text/event-stream as well: a
 //     stateless call has exactly one response and no server-to-client

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // gin context keys set by the middleware.
@@ -38,6 +40,10 @@ func (s *Server) newEngine() *gin.Engine {
 		c.JSON(http.StatusOK, gin.H{"status": "ok"})
 	})
 	e.GET("/ready", s.ready)
+	e.GET("/usage", s.extractCredential, s.usage)
+	if s.opts.Metrics != nil {
+		e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.opts.Metrics, promhttp.HandlerOpts{})))
+	}
 
 	mcpChain := []gin.HandlerFunc{
 		s.originCheck,
@@ -192,7 +198,7 @@ func (s *Server) originCheck(c *gin.Context) {
 	}
 	c.Header("Access-Control-Allow-Origin", origin)
 	c.Header("Vary", "Origin")
-	c.Header("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id")
+	c.Header("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id")
 	if c.Request.Method == http.MethodOptions {
 		// CORS preflight for an allowed browser origin.
 		c.Header("Access-Control-Allow-Methods", "POST")
@@ -390,10 +396,12 @@ func qZero(params string) bool {
 	return false
 }
 
-// gate applies, to tools/call requests only, the key requirement and the
-// Meter, and sets the rate-limit headers. initialize, tools/list, ping,
-// notifications and responses pass untouched and are never metered; so is a
-// tools/call naming an unknown tool, which the SDK answers with -32602.
+// gate applies, to tools/call requests for tools of the table, the key
+// requirement, key resolution (Options.Keys), the plan gate and the Meter,
+// and sets the rate-limit headers; its verdict reaches the tool handler
+// through the request context. initialize, tools/list, ping, notifications
+// and responses pass untouched and are never metered; so is a tools/call
+// naming an unknown tool, which the SDK answers with -32602.
 func (s *Server) gate(c *gin.Context) {
 	v, _ := c.Get(ctxPeek)
 	p, _ := v.(*rpcPeek)
@@ -401,11 +409,16 @@ func (s *Server) gate(c *gin.Context) {
 		c.Next()
 		return
 	}
+	start := time.Now()
 	v, _ = c.Get(ctxCredential)
 	cred, _ := v.(*credential)
+	tool := s.tools[p.tool]
 	keyID := cred.keyID
 	if keyID == "" {
 		if !s.opts.AllowAnonymous {
+			if tool != nil {
+				s.metrics.callDone(tool.Name, OutcomeUnauthorized)
+			}
 			c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
 			abortRPC(c, http.StatusUnauthorized, p.id, CodeUnauthorized,
 				"authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
@@ -413,47 +426,195 @@ func (s *Server) gate(c *gin.Context) {
 		}
 		keyID = AnonymousKeyID
 	}
-	if s.opts.Meter == nil || s.tools[p.tool] == nil {
+	if tool == nil {
 		c.Next()
 		return
 	}
 
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
-	adm, err := s.opts.Meter.Admit(ctx, keyID)
-	cancel()
-	if err != nil {
-		s.logger.Error("metering failed; refusing tools/call", "key_id", keyID, "tool", p.tool, "error", err.Error())
-		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
-		abortRPC(c, http.StatusServiceUnavailable, p.id, CodeUnavailable,
-			"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
-		return
+	a := &admission{start: start, call: Call{KeyID: keyID, Tool: tool.Name}}
+	if s.opts.Keys != nil {
+		plan, ok := s.resolveKey(c, cred, p.id, tool.Name)
+		if !ok {
+			return
+		}
+		a.call.Plan = plan
+		if !plan.Allows(tool.Name, tool.Tags) {
+			// Answered by the tool handler, so that the go-sdk writes the
+			// result envelope; not metered, nothing sent upstream.
+			a.denied = plan.DeniedMessage(tool.Name)
+			c.Request = c.Request.WithContext(withAdmission(c.Request.Context(), a))
+			c.Next()
+			return
+		}
+		a.call.Cost = plan.Cost(tool.Name, tool.Cost)
+	} else {
+		a.call.Cost = max(tool.Cost, 0)
+		if a.call.Cost == 0 {
+			a.call.Cost = 1
+		}
 	}
-	setRateLimitHeaders(c.Writer.Header(), adm)
-	if !adm.Allowed {
-		retry := ceilSeconds(adm.RetryAfter)
-		c.Header("Retry-After", strconv.FormatInt(retry, 10))
-		abortRPC(c, http.StatusTooManyRequests, p.id, CodeRateLimited,
-			fmt.Sprintf("rate limit exceeded: %d calls per window; retry after %d seconds", adm.Limit, retry))
-		return
+
+	if s.opts.Meter != nil {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
+		t := time.Now()
+		d, err := s.opts.Meter.AdmitCall(ctx, a.call)
+		cancel()
+		s.metrics.meterOp("admit", time.Since(t), err)
+		s.metrics.decision(d, err)
+		if err != nil {
+			s.metrics.callDone(tool.Name, OutcomeUnavailable)
+			s.logger.Error("metering failed; refusing tools/call", "key_id", keyID, "tool", tool.Name, "error", err.Error())
+			c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
+			abortRPC(c, http.StatusServiceUnavailable, p.id, CodeUnavailable,
+				"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
+			return
+		}
+		if d.hasHeaders() {
+			setRateLimitHeaders(c.Writer.Header(), d)
+		}
+		if !d.Allowed {
+			retry := ceilSeconds(d.RetryAfter)
+			c.Header("Retry-After", strconv.FormatInt(retry, 10))
+			s.metrics.callDone(tool.Name, OutcomeRefused)
+			e := Event{KeyID: keyID, Tool: tool.Name, Outcome: OutcomeRefused, Latency: time.Since(start), Time: start}
+			if a.call.Plan != nil {
+				e.Plan = a.call.Plan.Name()
+			}
+			ectx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), s.opts.MeterTimeout)
+			s.recordEvent(ectx, e)
+			cancel()
+			abortRPC(c, http.StatusTooManyRequests, p.id, CodeRateLimited, refusalMessage(a.call.Plan, d, retry))
+			return
+		}
+		a.decision, a.metered = d, true
 	}
+	c.Request = c.Request.WithContext(withAdmission(c.Request.Context(), a))
 	c.Next()
+}
+
+// resolveKey resolves the caller's key to its plan. On failure it answers
+// (401 for an unknown or revoked key, 503 when the key store cannot
+// decide) and returns false.
+func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage, tool string) (Plan, bool) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
+	t := time.Now()
+	plan, err := s.opts.Keys.ResolveKey(ctx, cred.key)
+	cancel()
+	keyErr := errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrRevokedKey)
+	if keyErr {
+		s.metrics.meterOp("resolve", time.Since(t), nil)
+	} else {
+		s.metrics.meterOp("resolve", time.Since(t), err)
+	}
+	if err == nil && plan == nil {
+		err = errors.New("key resolver returned no plan")
+	}
+	if err == nil {
+		return plan, true
+	}
+	if tool != "" {
+		o := OutcomeUnavailable
+		if keyErr {
+			o = OutcomeUnauthorized
+		}
+		s.metrics.callDone(tool, o)
+	}
+	msg, status := keyErrorMessage(cred.keyID, err)
+	if status == http.StatusUnauthorized {
+		s.logger.Info("API key refused", "key_id", cred.keyID, "tool", tool, "error", err.Error())
+		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp", error="invalid_token"`)
+	} else {
+		s.logger.Error("key lookup failed; refusing request", "key_id", cred.keyID, "tool", tool, "error", err.Error())
+		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
+	}
+	if id == nil && tool == "" {
+		// GET /usage: a plain JSON error.
+		c.Header("Cache-Control", "no-store")
+		c.AbortWithStatusJSON(status, gin.H{"error": msg})
+		return nil, false
+	}
+	code := CodeUnauthorized
+	if status != http.StatusUnauthorized {
+		code = CodeUnavailable
+	}
+	abortRPC(c, status, id, code, msg)
+	return nil, false
+}
+
+// keyErrorMessage is the text and HTTP status for a key resolution error.
+func keyErrorMessage(keyID string, err error) (string, int) {
+	switch {
+	case errors.Is(err, ErrRevokedKey):
+		return "API key revoked (key_id " + keyID + "): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>", http.StatusUnauthorized
+	case errors.Is(err, ErrUnknownKey):
+		return "unknown API key (key_id " + keyID + "): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>", http.StatusUnauthorized
+	}
+	return "API key check is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds", http.StatusServiceUnavailable
+}
+
+// refusalMessage is the JSON-RPC error text of a 429: which limit of which
+// plan, and when to retry.
+func refusalMessage(plan Plan, d Decision, retry int64) string {
+	on := ""
+	if plan != nil {
+		on = fmt.Sprintf(" of plan %q", plan.Name())
+	}
+	switch d.RefusedBy {
+	case "day", "month":
+		return fmt.Sprintf("quota exceeded: the %s quota%s is %d units; retry after %d seconds, when the next %s starts (UTC)",
+			d.RefusedBy, on, d.Limit, retry, d.RefusedBy)
+	}
+	return fmt.Sprintf("rate limit exceeded: %d calls per %s%s; retry after %d seconds", d.Limit, windowName(d.Window), on, retry)
+}
+
+// windowName writes a rate-limit window as "second", "minute", "hour" or a
+// duration; "window" when unknown.
+func windowName(w time.Duration) string {
+	switch w {
+	case 0:
+		return "window"
+	case time.Second:
+		return "second"
+	case time.Minute:
+		return "minute"
+	case time.Hour:
+		return "hour"
+	}
+	return formatSeconds(w)
+}
+
+// formatSeconds writes d as whole seconds ("90s") when it is whole, else
+// as Go writes it.
+func formatSeconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
 }
 
 // meterRetryAfterSeconds is the Retry-After sent when the Meter fails.
 const meterRetryAfterSeconds = 5
 
-// setRateLimitHeaders writes RateLimit-Limit/Remaining/Reset and their
-// X-RateLimit-* twins. Reset is in seconds from now (rounded up) in both.
-func setRateLimitHeaders(h http.Header, a Admission) {
-	limit := strconv.FormatInt(a.Limit, 10)
-	remaining := strconv.FormatInt(max(a.Remaining, 0), 10)
-	reset := strconv.FormatInt(ceilSecondsMin0(a.Reset), 10)
+// setRateLimitHeaders writes RateLimit-Limit/Remaining/Reset, their
+// X-RateLimit-* twins and RateLimit-Policy for the most restrictive limit
+// of d. Reset is in seconds from now (rounded up).
+func setRateLimitHeaders(h http.Header, d Decision) {
+	limit := strconv.FormatInt(d.Limit, 10)
+	remaining := strconv.FormatInt(max(d.Remaining, 0), 10)
+	reset := strconv.FormatInt(ceilSecondsMin0(d.Reset), 10)
 	h.Set("RateLimit-Limit", limit)
 	h.Set("RateLimit-Remaining", remaining)
 	h.Set("RateLimit-Reset", reset)
 	h.Set("X-RateLimit-Limit", limit)
 	h.Set("X-RateLimit-Remaining", remaining)
 	h.Set("X-RateLimit-Reset", reset)
+	if d.Window > 0 {
+		policy := limit + ";w=" + strconv.FormatInt(ceilSecondsMin0(d.Window), 10)
+		if d.Policy != "" {
+			policy += `;policy="` + d.Policy + `"`
+		}
+		h.Set("RateLimit-Policy", policy)
+	}
 }
 
 // ceilSeconds rounds d up to whole seconds, at least 1 (Retry-After: 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,24 +15,57 @@ import (
 	"github.com/restmcp/restmcp/openapi"
 )
 
-// fakeMeter answers Admit from a function and counts calls.
+// fakeMeter answers AdmitCall from a function and counts calls, refunds and
+// events.
 type fakeMeter struct {
-	calls atomic.Int64
-	admit func(keyID string) (Admission, error)
-	mu    chan string // optional: receives every keyID
+	calls   atomic.Int64
+	refunds atomic.Int64
+	admit   func(c Call) (Decision, error)
+	mu      chan string // optional: receives every keyID
+
+	evMu   sync.Mutex
+	events []Event
 }
 
-func (m *fakeMeter) Admit(_ context.Context, keyID string) (Admission, error) {
+func (m *fakeMeter) AdmitCall(_ context.Context, c Call) (Decision, error) {
 	m.calls.Add(1)
 	if m.mu != nil {
-		m.mu <- keyID
+		m.mu <- c.KeyID
 	}
-	return m.admit(keyID)
+	return m.admit(c)
+}
+
+func (m *fakeMeter) Refund(context.Context, Call, Decision) error {
+	m.refunds.Add(1)
+	return nil
+}
+
+func (m *fakeMeter) RecordEvent(_ context.Context, e Event) error {
+	m.evMu.Lock()
+	defer m.evMu.Unlock()
+	m.events = append(m.events, e)
+	return nil
+}
+
+func (m *fakeMeter) Report(_ context.Context, keyID string, plan Plan) (any, error) {
+	name := ""
+	if plan != nil {
+		name = plan.Name()
+	}
+	return map[string]any{"key_id": keyID, "plan": name, "calls": m.calls.Load()}, nil
+}
+
+func (m *fakeMeter) takeEvents() []Event {
+	m.evMu.Lock()
+	defer m.evMu.Unlock()
+	e := m.events
+	m.events = nil
+	return e
 }
 
 func allowAll(int64) *fakeMeter {
-	return &fakeMeter{admit: func(string) (Admission, error) {
-		return Admission{Allowed: true, Limit: 100, Remaining: 99, Reset: 1500 * time.Millisecond}, nil
+	return &fakeMeter{admit: func(Call) (Decision, error) {
+		return Decision{Allowed: true, Limit: 100, Remaining: 99, Reset: 1500 * time.Millisecond}, nil
 	}}
 }
 
@@ -233,11 +267,11 @@ func TestAcceptEventStreamOnly(t *testing.T) {
 func TestMetering(t *testing.T) {
 	var allow atomic.Bool
 	keys := make(chan string, 10)
-	meter := &fakeMeter{mu: keys, admit: func(string) (Admission, error) {
+	meter := &fakeMeter{mu: keys, admit: func(Call) (Decision, error) {
 		if allow.Load() {
-			return Admission{Allowed: true, Limit: 100, Remaining: 41, Reset: 1500 * time.Millisecond}, nil
+			return Decision{Allowed: true, Limit: 100, Remaining: 41, Reset: 1500 * time.Millisecond}, nil
 		}
-		return Admission{Allowed: false, Limit: 100, Remaining: 0, Reset: 30 * time.Second, RetryAfter: 2100 * time.Millisecond}, nil
+		return Decision{Allowed: false, Limit: 100, Remaining: 0, Reset: 30 * time.Second, RetryAfter: 2100 * time.Millisecond}, nil
 	}}
 	srv := serve(t, Options{Tools: handTools(), Meter: meter})
 	key := map[string]string{"X-API-Key": "k-123"}
@@ -298,8 +332,8 @@ func TestMetering(t *testing.T) {
 }
 
 func TestMeterError(t *testing.T) {
-	meter := &fakeMeter{admit: func(string) (Admission, error) {
-		return Admission{}, errors.New("dial tcp 10.0.0.7:6379: connection refused")
+	meter := &fakeMeter{admit: func(Call) (Decision, error) {
+		return Decision{}, errors.New("dial tcp 10.0.0.7:6379: connection refused")
 	}}
 	logs := &logBuffer{}
 	srv := serve(t, Options{Tools: handTools(), Meter: meter, Logger: newLogger(logs)})
@@ -320,7 +354,7 @@ func TestMeterError(t *testing.T) {
 }
 
 func TestMiddlewarePanicKeepsServing(t *testing.T) {
-	meter := &fakeMeter{admit: func(string) (Admission, error) { panic("meter bug") }}
+	meter := &fakeMeter{admit: func(Call) (Decision, error) { panic("meter bug") }}
 	srv := serve(t, Options{Tools: handTools(), Meter: meter})
 	got := post(t, srv.URL+"/mcp", toolsCallBody(5, "get_pet", `{"petId":"p1"}`), map[string]string{"X-API-Key": "k-123"})
 	want := `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"internal error"}}`
@@ -397,8 +431,8 @@ func TestToolsCallNotificationIsGated(t *testing.T) {
 
 func TestAnonymousCallsAreMeteredTogether(t *testing.T) {
 	keys := make(chan string, 1)
-	meter := &fakeMeter{mu: keys, admit: func(string) (Admission, error) {
-		return Admission{Allowed: true, Limit: 10, Remaining: 9, Reset: time.Second}, nil
+	meter := &fakeMeter{mu: keys, admit: func(Call) (Decision, error) {
+		return Decision{Allowed: true, Limit: 10, Remaining: 9, Reset: time.Second}, nil
 	}}
 	srv := serve(t, Options{Tools: handTools(), Meter: meter, AllowAnonymous: true})
 	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "get_pet", `{"petId":"p1"}`), nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -26,26 +27,6 @@ const (
 	DefaultMaxBinaryBytes   = 5 << 20   // 5 MiB
 	DefaultMeterTimeout     = 2 * time.Second
 )
-
-// Meter admits or refuses one tools/call for a key. It is the part of the
-// metering package the adapter needs; cmd wires a metering.Meter in through a
-// small shim so that adapter does not import metering.
-type Meter interface {
-	// Admit checks the key's limits and, when allowed, counts the call.
-	// keyID is [KeyID] of the caller's key (or "anonymous"), never the key.
-	Admit(ctx context.Context, keyID string) (Admission, error)
-}
-
-// Admission is a [Meter]'s decision for one call.
-type Admission struct {
-	Allowed   bool
-	Limit     int64         // calls allowed per window
-	Remaining int64         // calls left in the window after this one
-	Reset     time.Duration // until the window has fully recovered
-	// RetryAfter is how long a refused caller should wait; it is rounded up
-	// to whole seconds (at least 1) for the Retry-After header.
-	RetryAfter time.Duration
-}
 
 // AnonymousKeyID is the key id under which calls without a key are metered
 // when [Options.AllowAnonymous] is set: they share one budget.
@@ -68,12 +49,34 @@ type Options struct {
 	// Default DefaultMCPPath ("/mcp").
 	MCPPath string
 
-	// Meter admits tools/call requests per key. Nil: no metering, and no
-	// rate-limit headers (there are no values to report).
+	// Keys maps API keys to plans: unknown and revoked keys get 401 on
+	// tools/call, and a tool outside the caller's plan gets a tool error
+	// (isError) without being metered or sent upstream. Nil: every key is
+	// accepted, with no plan (every tool allowed; Call.Plan is nil).
+	Keys KeyResolver
+	// Meter admits tools/call requests per key under the caller's plan,
+	// refunds, records usage events and reads usage for GET /usage. Nil: no
+	// metering, no rate-limit headers (there are no values to report), and
+	// GET /usage answers 404.
 	Meter Meter
-	// MeterTimeout bounds one Meter.Admit call; past it the call is answered
+	// MeterTimeout bounds one key lookup, one AdmitCall, and the refund and
+	// usage event written after a call; past it an admission is answered
 	// 503 like any other Meter error. Zero: DefaultMeterTimeout (2 s).
 	MeterTimeout time.Duration
+	// RefundFailedCalls is counting policy "success": an admitted call
+	// whose upstream answered 5xx, could not be reached, or that was never
+	// sent (invalid arguments) is refunded with Meter.Refund. False
+	// (policy "admitted"): every admitted call counts.
+	RefundFailedCalls bool
+	// ListByPlan makes tools/list, when the request carries a key, list only
+	// the tools the key's plan allows. A request without a key, or whose key
+	// cannot be resolved, gets every tool. Needs Keys.
+	ListByPlan bool
+	// Metrics, when set, receives restmcp's series (see the Metric*
+	// constants) and is served at GET /metrics in the Prometheus text
+	// format. The caller may register more collectors on it. Nil: no
+	// /metrics route.
+	Metrics *prometheus.Registry
 
 	// Ready reports whether the server can take traffic; GET /ready answers
 	// 503 while it returns an error. Nil: always ready.
@@ -125,11 +128,12 @@ type Options struct {
 // Server is a remote MCP server for a set of tools. It is safe for
 // concurrent use.
 type Server struct {
-	opts   Options // defaults applied
-	logger *slog.Logger
-	client *http.Client
-	mcp    *mcp.Server
-	tools  map[string]*openapi.Tool
+	opts    Options // defaults applied
+	logger  *slog.Logger
+	client  *http.Client
+	mcp     *mcp.Server
+	tools   map[string]*openapi.Tool
+	metrics *metrics
 
 	// Two go-sdk handlers over the same mcp.Server, one answering with
 	// application/json and one with text/event-stream; see acceptMiddleware.
@@ -172,7 +176,7 @@ func New(opts Options) (*Server, error) {
 		errs = append(errs, fmt.Errorf("MCPPath %q must start with /", opts.MCPPath))
 	}
 	switch opts.MCPPath {
-	case "/health", "/ready":
+	case "/health", "/ready", "/usage", "/metrics":
 		errs = append(errs, fmt.Errorf("MCPPath %q collides with a built-in route", opts.MCPPath))
 	}
 	if opts.MaxBodyBytes < 0 {
@@ -206,6 +210,19 @@ func New(opts Options) (*Server, error) {
 		s.client = NewHTTPClient()
 	}
 
+	var err error
+	if opts.Metrics != nil {
+		s.metrics, err = newMetrics(opts.Metrics)
+	} else {
+		s.metrics, err = newMetrics(nil)
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("Metrics: %w", err))
+	}
+	if opts.ListByPlan && opts.Keys == nil {
+		errs = append(errs, errors.New("ListByPlan needs Keys"))
+	}
+
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		// All tools in one tools/list page: the table is static and clients
@@ -215,6 +232,9 @@ func New(opts Options) (*Server, error) {
 		// the list never changes while the process runs.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	if opts.ListByPlan {
+		s.mcp.AddReceivingMiddleware(s.listByPlan)
+	}
 	for i, t := range opts.Tools {
 		if t == nil {
 			errs = append(errs, fmt.Errorf("Tools[%d] is nil", i))
@@ -255,5 +275,6 @@ func (s *Server) streamableHandler(jsonResponse bool) http.Handler {
 }
 
 // Handler returns the HTTP handler: the MCP endpoint at Options.MCPPath,
-// GET /health and GET /ready.
+// GET /health, GET /ready, GET /usage and (with Options.Metrics) GET
+// /metrics.
 func (s *Server) Handler() http.Handler { return s.engine }

@@ -61,6 +61,11 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		start := time.Now()
 		cred := credentialFrom(ctx)
 		log := s.logger.With("tool", t.Name, "key_id", cred.keyID, "request_id", requestIDFrom(ctx))
+		a := admissionFrom(ctx)
+		if a == nil || a.call.Tool != t.Name {
+			// Not through the gin gate (in-memory transports in tests).
+			a = &admission{start: start, call: Call{KeyID: cred.keyID, Tool: t.Name}}
+		}
 		// The go-sdk runs handlers on its own goroutines and has no recovery:
 		// a panic here would take the process down.
 		defer func() {
@@ -70,9 +75,16 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			}
 		}()
 
+		if a.denied != "" {
+			log.Debug("tool not in plan", "plan", a.call.Plan.Name())
+			s.afterCall(ctx, a, OutcomeNotInPlan, 0, 0, false)
+			return errorResult(a.denied), nil
+		}
+
+		callCtx := ctx
 		if s.opts.UpstreamTimeout > 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+			callCtx, cancel = context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 			defer cancel()
 		}
 
@@ -83,16 +95,18 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		upReq, err := t.NewRequest(ctx, args, cred.key)
+		upReq, err := t.NewRequest(callCtx, args, cred.key)
 		if err != nil {
 			var argErr *openapi.ArgumentError
 			var credErr *openapi.CredentialError
 			switch {
 			case errors.As(err, &argErr), errors.As(err, &credErr):
 				log.Debug("tool call refused", "error", err.Error())
+				s.afterCall(ctx, a, OutcomeInvalidArguments, 0, 0, true)
 				return errorResult(err.Error()), nil
 			default:
 				log.Error("building upstream request failed", "error", redact(err.Error(), cred.key))
+				s.afterCall(ctx, a, OutcomeUpstreamFailed, 0, 0, true)
 				return errorResult("internal error: building the upstream request: " + redact(err.Error(), cred.key)), nil
 			}
 		}
@@ -100,14 +114,24 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			upReq.Header.Set("User-Agent", s.opts.Name+"/"+s.opts.Version)
 		}
 
-		res, status := s.send(ctx, upReq, cred.key)
-		res = conformToOutputSchema(t, res)
+		sent := time.Now()
+		out := s.send(callCtx, upReq, cred.key)
+		out.res = conformToOutputSchema(t, out.res)
+		outcome := OutcomeOK
+		switch {
+		case out.failed:
+			outcome = OutcomeUpstreamFailed
+		case out.status < 200 || out.status > 299:
+			outcome = OutcomeUpstreamError
+		}
+		s.metrics.upstream.WithLabelValues(string(outcome)).Observe(time.Since(sent).Seconds())
 		log.Debug("tool call",
 			"operation_id", t.OperationID,
-			"upstream_status", status,
-			"is_error", res.IsError,
+			"upstream_status", out.status,
+			"is_error", out.res.IsError,
 			"duration_ms", time.Since(start).Milliseconds())
-		return res, nil
+		s.afterCall(ctx, a, outcome, out.status, out.bytes, out.failed)
+		return out.res, nil
 	}
 }
 

@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -56,20 +57,44 @@ func sameHostRedirects(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
+// sent is the outcome of one upstream request.
+type sent struct {
+	res    *mcp.CallToolResult
+	status int   // upstream HTTP status; 0 when no response arrived
+	bytes  int64 // response body bytes read
+	failed bool  // no usable answer: transport failure or unreadable body
+}
+
 // send performs one upstream request and maps the outcome to a tool result.
-// It also returns the upstream status (0 on transport failure) for the log.
-func (s *Server) send(ctx context.Context, req *http.Request, key string) (*mcp.CallToolResult, int) {
+func (s *Server) send(ctx context.Context, req *http.Request, key string) sent {
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), 0
+		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), failed: true}
 	}
 	defer resp.Body.Close()
+	body := &byteCounter{r: resp.Body}
+	resp.Body = body
 	res, err := s.mapResponse(resp)
 	if err != nil {
-		return errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), resp.StatusCode
+		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), status: resp.StatusCode, bytes: body.n, failed: true}
 	}
-	return res, resp.StatusCode
+	return sent{res: res, status: resp.StatusCode, bytes: body.n}
 }
+
+// byteCounter counts the bytes read through it; Close closes the
+// original body.
+type byteCounter struct {
+	r io.ReadCloser
+	n int64
+}
+
+func (c *byteCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *byteCounter) Close() error { return c.r.Close() }
 
 // transportFailure describes a failed upstream call (R6) in words a model can
 // act on: what kind of failure, whether retrying may help, and the error,

@@ -14,7 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/config"
@@ -57,30 +58,17 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("loading %s: %w", specLocation, err)
 	}
 
-	meter, ready, closeMeter, err := newMeter(ctx, cfg, logger)
+	srv, mw, err := newServer(ctx, cfg, doc, logger)
 	if err != nil {
 		return err
 	}
-	defer closeMeter()
-
-	srv, err := adapter.New(adapter.Options{
-		Tools:            doc.Tools,
-		Name:             "restmcp",
-		Version:          version,
-		Instructions:     doc.Description,
-		MCPPath:          cfg.MCPPath,
-		Meter:            meter,
-		Ready:            ready,
-		UpstreamTimeout:  cfg.UpstreamTimeout,
-		MaxBodyBytes:     cfg.MaxBodyBytes,
-		MaxResponseBytes: int(cfg.MaxResponseBytes),
-		AllowedOrigins:   cfg.AllowedOrigins,
-		AllowAnonymous:   !cfg.RequireKey,
-		Logger:           logger,
-	})
-	if err != nil {
-		return err
-	}
+	// Runs after the HTTP server has drained (defers run last-in first-out):
+	// the outage meter replays what it buffered, within the shutdown timeout.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		mw.close(cctx)
+	}()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -146,47 +134,49 @@ func startDemo(logger *slog.Logger) (*demoServer, error) {
 	return &demoServer{URL: "http://" + ln.Addr().String(), srv: srv}, nil
 }
 
-// newMeter returns the Redis meter when a Redis URL is configured and the
-// in-memory meter otherwise, with the readiness check and a close function.
-func newMeter(ctx context.Context, cfg config.Config, logger *slog.Logger) (adapter.Meter, func(context.Context) error, func(), error) {
-	opts := metering.Options{Limit: int64(cfg.RateLimit), Window: cfg.RateWindow}
-	if cfg.RedisURL == "" {
-		logger.Info("metering in memory; set RESTMCP_REDIS_URL to share counters across replicas",
-			"rate_limit", cfg.RateLimit, "rate_window", cfg.RateWindow.String())
-		m := metering.NewMemory(opts)
-		return meterShim{m}, m.Ping, func() {}, nil
+// newServer wires plans, keys, metering and metrics into the adapter for
+// doc's tools. The caller closes the returned metering when done.
+func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, logger *slog.Logger) (*adapter.Server, *meteringWiring, error) {
+	var reg *prometheus.Registry
+	if cfg.Metrics {
+		reg = prometheus.NewRegistry()
+		for _, c := range []prometheus.Collector{
+			collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		} {
+			if err := reg.Register(c); err != nil {
+				return nil, nil, fmt.Errorf("registering metrics: %w", err)
+			}
+		}
 	}
-	ropts, err := redis.ParseURL(string(cfg.RedisURL))
+	mw, err := newMetering(ctx, cfg, logger, reg)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("RESTMCP_REDIS_URL: %w", err)
+		return nil, nil, err
 	}
-	client := redis.NewClient(ropts)
-	m := metering.NewRedis(client, opts)
-	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := m.Ping(pctx); err != nil {
-		logger.Warn("redis not answering; tools/call answers 503 until it does", "redis_addr", ropts.Addr, "error", err)
-	}
-	logger.Info("metering in redis", "redis_addr", ropts.Addr, "redis_db", ropts.DB,
-		"rate_limit", cfg.RateLimit, "rate_window", cfg.RateWindow.String())
-	return meterShim{m}, m.Ping, func() { _ = client.Close() }, nil
-}
-
-// meterShim adapts a metering.Meter to the adapter's Meter interface.
-type meterShim struct{ m metering.Meter }
-
-func (s meterShim) Admit(ctx context.Context, keyID string) (adapter.Admission, error) {
-	d, err := s.m.Admit(ctx, keyID)
+	srv, err := adapter.New(adapter.Options{
+		Tools:             doc.Tools,
+		Name:              "restmcp",
+		Version:           version,
+		Instructions:      doc.Description,
+		MCPPath:           cfg.MCPPath,
+		Keys:              mw.keys,
+		Meter:             mw.meter,
+		RefundFailedCalls: mw.plans.Counting == metering.CountSuccess,
+		ListByPlan:        cfg.ListByPlan,
+		Metrics:           reg,
+		Ready:             mw.ready,
+		UpstreamTimeout:   cfg.UpstreamTimeout,
+		MaxBodyBytes:      cfg.MaxBodyBytes,
+		MaxResponseBytes:  int(cfg.MaxResponseBytes),
+		AllowedOrigins:    cfg.AllowedOrigins,
+		AllowAnonymous:    !cfg.RequireKey,
+		Logger:            logger,
+	})
 	if err != nil {
-		return adapter.Admission{}, err
+		mw.close(ctx)
+		return nil, nil, err
 	}
-	return adapter.Admission{
-		Allowed:    d.Allowed,
-		Limit:      d.Limit,
-		Remaining:  d.Remaining,
-		Reset:      d.Reset,
-		RetryAfter: d.RetryAfter,
-	}, nil
+	return srv, mw, nil
 }
 
 // printBanner writes the MCP URL, the tool count and ready-to-paste client

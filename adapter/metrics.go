@@ -1,0 +1,97 @@
+package adapter
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the adapter's Prometheus series. They are registered on
+// Options.Metrics when it is set (GET /metrics then serves that registry)
+// and kept, unregistered, otherwise, so the hot path never checks.
+//
+// Label values are bounded: tool is always a tool of the table (calls
+// naming unknown tools are not counted), outcome, decision, reason and op
+// are fixed sets.
+type metrics struct {
+	calls     *prometheus.CounterVec   // tool, outcome
+	decisions *prometheus.CounterVec   // decision, reason
+	meterDur  *prometheus.HistogramVec // op
+	meterErrs *prometheus.CounterVec   // op
+	upstream  *prometheus.HistogramVec // outcome
+	refunds   prometheus.Counter
+}
+
+// Metric names, for README and tests.
+const (
+	MetricToolCalls        = "restmcp_tool_calls_total"
+	MetricMeterDecisions   = "restmcp_meter_decisions_total"
+	MetricMeterDuration    = "restmcp_meter_duration_seconds"
+	MetricMeterErrors      = "restmcp_meter_errors_total"
+	MetricUpstreamDuration = "restmcp_upstream_duration_seconds"
+	MetricMeterRefunds     = "restmcp_meter_refunds_total"
+)
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricToolCalls,
+			Help: "tools/call requests for tools of the table, by tool and outcome (ok, upstream_error, upstream_failed, refused, not_in_plan, invalid_arguments, unavailable, unauthorized).",
+		}, []string{"tool", "outcome"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricMeterDecisions,
+			Help: "Meter admissions by decision (allowed, refused, degraded, error) and, for refusals, the refusing limit (per_second, per_minute, per_hour, day, month, rate).",
+		}, []string{"decision", "reason"}),
+		meterDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    MetricMeterDuration,
+			Help:    "Time spent in the metering store (Redis) per operation: resolve (key lookup), admit, refund, event, report.",
+			Buckets: []float64{.0002, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"op"}),
+		meterErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricMeterErrors,
+			Help: "Metering store (Redis) operations that failed, by operation.",
+		}, []string{"op"}),
+		upstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    MetricUpstreamDuration,
+			Help:    "Upstream REST request duration, including reading the body, by outcome (ok, upstream_error, upstream_failed).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"outcome"}),
+		refunds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: MetricMeterRefunds,
+			Help: "Admitted calls refunded under counting policy success (upstream 5xx or failure).",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.calls, m.decisions, m.meterDur, m.meterErrs, m.upstream, m.refunds} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) callDone(tool string, o Outcome) {
+	m.calls.WithLabelValues(tool, string(o)).Inc()
+}
+
+func (m *metrics) meterOp(op string, d time.Duration, err error) {
+	m.meterDur.WithLabelValues(op).Observe(d.Seconds())
+	if err != nil {
+		m.meterErrs.WithLabelValues(op).Inc()
+	}
+}
+
+func (m *metrics) decision(d Decision, err error) {
+	switch {
+	case err != nil:
+		m.decisions.WithLabelValues("error", "").Inc()
+	case d.Degraded:
+		m.decisions.WithLabelValues("degraded", "").Inc()
+	case d.Allowed:
+		m.decisions.WithLabelValues("allowed", "").Inc()
+	default:
+		m.decisions.WithLabelValues("refused", d.RefusedBy).Inc()
+	}
+}

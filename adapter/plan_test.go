@@ -1,0 +1,372 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// fakePlan allows the tools in allow (every tool when nil).
+type fakePlan struct {
+	name  string
+	allow map[string]bool
+}
+
+func (p fakePlan) Name() string { return p.name }
+func (p fakePlan) Allows(tool string, _ []string) bool {
+	return p.allow == nil || p.allow[tool]
+}
+func (p fakePlan) Cost(_ string, specCost int64) int64 {
+	if specCost > 0 {
+		return specCost
+	}
+	return 1
+}
+func (p fakePlan) DeniedMessage(tool string) string {
+	return fmt.Sprintf("tool %q is not included in plan %q. Upgrade: https://example.com/pricing", tool, p.name)
+}
+
+// fakeKeys resolves keys from a map; "revoked" is revoked, "down" fails.
+type fakeKeys map[string]Plan
+
+func (k fakeKeys) ResolveKey(_ context.Context, key string) (Plan, error) {
+	switch key {
+	case "revoked":
+		return nil, fmt.Errorf("%w: key_id x", ErrRevokedKey)
+	case "down":
+		return nil, errors.New("dial tcp 10.0.0.7:6379: connection refused")
+	case "":
+		return fakePlan{name: "free"}, nil
+	}
+	if p, ok := k[key]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("%w: key_id x", ErrUnknownKey)
+}
+
+// planUpstream answers /fail with 500 and everything else with a small
+// JSON object, recording the paths it saw.
+type planUpstream struct {
+	*httptest.Server
+	mu    sync.Mutex
+	paths []string
+}
+
+func newPlanUpstream(t testing.TB) *planUpstream {
+	u := &planUpstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.paths = append(u.paths, r.URL.Path)
+		u.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, `{"error":"boom"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *planUpstream) take() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := u.paths
+	u.paths = nil
+	return p
+}
+
+func allowedDecision(Call) (Decision, error) {
+	return Decision{Allowed: true, Limit: 30, Remaining: 29, Reset: 2 * time.Second, Policy: "per_minute", Window: time.Minute, Cost: 1}, nil
+}
+
+func planKeys() fakeKeys {
+	return fakeKeys{
+		"k-free": fakePlan{name: "free", allow: map[string]bool{"get_quote": true, "always_fails": true}},
+		"k-pro":  fakePlan{name: "pro"},
+	}
+}
+
+func TestUnknownAndRevokedKeys(t *testing.T) {
+	up := newPlanUpstream(t)
+	meter := &fakeMeter{admit: allowedDecision}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	tests := []struct {
+		name, key  string
+		wantStatus int
+		wantBody   string
+	}{
+		{"unknown", "k-nobody", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"unknown API key (key_id ` + KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
+		{"revoked", "revoked", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"API key revoked (key_id ` + KeyID("revoked") + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
+		{"store down", "down", 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-32030,"message":"API key check is temporarily unavailable; retry in 5 seconds"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`), map[string]string{"X-API-Key": tt.key})
+			if got.status != tt.wantStatus || got.body != tt.wantBody {
+				t.Errorf("got %d %s\nwant %d %s", got.status, got.body, tt.wantStatus, tt.wantBody)
+			}
+			if tt.wantStatus == 401 {
+				if g, w := got.header.Get("WWW-Authenticate"), `ApiKey realm="restmcp", Bearer realm="restmcp", error="invalid_token"`; g != w {
+					t.Errorf("WWW-Authenticate = %q, want %q", g, w)
+				}
+			} else if g := got.header.Get("Retry-After"); g != "5" {
+				t.Errorf("Retry-After = %q, want 5", g)
+			}
+		})
+	}
+	if n := meter.calls.Load(); n != 0 {
+		t.Errorf("meter called %d times, want 0", n)
+	}
+	if p := up.take(); len(p) != 0 {
+		t.Errorf("upstream saw %v, want nothing", p)
+	}
+}
+
+func TestToolOutsidePlan(t *testing.T) {
+	up := newPlanUpstream(t)
+	meter := &fakeMeter{admit: allowedDecision}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	got := post(t, srv.URL+"/mcp", toolsCallBody(9, "admin_stats", `{}`), map[string]string{"X-API-Key": "k-free"})
+	want := `{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"tool \"admin_stats\" is not included in plan \"free\". Upgrade: https://example.com/pricing"}],"isError":true}}`
+	if got.status != 200 || strings.TrimSpace(got.body) != want {
+		t.Errorf("got %d %s\nwant 200 %s", got.status, got.body, want)
+	}
+	if h := rateHeaders(got.header); len(h) != 0 {
+		t.Errorf("rate-limit headers %v on an unmetered call", h)
+	}
+	if n := meter.calls.Load(); n != 0 {
+		t.Errorf("meter called %d times, want 0", n)
+	}
+	if p := up.take(); len(p) != 0 {
+		t.Errorf("upstream saw %v, want nothing", p)
+	}
+	ev := meter.takeEvents()
+	if len(ev) != 1 || ev[0].Outcome != OutcomeNotInPlan || ev[0].Cost != 0 || ev[0].Plan != "free" || ev[0].Tool != "admin_stats" || ev[0].KeyID != KeyID("k-free") {
+		t.Errorf("events = %+v, want one not_in_plan event of cost 0", ev)
+	}
+}
+
+func TestRefundFailedCalls(t *testing.T) {
+	up := newPlanUpstream(t)
+	for _, refund := range []bool{true, false} {
+		t.Run(fmt.Sprintf("RefundFailedCalls=%v", refund), func(t *testing.T) {
+			meter := &fakeMeter{admit: allowedDecision}
+			srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, RefundFailedCalls: refund})
+			key := map[string]string{"X-API-Key": "k-free"}
+			post(t, srv.URL+"/mcp", toolsCallBody(1, "always_fails", `{}`), key)
+			post(t, srv.URL+"/mcp", toolsCallBody(2, "get_quote", `{"symbol":"AAPL"}`), key)
+			post(t, srv.URL+"/mcp", toolsCallBody(3, "get_quote", `{}`), key) // invalid: never sent
+			wantRefunds := int64(0)
+			if refund {
+				wantRefunds = 2
+			}
+			if g := meter.refunds.Load(); g != wantRefunds {
+				t.Errorf("refunds = %d, want %d", g, wantRefunds)
+			}
+			type ev struct {
+				Tool    string
+				Cost    int64
+				Outcome Outcome
+				Status  int
+				Bytes   int64
+			}
+			var got []ev
+			for _, e := range meter.takeEvents() {
+				got = append(got, ev{e.Tool, e.Cost, e.Outcome, e.UpstreamStatus, e.Bytes})
+			}
+			failCost := int64(1)
+			if refund {
+				failCost = 0
+			}
+			want := []ev{
+				{"always_fails", failCost, OutcomeUpstreamError, 500, 16},
+				{"get_quote", 1, OutcomeOK, 200, 11},
+				{"get_quote", failCost, OutcomeInvalidArguments, 0, 0},
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRateLimitPolicyAndQuotaRefusal(t *testing.T) {
+	up := newPlanUpstream(t)
+	var refuse bool
+	var mu sync.Mutex
+	meter := &fakeMeter{admit: func(c Call) (Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if c.Cost != 5 {
+			t.Errorf("cost of etfs_top_holdings = %d, want 5 (x-restmcp-cost)", c.Cost)
+		}
+		if refuse {
+			return Decision{Limit: 100, Reset: 3 * time.Hour, RetryAfter: 3*time.Hour - 500*time.Millisecond,
+				Policy: "day", RefusedBy: "day", Window: 24 * time.Hour}, nil
+		}
+		return allowedDecision(c)
+	}}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	key := map[string]string{"X-API-Key": "k-pro"}
+	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "etfs_top_holdings", `{"symbol":"SPY"}`), key)
+	want := map[string]string{"RateLimit-Limit": "30", "RateLimit-Remaining": "29", "RateLimit-Reset": "2",
+		"X-RateLimit-Limit": "30", "X-RateLimit-Remaining": "29", "X-RateLimit-Reset": "2"}
+	if diff := cmp.Diff(want, rateHeaders(got.header)); got.status != 200 || diff != "" {
+		t.Errorf("status %d; rate-limit headers (-want +got):\n%s", got.status, diff)
+	}
+	if g, w := got.header.Get("RateLimit-Policy"), `30;w=60;policy="per_minute"`; g != w {
+		t.Errorf("RateLimit-Policy = %q, want %q", g, w)
+	}
+	mu.Lock()
+	refuse = true
+	mu.Unlock()
+	got = post(t, srv.URL+"/mcp", toolsCallBody(2, "etfs_top_holdings", `{"symbol":"SPY"}`), key)
+	wantBody := `{"jsonrpc":"2.0","id":2,"error":{"code":-32029,"message":"quota exceeded: the day quota of plan \"pro\" is 100 units; retry after 10800 seconds, when the next day starts (UTC)"}}`
+	if got.status != 429 || got.body != wantBody || got.header.Get("Retry-After") != "10800" || got.header.Get("RateLimit-Policy") != `100;w=86400;policy="day"` {
+		t.Errorf("got %d Retry-After %q Policy %q %s\nwant 429 10800 %s", got.status, got.header.Get("Retry-After"), got.header.Get("RateLimit-Policy"), got.body, wantBody)
+	}
+	ev := meter.takeEvents()
+	if len(ev) != 2 || ev[1].Outcome != OutcomeRefused || ev[1].Cost != 0 {
+		t.Errorf("events = %+v, want ok then refused", ev)
+	}
+}
+
+func TestUsageEndpoint(t *testing.T) {
+	up := newPlanUpstream(t)
+	meter := &fakeMeter{admit: allowedDecision}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	get := func(path string, h map[string]string) rpcResponse {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		return do(t, req)
+	}
+	post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`), map[string]string{"X-API-Key": "k-free"})
+	tests := []struct {
+		name       string
+		path       string
+		h          map[string]string
+		wantStatus int
+		wantBody   string
+	}{
+		{"no key", "/usage", nil, 401, `{"error":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e, or as Authorization: Bearer \u003ckey\u003e"}`},
+		{"unknown key", "/usage?api_key=k-nobody", nil, 401, `{"error":"unknown API key (key_id ` + KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}`},
+		{"header", "/usage", map[string]string{"X-API-Key": "k-free"}, 200, `{"calls":1,"key_id":"` + KeyID("k-free") + `","plan":"free"}`},
+		{"bearer", "/usage", map[string]string{"Authorization": "Bearer k-free"}, 200, `{"calls":1,"key_id":"` + KeyID("k-free") + `","plan":"free"}`},
+		{"query", "/usage?api_key=k-free", nil, 200, `{"calls":1,"key_id":"` + KeyID("k-free") + `","plan":"free"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := get(tt.path, tt.h)
+			if got.status != tt.wantStatus || got.body != tt.wantBody {
+				t.Errorf("GET %s = %d %s\nwant %d %s", tt.path, got.status, got.body, tt.wantStatus, tt.wantBody)
+			}
+			if got.header.Get("Cache-Control") != "no-store" {
+				t.Errorf("Cache-Control = %q, want no-store", got.header.Get("Cache-Control"))
+			}
+		})
+	}
+}
+
+func TestListByPlanRaw(t *testing.T) {
+	up := newPlanUpstream(t)
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), ListByPlan: true})
+	names := func(body string) []string {
+		res, _ := decodeRPC(t, body)["result"].(map[string]any)
+		tools, _ := res["tools"].([]any)
+		var out []string
+		for _, x := range tools {
+			out = append(out, x.(map[string]any)["name"].(string))
+		}
+		return out
+	}
+	all := []string{"admin_stats", "always_fails", "etfs_top_holdings", "get_quote"}
+	for _, tt := range []struct {
+		key  string
+		want []string
+	}{
+		{"", all},
+		{"k-free", []string{"always_fails", "get_quote"}},
+		{"k-pro", all},
+		{"k-nobody", all},
+	} {
+		got := post(t, srv.URL+"/mcp", toolsListBody, map[string]string{"X-API-Key": tt.key})
+		if diff := cmp.Diff(tt.want, names(got.body)); diff != "" {
+			t.Errorf("tools/list with key %q (-want +got):\n%s", tt.key, diff)
+		}
+	}
+}
+
+func TestMetricsSeries(t *testing.T) {
+	up := newPlanUpstream(t)
+	reg := prometheus.NewRegistry()
+	var n int
+	var mu sync.Mutex
+	meter := &fakeMeter{admit: func(c Call) (Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if n == 3 {
+			return Decision{Limit: 2, RetryAfter: time.Second, Policy: "per_second", RefusedBy: "per_second", Window: time.Second}, nil
+		}
+		return allowedDecision(c)
+	}}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, Metrics: reg})
+	key := map[string]string{"X-API-Key": "k-free"}
+	post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"A"}`), key)                                        // ok
+	post(t, srv.URL+"/mcp", toolsCallBody(2, "always_fails", `{}`), key)                                                 // upstream_error
+	post(t, srv.URL+"/mcp", toolsCallBody(3, "get_quote", `{"symbol":"A"}`), key)                                        // refused
+	post(t, srv.URL+"/mcp", toolsCallBody(4, "admin_stats", `{}`), key)                                                  // not_in_plan
+	post(t, srv.URL+"/mcp", toolsCallBody(5, "get_quote", `{"symbol":"A"}`), nil)                                        // unauthorized
+	post(t, srv.URL+"/mcp", toolsCallBody(6, "no_such_tool", `{}`), key)                                                 // not counted
+	post(t, srv.URL+"/mcp", toolsCallBody(7, "get_quote", `{}`), key)                                                    // invalid_arguments
+	post(t, srv.URL+"/mcp", toolsCallBody(8, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k-nobody"}) // unauthorized
+
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	got := do(t, req)
+	if got.status != 200 {
+		t.Fatalf("GET /metrics = %d", got.status)
+	}
+	want := `
+# HELP restmcp_tool_calls_total tools/call requests for tools of the table, by tool and outcome (ok, upstream_error, upstream_failed, refused, not_in_plan, invalid_arguments, unavailable, unauthorized).
+# TYPE restmcp_tool_calls_total counter
+restmcp_tool_calls_total{outcome="invalid_arguments",tool="get_quote"} 1
+restmcp_tool_calls_total{outcome="not_in_plan",tool="admin_stats"} 1
+restmcp_tool_calls_total{outcome="ok",tool="get_quote"} 1
+restmcp_tool_calls_total{outcome="refused",tool="get_quote"} 1
+restmcp_tool_calls_total{outcome="unauthorized",tool="get_quote"} 2
+restmcp_tool_calls_total{outcome="upstream_error",tool="always_fails"} 1
+# HELP restmcp_meter_decisions_total Meter admissions by decision (allowed, refused, degraded, error) and, for refusals, the refusing limit (per_second, per_minute, per_hour, day, month, rate).
+# TYPE restmcp_meter_decisions_total counter
+restmcp_meter_decisions_total{decision="allowed",reason=""} 3
+restmcp_meter_decisions_total{decision="refused",reason="per_second"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), MetricToolCalls, MetricMeterDecisions); err != nil {
+		t.Error(err)
+	}
+	for _, s := range []string{
+		`restmcp_meter_duration_seconds_count{op="admit"} 4`,
+		`restmcp_meter_duration_seconds_count{op="event"} 5`,
+		`restmcp_upstream_duration_seconds_count{outcome="ok"} 1`,
+		`restmcp_upstream_duration_seconds_count{outcome="upstream_error"} 1`,
+	} {
+		if !strings.Contains(got.body, s) {
+			t.Errorf("/metrics lacks %q", s)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package adapter
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// usage answers GET /usage: the caller's usage under its plan, as the
+// Meter's report encoded in JSON. The key is read like on the MCP endpoint
+// (x-api-key header, Authorization: Bearer, ?api_key=). Without a key: 401;
+// unknown or revoked key: 401; key store or meter down: 503 with
+// Retry-After; no Meter: 404. Reading usage counts nothing.
+func (s *Server) usage(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	if s.opts.Meter == nil {
+		c.JSON(http.StatusNotFound, gin.H{"error": "usage metering is not enabled on this server"})
+		return
+	}
+	v, _ := c.Get(ctxCredential)
+	cred, _ := v.(*credential)
+	if cred == nil || cred.key == "" {
+		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
+		c.JSON(http.StatusUnauthorized, gin.H{"error": "authentication required: send your API key in the x-api-key header, as ?api_key=<key>, or as Authorization: Bearer <key>"})
+		return
+	}
+	var plan Plan
+	if s.opts.Keys != nil {
+		var ok bool
+		if plan, ok = s.resolveKey(c, cred, nil, ""); !ok {
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
+	t := time.Now()
+	report, err := s.opts.Meter.Report(ctx, cred.keyID, plan)
+	cancel()
+	s.metrics.meterOp("report", time.Since(t), err)
+	if err != nil {
+		s.logger.Error("reading usage failed", "key_id", cred.keyID, "error", err.Error())
+		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
+		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "usage metering is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"})
+		return
+	}
+	c.JSON(http.StatusOK, report)
+}
+
+// listByPlan is go-sdk receiving middleware: with Options.ListByPlan, a
+// tools/list from a caller who presented a key lists only the tools the
+// key's plan allows. The key comes from the request context, where the
+// credential middleware put it (in stateless mode the SDK derives each
+// handler's context from the POST's). A request without a key, or whose
+// key cannot be resolved, gets the full list, as tools/list needs no key.
+// A filtered list is marked cacheScope "private" so that no intermediary
+// serves one caller's list to another.
+func (s *Server) listByPlan(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/list" || err != nil {
+			return res, err
+		}
+		lr, ok := res.(*mcp.ListToolsResult)
+		cred := credentialFrom(ctx)
+		if !ok || cred.key == "" {
+			return res, err
+		}
+		rctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
+		t := time.Now()
+		plan, rerr := s.opts.Keys.ResolveKey(rctx, cred.key)
+		cancel()
+		s.metrics.meterOp("resolve", time.Since(t), nil)
+		if rerr != nil || plan == nil {
+			s.logger.Debug("tools/list not filtered: key not resolved", "key_id", cred.keyID, "error", errString(rerr))
+			return res, err
+		}
+		out := *lr
+		out.Tools = make([]*mcp.Tool, 0, len(lr.Tools))
+		for _, t := range lr.Tools {
+			if ot := s.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {
+				out.Tools = append(out.Tools, t)
+			}
+		}
+		out.CacheScope = "private"
+		return &out, nil
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

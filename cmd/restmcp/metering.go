@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/config"
+	"github.com/restmcp/restmcp/metering"
+)
+
+// Redis client options restmcp applies when the URL does not set them: a
+// Redis that is down must cost a tools/call a fast 503 (or a fast
+// fail-open), not go-redis's 5 s dial timeout, 5 dial attempts 100 ms apart
+// and 3 command retries. Commands are not retried (-1): the admission
+// script is not idempotent, and a retry after a lost reply would count a
+// call twice; the outage policy decides what a failed call becomes.
+const (
+	redisDialTimeout   = time.Second
+	redisReadTimeout   = time.Second
+	redisWriteTimeout  = time.Second
+	redisMaxRetries    = -1
+	redisDialerRetries = 1
+)
+
+// newRedisClient connects to the Redis of redisURL (go-redis ParseURL,
+// which rejects unknown options), with restmcp's short timeouts unless the
+// URL sets its own.
+func newRedisClient(redisURL config.Secret) (*redis.Client, *redis.Options, error) {
+	opts, err := redis.ParseURL(string(redisURL))
+	if err != nil {
+		return nil, nil, fmt.Errorf("RESTMCP_REDIS_URL: %w", err)
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = redisDialTimeout
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = redisReadTimeout
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = redisWriteTimeout
+	}
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = redisMaxRetries
+	}
+	if opts.DialerRetries == 0 {
+		opts.DialerRetries = redisDialerRetries
+	}
+	return redis.NewClient(opts), opts, nil
+}
+
+// loadPlans reads the plans file, or builds the implicit plan of a
+// deployment without one from rate_limit and rate_window.
+func loadPlans(cfg config.Config) (*metering.Plans, error) {
+	if cfg.PlansFile == "" {
+		return metering.PlansFromOptions(metering.Options{Limit: int64(cfg.RateLimit), Window: cfg.RateWindow}), nil
+	}
+	return metering.LoadPlans(cfg.PlansFile)
+}
+
+// meteringWiring is metering as the adapter sees it, plus what main must
+// close.
+type meteringWiring struct {
+	plans    *metering.Plans
+	registry *metering.Registry
+	keys     adapter.KeyResolver
+	meter    adapter.Meter
+	ready    func(context.Context) error
+	close    func(context.Context)
+}
+
+// newMetering builds the plans, the key registry and the plan meter: in
+// Redis (under the plans' outage policy) when a Redis URL is configured, in
+// memory otherwise. It registers the outage series on reg (when not nil)
+// and logs the setup, the outage policy included.
+func newMetering(ctx context.Context, cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (*meteringWiring, error) {
+	plans, err := loadPlans(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := &meteringWiring{plans: plans}
+	source := "rate_limit and rate_window"
+	if cfg.PlansFile != "" {
+		source = cfg.PlansFile
+	}
+	attrs := []any{"plans", plans.Names(), "plans_from", source, "default_plan", plans.DefaultPlan,
+		"key_mode", string(plans.KeyMode), "counting", string(plans.Counting), "static_keys", len(plans.StaticKeys())}
+
+	if cfg.RedisURL == "" {
+		m := metering.NewMemory(metering.Options{EventMaxLen: cfg.EventMaxLen})
+		w.registry = metering.NewRegistry(nil, plans, metering.RegistryOptions{})
+		w.meter, w.ready, w.close = meterShim{m}, m.Ping, func(context.Context) {}
+		logger.Info("metering in memory; set RESTMCP_REDIS_URL to share counters across replicas", attrs...)
+		if plans.KeyMode == metering.KeyModeRegistry && len(plans.StaticKeys()) == 0 {
+			logger.Warn("key_mode registry without Redis and without static keys: every key is refused")
+		}
+		logger.Info("metering outage policy", "policy", string(plans.Outage), "store", "memory (never down)")
+	} else {
+		client, ropts, err := newRedisClient(cfg.RedisURL)
+		if err != nil {
+			return nil, err
+		}
+		rm := metering.NewRedis(client, metering.Options{EventMaxLen: cfg.EventMaxLen})
+		om := metering.NewOutageMeter(ctx, rm, metering.OutageOptions{Policy: plans.Outage, Logger: logger})
+		w.registry = metering.NewRegistry(client, plans, metering.RegistryOptions{})
+		w.meter, w.ready = meterShim{om}, rm.Ping
+		w.close = func(ctx context.Context) {
+			if err := om.Close(ctx); err != nil {
+				logger.Error("metering: buffered counts lost at shutdown", "error", err)
+			}
+			_ = client.Close()
+		}
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		perr := rm.Ping(pctx)
+		cancel()
+		if perr != nil {
+			logger.Warn("redis not answering", "redis_addr", ropts.Addr, "outage_policy", string(plans.Outage), "error", perr)
+		}
+		logger.Info("metering in redis", append(attrs, "redis_addr", ropts.Addr, "redis_db", ropts.DB, "event_max_len", cfg.EventMaxLen)...)
+		logger.Info("metering outage policy", "policy", string(om.Policy()))
+		if reg != nil {
+			if err := registerOutageMetrics(reg, om); err != nil {
+				w.close(ctx)
+				return nil, err
+			}
+		}
+	}
+	w.keys = keyShim{reg: w.registry, plans: plans}
+	return w, nil
+}
+
+// registerOutageMetrics exposes the OutageMeter's counters.
+func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) error {
+	stat := func(f func(metering.OutageStats) float64) func() float64 {
+		return func() float64 { return f(om.Stats()) }
+	}
+	down := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "restmcp_meter_outage_down",
+		Help: "1 while the metering store (Redis) is considered down under fail_open, else 0.",
+	}, stat(func(s metering.OutageStats) float64 {
+		if s.Down {
+			return 1
+		}
+		return 0
+	}))
+	buffered := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "restmcp_meter_outage_buffered",
+		Help: "Calls and refunds counted locally, waiting to be replayed into Redis.",
+	}, stat(func(s metering.OutageStats) float64 { return float64(s.Buffered) }))
+	counters := []prometheus.Collector{down, buffered}
+	for _, c := range []struct {
+		name, help string
+		f          func(metering.OutageStats) int64
+	}{
+		{"restmcp_meter_outage_degraded_total", "Calls admitted without Redis under fail_open (no limits checked).", func(s metering.OutageStats) int64 { return s.Degraded }},
+		{"restmcp_meter_outage_dropped_total", "Calls and refunds dropped because the outage buffer was full.", func(s metering.OutageStats) int64 { return s.Dropped }},
+		{"restmcp_meter_outage_replayed_total", "Calls and refunds replayed into Redis after an outage.", func(s metering.OutageStats) int64 { return s.Replayed }},
+		{"restmcp_meter_outage_dropped_events_total", "Usage events lost while Redis was down.", func(s metering.OutageStats) int64 { return s.DroppedEvents }},
+	} {
+		f := c.f
+		counters = append(counters, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
+			stat(func(s metering.OutageStats) float64 { return float64(f(s)) })))
+	}
+	for _, c := range counters {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("registering outage metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// planShim adapts a *metering.Plan to adapter.Plan. It is one pointer, so
+// storing it in the interface does not allocate.
+type planShim struct{ p *metering.Plan }
+
+func (s planShim) Name() string                           { return s.p.Name }
+func (s planShim) Allows(tool string, tags []string) bool { return s.p.Allows(tool, tags) }
+func (s planShim) Cost(tool string, specCost int64) int64 { return s.p.Cost(tool, specCost) }
+func (s planShim) DeniedMessage(tool string) string       { return s.p.DeniedMessage(tool) }
+
+// meteringPlan returns the metering plan behind an adapter.Plan.
+func meteringPlan(p adapter.Plan) (*metering.Plan, error) {
+	s, ok := p.(planShim)
+	if !ok || s.p == nil {
+		return nil, fmt.Errorf("restmcp: plan %T is not a metering plan", p)
+	}
+	return s.p, nil
+}
+
+// keyShim adapts a *metering.Registry to adapter.KeyResolver.
+type keyShim struct {
+	reg   *metering.Registry
+	plans *metering.Plans
+}
+
+func (k keyShim) ResolveKey(ctx context.Context, key string) (adapter.Plan, error) {
+	if key == "" { // anonymous calls (require_key false)
+		return planShim{k.plans.Default()}, nil
+	}
+	_, plan, err := k.reg.Lookup(ctx, key)
+	switch {
+	case errors.Is(err, metering.ErrRevokedKey):
+		return nil, fmt.Errorf("%w: %w", adapter.ErrRevokedKey, err)
+	case errors.Is(err, metering.ErrUnknownKey):
+		return nil, fmt.Errorf("%w: %w", adapter.ErrUnknownKey, err)
+	case err != nil:
+		return nil, err
+	}
+	return planShim{plan}, nil
+}
+
+// meterShim adapts a metering.PlanMeter to adapter.Meter.
+type meterShim struct{ m metering.PlanMeter }
+
+func toCall(c adapter.Call) (metering.Call, error) {
+	p, err := meteringPlan(c.Plan)
+	if err != nil {
+		return metering.Call{}, err
+	}
+	return metering.Call{KeyID: c.KeyID, Plan: p, Tool: c.Tool, Cost: c.Cost}, nil
+}
+
+func (s meterShim) AdmitCall(ctx context.Context, c adapter.Call) (adapter.Decision, error) {
+	mc, err := toCall(c)
+	if err != nil {
+		return adapter.Decision{}, err
+	}
+	d, err := s.m.AdmitCall(ctx, mc)
+	if err != nil {
+		return adapter.Decision{}, err
+	}
+	return adapter.Decision{
+		Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining, Reset: d.Reset, RetryAfter: d.RetryAfter,
+		Policy: d.Policy, Window: d.Window, RefusedBy: d.RefusedBy, Cost: d.Cost, At: d.At, Degraded: d.Degraded,
+	}, nil
+}
+
+func (s meterShim) Refund(ctx context.Context, c adapter.Call, d adapter.Decision) error {
+	mc, err := toCall(c)
+	if err != nil {
+		return err
+	}
+	return s.m.Refund(ctx, mc, metering.Decision{
+		Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining, Reset: d.Reset, RetryAfter: d.RetryAfter,
+		Plan: mc.Plan.Name, Policy: d.Policy, Window: d.Window, RefusedBy: d.RefusedBy, Cost: d.Cost, At: d.At, Degraded: d.Degraded,
+	})
+}
+
+func (s meterShim) RecordEvent(ctx context.Context, e adapter.Event) error {
+	return s.m.RecordEvent(ctx, metering.Event{
+		KeyID: e.KeyID, Plan: e.Plan, Tool: e.Tool, Cost: e.Cost, Outcome: metering.Outcome(e.Outcome),
+		UpstreamStatus: e.UpstreamStatus, Latency: e.Latency, Bytes: e.Bytes, Time: e.Time,
+	})
+}
+
+// Report returns a metering.Report, which GET /usage encodes as JSON.
+func (s meterShim) Report(ctx context.Context, keyID string, plan adapter.Plan) (any, error) {
+	p, err := meteringPlan(plan)
+	if err != nil {
+		return nil, err
+	}
+	return s.m.Report(ctx, keyID, p)
+}
