@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +65,12 @@ const (
 	DefaultEventMaxLen int64 = 1_000_000
 	// DefaultMetrics serves GET /metrics.
 	DefaultMetrics = true
+	// DefaultReportMaxTools is the tool count above which startup warns
+	// (openapi.DefaultReportMaxTools): many clients degrade past it.
+	DefaultReportMaxTools = 128
+	// DefaultReportMaxListBytes is the tools/list size above which startup
+	// warns (256 KiB; openapi.DefaultReportMaxListBytes).
+	DefaultReportMaxListBytes = 256 << 10
 )
 
 // Bounds checked by Validate.
@@ -171,6 +178,34 @@ type Config struct {
 	// Metrics serves GET /metrics (Prometheus text format). Default true.
 	Metrics bool
 
+	// IncludeTags, when not empty, serves only operations with at least
+	// one of these tags (case-insensitive). Default: every operation.
+	IncludeTags []string
+	// ExcludeTags drops operations with any of these tags.
+	ExcludeTags []string
+	// IncludeOperations, when not empty, serves only operations whose
+	// operationId or generated tool name matches one of these globs ("*"
+	// any run of characters, "?" one character). Default: every operation.
+	IncludeOperations []string
+	// ExcludeOperations drops operations matching any of these globs.
+	ExcludeOperations []string
+	// IncludeMethods, when not empty, serves only operations with one of
+	// these HTTP methods (case-insensitive). Default: every method.
+	IncludeMethods []string
+	// ExcludeMethods drops operations with any of these HTTP methods.
+	ExcludeMethods []string
+	// ToolNames names tools explicitly, by operationId; it wins over the
+	// x-mcp-name operation extension. Names must match
+	// ^[a-zA-Z0-9_-]{1,max_tool_name_length}$. Nil means none.
+	ToolNames map[string]string
+	// ReportMaxTools is the tool count above which the startup report is
+	// logged as a warning; -1 disables the check. Default 128.
+	ReportMaxTools int
+	// ReportMaxListBytes is the tools/list size in bytes above which the
+	// startup report is logged as a warning; -1 disables the check.
+	// Default 262144 (256 KiB).
+	ReportMaxListBytes int
+
 	// ConfigFile is the YAML file the values were read from ("" when none);
 	// informational, for the startup log.
 	ConfigFile string
@@ -203,6 +238,9 @@ func Default() Config {
 		ListByPlan:        DefaultListByPlan,
 		EventMaxLen:       DefaultEventMaxLen,
 		Metrics:           DefaultMetrics,
+
+		ReportMaxTools:     DefaultReportMaxTools,
+		ReportMaxListBytes: DefaultReportMaxListBytes,
 	}
 }
 
@@ -279,6 +317,32 @@ func (c Config) Validate() error {
 	if c.EventMaxLen < 1 && c.EventMaxLen != -1 {
 		bad("event_max_len", "must be at least 1, or -1 to turn usage events off; got %d", c.EventMaxLen)
 	}
+	for _, l := range []struct {
+		key     string
+		methods []string
+	}{{"include_methods", c.IncludeMethods}, {"exclude_methods", c.ExcludeMethods}} {
+		for _, m := range l.methods {
+			if !httpMethods[strings.ToUpper(m)] {
+				bad(l.key, "unknown HTTP method %q (use get, put, post, delete, options, head, patch or trace)", m)
+			}
+		}
+	}
+	ids := make([]string, 0, len(c.ToolNames))
+	for id := range c.ToolNames {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if name := c.ToolNames[id]; !validToolName(name, c.MaxToolNameLength) {
+			bad("tool_names", "%s: %q must be 1 to %d characters from A-Z a-z 0-9 _ -", id, name, c.MaxToolNameLength)
+		}
+	}
+	if c.ReportMaxTools < 1 && c.ReportMaxTools != -1 {
+		bad("report_max_tools", "must be at least 1, or -1 to disable the warning; got %d", c.ReportMaxTools)
+	}
+	if c.ReportMaxListBytes < 1 && c.ReportMaxListBytes != -1 {
+		bad("report_max_list_bytes", "must be at least 1, or -1 to disable the warning; got %d", c.ReportMaxListBytes)
+	}
 	return errors.Join(errs...)
 }
 
@@ -315,6 +379,15 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("list_by_plan", c.ListByPlan),
 		slog.Int64("event_max_len", c.EventMaxLen),
 		slog.Bool("metrics", c.Metrics),
+		slog.String("include_tags", strings.Join(c.IncludeTags, ",")),
+		slog.String("exclude_tags", strings.Join(c.ExcludeTags, ",")),
+		slog.String("include_operations", strings.Join(c.IncludeOperations, ",")),
+		slog.String("exclude_operations", strings.Join(c.ExcludeOperations, ",")),
+		slog.String("include_methods", strings.Join(c.IncludeMethods, ",")),
+		slog.String("exclude_methods", strings.Join(c.ExcludeMethods, ",")),
+		slog.Int("tool_names", len(c.ToolNames)),
+		slog.Int("report_max_tools", c.ReportMaxTools),
+		slog.Int("report_max_list_bytes", c.ReportMaxListBytes),
 	)
 }
 
@@ -449,4 +522,21 @@ func levelName(l slog.Level) string {
 		return "error"
 	}
 	return l.String()
+}
+
+// httpMethods are the methods an OpenAPI path item can hold.
+var httpMethods = map[string]bool{"GET": true, "PUT": true, "POST": true, "DELETE": true, "OPTIONS": true, "HEAD": true, "PATCH": true, "TRACE": true}
+
+// validToolName reports whether s matches ^[a-zA-Z0-9_-]{1,max}$.
+func validToolName(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

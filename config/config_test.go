@@ -52,6 +52,8 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`shutdown_timeout: must be positive; got 0s`,
 		`plans_file: has leading or trailing spaces`,
 		`event_max_len: must be at least 1, or -1 to turn usage events off; got 0`,
+		`report_max_tools: must be at least 1, or -1 to disable the warning; got 0`,
+		`report_max_list_bytes: must be at least 1, or -1 to disable the warning; got 0`,
 	}
 	err := c.Validate()
 	if err == nil {
@@ -113,6 +115,20 @@ func TestValidateFields(t *testing.T) {
 		{"tool name length max", func(c *Config) { c.MaxToolNameLength = 128 }, ""},
 		{"tool name length too long", func(c *Config) { c.MaxToolNameLength = 129 }, "max_tool_name_length: must be from 16 to 128; got 129"},
 		{"log level debug", func(c *Config) { c.LogLevel = slog.LevelDebug }, ""},
+		{"methods", func(c *Config) { c.IncludeMethods, c.ExcludeMethods = []string{"get", "HEAD"}, []string{"Delete"} }, ""},
+		{"unknown methods", func(c *Config) { c.IncludeMethods, c.ExcludeMethods = []string{"fetch"}, []string{"*"} },
+			`include_methods: unknown HTTP method "fetch" (use get, put, post, delete, options, head, patch or trace)` + "\n" +
+				`exclude_methods: unknown HTTP method "*" (use get, put, post, delete, options, head, patch or trace)`},
+		{"tool names", func(c *Config) { c.ToolNames = map[string]string{"listPets": "pets", "get-pet": "Get-Pet_2"} }, ""},
+		{"tool names invalid, sorted by operationId", func(c *Config) {
+			c.MaxToolNameLength = 16
+			c.ToolNames = map[string]string{"b": "list pets", "a": "a_name_that_is_too_long"}
+		}, `tool_names: a: "a_name_that_is_too_long" must be 1 to 16 characters from A-Z a-z 0-9 _ -` + "\n" +
+			`tool_names: b: "list pets" must be 1 to 16 characters from A-Z a-z 0-9 _ -`},
+		{"report thresholds off", func(c *Config) { c.ReportMaxTools, c.ReportMaxListBytes = -1, -1 }, ""},
+		{"report thresholds -2", func(c *Config) { c.ReportMaxTools, c.ReportMaxListBytes = -2, 0 },
+			"report_max_tools: must be at least 1, or -1 to disable the warning; got -2\n" +
+				"report_max_list_bytes: must be at least 1, or -1 to disable the warning; got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,6 +37,16 @@ type fileConfig struct {
 	ListByPlan        *bool          `yaml:"list_by_plan"`
 	EventMaxLen       *int64         `yaml:"event_max_len"`
 	Metrics           *bool          `yaml:"metrics"`
+
+	IncludeTags        *[]string          `yaml:"include_tags"`
+	ExcludeTags        *[]string          `yaml:"exclude_tags"`
+	IncludeOperations  *[]string          `yaml:"include_operations"`
+	ExcludeOperations  *[]string          `yaml:"exclude_operations"`
+	IncludeMethods     *[]string          `yaml:"include_methods"`
+	ExcludeMethods     *[]string          `yaml:"exclude_methods"`
+	ToolNames          *map[string]string `yaml:"tool_names"`
+	ReportMaxTools     *int               `yaml:"report_max_tools"`
+	ReportMaxListBytes *int               `yaml:"report_max_list_bytes"`
 }
 
 // loadFile reads the YAML file at path into c. Every error names the file.
@@ -159,6 +169,37 @@ func (f *fileConfig) apply(c *Config) []error {
 	}
 	if f.Metrics != nil {
 		c.Metrics = *f.Metrics
+	}
+	setList := func(dst *[]string, v *[]string) {
+		if v != nil {
+			*dst = nil // "[]" equals leaving the key out
+			for _, s := range *v {
+				if s = strings.TrimSpace(s); s != "" {
+					*dst = append(*dst, s)
+				}
+			}
+		}
+	}
+	setList(&c.IncludeTags, f.IncludeTags)
+	setList(&c.ExcludeTags, f.ExcludeTags)
+	setList(&c.IncludeOperations, f.IncludeOperations)
+	setList(&c.ExcludeOperations, f.ExcludeOperations)
+	setList(&c.IncludeMethods, f.IncludeMethods)
+	setList(&c.ExcludeMethods, f.ExcludeMethods)
+	if f.ToolNames != nil {
+		c.ToolNames = nil // "{}" equals leaving the key out
+		for k, v := range *f.ToolNames {
+			if c.ToolNames == nil {
+				c.ToolNames = map[string]string{}
+			}
+			c.ToolNames[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	if f.ReportMaxTools != nil {
+		c.ReportMaxTools = *f.ReportMaxTools
+	}
+	if f.ReportMaxListBytes != nil {
+		c.ReportMaxListBytes = *f.ReportMaxListBytes
 	}
 	return errs
 }

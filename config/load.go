@@ -95,8 +95,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 }
 
 // rawFlag records a flag's text; Load parses it after the lower layers so
-// that every layer reports errors the same way. List flags accumulate:
-// --allowed-origins a --allowed-origins b equals --allowed-origins a,b.
+// that every layer reports errors the same way. List and map flags
+// accumulate: --allowed-origins a --allowed-origins b equals
+// --allowed-origins a,b.
 type rawFlag struct {
 	kind  string // Setting.Type
 	value string
@@ -107,7 +108,7 @@ func (f *rawFlag) String() string { return f.value }
 
 func (f *rawFlag) Set(v string) error {
 	v = strings.TrimSpace(v)
-	if f.kind == "list" && f.set && f.value != "" {
+	if (f.kind == "list" || f.kind == "map") && f.set && f.value != "" {
 		v = f.value + "," + v
 	}
 	f.value, f.set = v, true

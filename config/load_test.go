@@ -69,6 +69,16 @@ var fullEnv = map[string]string{
 	"RESTMCP_LIST_BY_PLAN":         "true",
 	"RESTMCP_EVENT_MAX_LEN":        "500",
 	"RESTMCP_METRICS":              "false",
+
+	"RESTMCP_INCLUDE_TAGS":          "pets, store",
+	"RESTMCP_EXCLUDE_TAGS":          "admin",
+	"RESTMCP_INCLUDE_OPERATIONS":    "list*,get?et",
+	"RESTMCP_EXCLUDE_OPERATIONS":    "*Internal*",
+	"RESTMCP_INCLUDE_METHODS":       "get,POST",
+	"RESTMCP_EXCLUDE_METHODS":       "delete",
+	"RESTMCP_TOOL_NAMES":            "listPets=pets, getPet = pet",
+	"RESTMCP_REPORT_MAX_TOOLS":      "40",
+	"RESTMCP_REPORT_MAX_LIST_BYTES": "-1",
 }
 
 var fullFlags = []string{
@@ -141,6 +151,15 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv.ListByPlan = true
 	fromEnv.EventMaxLen = 500
 	fromEnv.Metrics = false
+	fromEnv.IncludeTags = []string{"pets", "store"}
+	fromEnv.ExcludeTags = []string{"admin"}
+	fromEnv.IncludeOperations = []string{"list*", "get?et"}
+	fromEnv.ExcludeOperations = []string{"*Internal*"}
+	fromEnv.IncludeMethods = []string{"get", "POST"}
+	fromEnv.ExcludeMethods = []string{"delete"}
+	fromEnv.ToolNames = map[string]string{"listPets": "pets", "getPet": "pet"}
+	fromEnv.ReportMaxTools = 40
+	fromEnv.ReportMaxListBytes = -1
 
 	fromFlags := fromEnv
 	fromFlags.Spec = "flag-spec.json"
@@ -314,8 +333,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{
 			name:    "every unknown key is reported",
 			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
-			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, event_max_len, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, plans_file, rate_limit, rate_window, redis_url, require_key, shutdown_timeout, spec, upstream, upstream_timeout)` + "\n" +
-				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, event_max_len, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, plans_file, rate_limit, rate_window, redis_url, require_key, shutdown_timeout, spec, upstream, upstream_timeout)`,
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)`,
 		},
 		{
 			name:    "duration without unit",
@@ -445,6 +464,48 @@ func TestLoadHelp(t *testing.T) {
 		_, err := Load([]string{arg}, nil)
 		if !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("Load(%q) = %v, want flag.ErrHelp", arg, err)
+		}
+	}
+}
+
+func TestSelectionSettings(t *testing.T) {
+	file := writeFile(t, "restmcp.yaml", `include_tags: [pets, " "]
+exclude_methods: []
+tool_names:
+  listPets: pets
+  getPet: " pet "
+report_max_tools: 10
+`)
+	got, err := Load([]string{"--config", file, "--tool-names", "a=x", "--tool-names", "b=y", "--include-methods", "get", "--include-methods", "post"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.ConfigFile = file
+	want.IncludeTags = []string{"pets"}
+	want.ToolNames = map[string]string{"a": "x", "b": "y"} // the flag replaces the file's map
+	want.IncludeMethods = []string{"get", "post"}
+	want.ReportMaxTools = 10
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Load (-want +got):\n%s", diff)
+	}
+
+	got, err = Load([]string{"--config", file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"listPets": "pets", "getPet": "pet"}, got.ToolNames); diff != "" {
+		t.Errorf("tool_names from the file (-want +got):\n%s", diff)
+	}
+
+	for _, tt := range []struct{ value, want string }{
+		{"listPets", `RESTMCP_TOOL_NAMES: invalid pair "listPets" (write key=value)`},
+		{"=pets", `RESTMCP_TOOL_NAMES: invalid pair "=pets" (write key=value)`},
+		{"a=x,a=y", `RESTMCP_TOOL_NAMES: "a" is given twice`},
+	} {
+		_, err := Load(nil, env(map[string]string{"RESTMCP_TOOL_NAMES": tt.value}))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("RESTMCP_TOOL_NAMES=%q: error %v, want %q", tt.value, err, tt.want)
 		}
 	}
 }

@@ -25,6 +25,7 @@ type Setting struct {
 	Env string
 	// Type names the value syntax: string, url, int, duration (Go syntax:
 	// "30s", "1m30s"), bool, list (YAML sequence; comma-separated in env and
+	// flags), map (YAML mapping; comma-separated key=value pairs in env and
 	// flags), or one of the choices ("debug|info|warn|error").
 	Type string
 	// Default is the default written as it would be in an env var or flag;
@@ -164,6 +165,42 @@ func table() []setting {
 			Usage: fmt.Sprintf("Longest tool name (%d to %d); longer operationIds are shortened with a hash suffix. Above 64 some clients reject tools.", MinToolNameLength, MaxToolNameLength),
 		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxToolNameLength) }},
 		{Setting: Setting{
+			Key: "include_tags", Flag: "include-tags", Env: "RESTMCP_INCLUDE_TAGS", Type: "list",
+			Usage: "Serve only operations with at least one of these tags (case-insensitive). Empty serves every operation. Selections of every kind combine: an operation must pass each include list and match no exclude list.",
+		}, set: func(c *Config, v string) error { c.IncludeTags = splitList(v); return nil }},
+		{Setting: Setting{
+			Key: "exclude_tags", Flag: "exclude-tags", Env: "RESTMCP_EXCLUDE_TAGS", Type: "list",
+			Usage: "Do not serve operations with any of these tags.",
+		}, set: func(c *Config, v string) error { c.ExcludeTags = splitList(v); return nil }},
+		{Setting: Setting{
+			Key: "include_operations", Flag: "include-operations", Env: "RESTMCP_INCLUDE_OPERATIONS", Type: "list",
+			Usage: "Serve only operations whose operationId or generated tool name matches one of these globs (* any characters, ? one character; case-sensitive). Empty serves every operation. Excluded operations take no tool names.",
+		}, set: func(c *Config, v string) error { c.IncludeOperations = splitList(v); return nil }},
+		{Setting: Setting{
+			Key: "exclude_operations", Flag: "exclude-operations", Env: "RESTMCP_EXCLUDE_OPERATIONS", Type: "list",
+			Usage: "Do not serve operations whose operationId or generated tool name matches any of these globs.",
+		}, set: func(c *Config, v string) error { c.ExcludeOperations = splitList(v); return nil }},
+		{Setting: Setting{
+			Key: "include_methods", Flag: "include-methods", Env: "RESTMCP_INCLUDE_METHODS", Type: "list",
+			Usage: "Serve only operations with one of these HTTP methods (get, post, …). Empty serves every method.",
+		}, set: func(c *Config, v string) error { c.IncludeMethods = splitList(v); return nil }},
+		{Setting: Setting{
+			Key: "exclude_methods", Flag: "exclude-methods", Env: "RESTMCP_EXCLUDE_METHODS", Type: "list",
+			Usage: "Do not serve operations with any of these HTTP methods, e.g. delete.",
+		}, set: func(c *Config, v string) error { c.ExcludeMethods = splitList(v); return nil }},
+		{Setting: Setting{
+			Key: "tool_names", Flag: "tool-names", Env: "RESTMCP_TOOL_NAMES", Type: "map",
+			Usage: "Tool names by operationId (listPets=pets,getPet=pet), overriding generated names and the x-mcp-name extension. They are taken before generated names, which get _2 on a clash; two operations with the same name are an error.",
+		}, set: func(c *Config, v string) error { return parseMap(v, &c.ToolNames) }},
+		{Setting: Setting{
+			Key: "report_max_tools", Flag: "report-max-tools", Env: "RESTMCP_REPORT_MAX_TOOLS", Type: "int", Default: strconv.Itoa(DefaultReportMaxTools),
+			Usage: "Log the startup tool report as a warning when there are more tools than this; -1 never warns.",
+		}, set: func(c *Config, v string) error { return parseInt(v, &c.ReportMaxTools) }},
+		{Setting: Setting{
+			Key: "report_max_list_bytes", Flag: "report-max-list-bytes", Env: "RESTMCP_REPORT_MAX_LIST_BYTES", Type: "int", Default: strconv.Itoa(DefaultReportMaxListBytes),
+			Usage: "Log the startup tool report as a warning when tools/list is larger than this many bytes (about 4 bytes per model token); -1 never warns.",
+		}, set: func(c *Config, v string) error { return parseInt(v, &c.ReportMaxListBytes) }},
+		{Setting: Setting{
 			Key: "require_key", Flag: "require-key", Env: "RESTMCP_REQUIRE_KEY", Type: "bool", Default: strconv.FormatBool(DefaultRequireKey),
 			Usage: "Answer tools/call without an API key with 401. When false such calls reach the upstream without caller credentials.",
 		}, set: func(c *Config, v string) error { return parseBool(v, &c.RequireKey) }},
@@ -278,4 +315,28 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// parseMap parses comma-separated key=value pairs ("listPets=pets,
+// getPet=pet"), trimming spaces and dropping empty items. A pair without
+// "=", with an empty side, or with a key given twice is an error. No pairs
+// gives nil.
+func parseMap(v string, dst *map[string]string) error {
+	var m map[string]string
+	for _, item := range splitList(v) {
+		k, val, ok := strings.Cut(item, "=")
+		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
+		if !ok || k == "" || val == "" {
+			return fmt.Errorf("invalid pair %q (write key=value)", item)
+		}
+		if _, dup := m[k]; dup {
+			return fmt.Errorf("%q is given twice", k)
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[k] = val
+	}
+	*dst = m
+	return nil
 }
