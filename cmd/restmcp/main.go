@@ -7,6 +7,8 @@
 //	restmcp [serve] [--spec FILE|URL] [--upstream URL] [--addr HOST:PORT] [--config FILE]
 //	restmcp tools --spec FILE|URL     print the tool table
 //	restmcp validate --spec FILE|URL  load the document and report problems
+//	restmcp keys create [--plan P] [--label L] | list | show KEY_ID | revoke KEY_ID
+//	restmcp usage KEY_ID [--plan P]   a key's usage report (JSON)
 //
 // With no --spec, restmcp serves the bundled demo finance API.
 package main
@@ -49,11 +51,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cmd := "serve"
 	if len(args) > 0 {
 		switch args[0] {
-		case "serve", "tools", "validate":
+		case "serve", "tools", "validate", "keys", "usage":
 			cmd, args = args[0], args[1:]
 		}
 	}
 	switch cmd {
+	case "keys":
+		return runKeys(ctx, args, getenv, stdout, stderr)
+	case "usage":
+		return runUsage(ctx, args, getenv, stdout, stderr)
 	case "tools":
 		return runTools(ctx, args, getenv, stdout, stderr)
 	case "validate":
