@@ -53,10 +53,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Upstream:      upstream,
 		MaxNameLength: cfg.MaxToolNameLength,
 		Logger:        logger,
+		Select:        selection(cfg),
 	})
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", specLocation, err)
 	}
+	logReport(logger, doc.Report(reportOptions(cfg)))
 
 	srv, mw, err := newServer(ctx, cfg, doc, logger)
 	if err != nil {
