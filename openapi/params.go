@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"maps"
+	"net/textproto"
 	"slices"
 	"strings"
 
@@ -197,6 +198,9 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 			required: p.Required || p.In == "path", integer: integerValued(p.Schema)}
 		if p.Schema == nil && len(p.Content) > 0 {
 			pp.jsonContent = true
+		}
+		if p.In == "header" {
+			pp.canon = textproto.CanonicalMIMEHeaderKey(p.Name)
 		}
 		plan.params = append(plan.params, pp)
 		plan.props[pp.key] = &propPlan{param: pp}

@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // requestPlan is everything NewRequest needs, computed once at load.
@@ -32,7 +30,7 @@ type requestPlan struct {
 
 	inputSchema []byte
 	compileOnce sync.Once
-	compiled    map[string]*jsonschema.Resolved // see validators
+	compiled    map[string]*vnode // see validators
 }
 
 // propPlan says where one argument goes: a parameter, a flattened body
@@ -45,6 +43,7 @@ type propPlan struct {
 
 type paramPlan struct {
 	key, wire, in string
+	canon         string // header: canonical form of wire
 	style         string
 	explode       bool
 	required      bool
@@ -91,49 +90,49 @@ type bodyField struct {
 	binary    bool // base64 argument decoded to bytes (multipart)
 }
 
-// arg is one top-level argument as the client sent it.
+// arg is one top-level argument as the client sent it: its raw text
+// (Q4, Q8) and, for arguments from NewRequest, its value decoded once.
 type arg struct {
 	key string
 	raw json.RawMessage
+	val any
 }
 
 // parseArgs splits the arguments object into its members, keeping the
-// client's order and raw values (Q4, Q8).
+// client's order and raw values (Q4, Q8), and decodes each value once.
 func parseArgs(args json.RawMessage) ([]arg, error) {
 	t := bytes.TrimSpace(args)
-	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+	if len(t) == 0 || string(t) == "null" {
 		return nil, nil
 	}
 	if t[0] != '{' {
 		return nil, &ArgumentError{Reason: "arguments must be a JSON object"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(t))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil {
+	if !json.Valid(t) {
 		return nil, &ArgumentError{Reason: "arguments are not valid JSON"}
 	}
-	var out []arg
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, &ArgumentError{Reason: "arguments are not valid JSON"}
-		}
-		k, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, &ArgumentError{Param: k, Reason: "not valid JSON"}
-		}
-		for _, a := range out {
-			if a.key == k {
-				return nil, &ArgumentError{Param: k, Reason: "given more than once"}
+	out, err := splitObject(t)
+	if err != nil {
+		return nil, &ArgumentError{Reason: "arguments are not valid JSON"}
+	}
+	for i := 1; i < len(out); i++ {
+		for j := range i {
+			if out[j].key == out[i].key {
+				return nil, &ArgumentError{Param: out[i].key, Reason: "given more than once"}
 			}
 		}
-		out = append(out, arg{k, raw})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, &ArgumentError{Reason: "arguments are not valid JSON"}
 	}
 	return out, nil
+}
+
+// lookup returns the argument with key k.
+func lookup(list []arg, k string) (*arg, bool) {
+	for i := range list {
+		if list[i].key == k {
+			return &list[i], true
+		}
+	}
+	return nil, false
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
@@ -147,31 +146,26 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key 
 		return nil, err
 	}
 	validators := p.validators()
-	vals := make(map[string]json.RawMessage, len(list))
-	for _, a := range list {
+	for i := range list {
+		a := &list[i]
 		pp, ok := p.props[a.key]
 		if !ok {
 			return nil, &ArgumentError{Param: a.key, Reason: "unknown argument"}
 		}
-		vals[a.key] = a.raw
-		if isNull(a.raw) && pp.param != nil {
+		if a.val == nil && pp.param != nil {
 			if pp.param.required {
 				return nil, &ArgumentError{Param: a.key, Reason: "required; must not be null"}
 			}
 			continue // Q3: null optional parameter is omitted
 		}
 		if val := validators[a.key]; val != nil {
-			var v any
-			if err := json.Unmarshal(a.raw, &v); err != nil {
-				return nil, &ArgumentError{Param: a.key, Reason: "not valid JSON"}
-			}
-			if err := val.Validate(v); err != nil {
-				return nil, &ArgumentError{Param: a.key, Reason: validationReason(err)}
+			if err := val.validate(a.val); err != nil {
+				return nil, &ArgumentError{Param: a.key, Reason: err.Error()}
 			}
 		}
 	}
 	for _, r := range p.required {
-		if _, ok := vals[r]; !ok {
+		if _, ok := lookup(list, r); !ok {
 			return nil, &ArgumentError{Param: r, Reason: "required argument is missing"}
 		}
 	}
@@ -192,48 +186,53 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key 
 			continue
 		}
 		pp := p.params[s.param]
-		raw := vals[pp.key]
-		v, err := simpleValue(raw, pp)
+		a, _ := lookup(list, pp.key)
+		v, err := simpleValue(a, pp)
 		if err != nil {
 			return nil, err
 		}
 		if v == "" || v == "." || v == ".." {
-			return nil, &ArgumentError{Param: pp.key, Reason: fmt.Sprintf("path value %q is not allowed", v)}
+			return nil, &ArgumentError{Param: pp.key, Reason: "path value " + strconv.Quote(v) + " is not allowed"}
 		}
 		u.WriteString(escapeUnreserved(v))
 	}
 	// Query (Q2, Q3); the key goes after the operation's own parameters.
 	var q strings.Builder
-	header := http.Header{}
+	q.Grow(128)
+	header := make(http.Header, 4)
 	var cookies []string
 	for _, pp := range p.params {
-		raw, ok := vals[pp.key]
-		if !ok || isNull(raw) {
+		a, ok := lookup(list, pp.key)
+		if !ok || a.val == nil {
 			continue
 		}
 		switch pp.in {
 		case "query":
-			if err := writeQuery(&q, pp, raw); err != nil {
+			if err := writeQuery(&q, pp, a); err != nil {
 				return nil, err
 			}
 		case "header":
-			v, err := simpleValue(raw, pp)
+			v, err := simpleValue(a, pp)
 			if err != nil {
 				return nil, err
 			}
-			if v == "" && isEmptyArray(raw) {
+			if v == "" && isEmptyArray(a.raw) {
 				continue
 			}
 			if strings.ContainsAny(v, "\r\n\x00") {
 				return nil, &ArgumentError{Param: pp.key, Reason: "header value must not contain CR, LF or NUL"}
 			}
-			header[textproto.CanonicalMIMEHeaderKey(pp.wire)] = append(header[textproto.CanonicalMIMEHeaderKey(pp.wire)], v)
+			canon := pp.canon
+			if canon == "" {
+				canon = textproto.CanonicalMIMEHeaderKey(pp.wire)
+			}
+			header[canon] = append(header[canon], v)
 		case "cookie":
-			v, err := simpleValue(raw, pp)
+			v, err := simpleValue(a, pp)
 			if err != nil {
 				return nil, err
 			}
-			if v == "" && isEmptyArray(raw) {
+			if v == "" && isEmptyArray(a.raw) {
 				continue
 			}
 			if strings.ContainsAny(v, "\r\n\x00;") {
@@ -344,14 +343,14 @@ func decodeNumber(raw json.RawMessage) (any, error) {
 // simpleValue renders a path, header or cookie value in simple style
 // (Q1, Q5): arrays joined with ",", objects as k,v pairs (k=v when
 // exploded). Parameters with content are sent as JSON text.
-func simpleValue(raw json.RawMessage, pp *paramPlan) (string, error) {
+func simpleValue(a *arg, pp *paramPlan) (string, error) {
+	if a == nil {
+		return "", &ArgumentError{Param: pp.key, Reason: "required argument is missing"}
+	}
 	if pp.jsonContent {
-		return string(raw), nil
+		return string(a.raw), nil
 	}
-	v, err := decodeNumber(raw)
-	if err != nil {
-		return "", &ArgumentError{Param: pp.key, Reason: "not valid JSON"}
-	}
+	v := a.val
 	if s, ok := scalarText(v, pp.integer); ok {
 		return s, nil
 	}
@@ -414,7 +413,7 @@ func unreserved(c byte) bool {
 }
 
 // writeQuery appends one query parameter per its style and explode (Q2).
-func writeQuery(q *strings.Builder, pp *paramPlan, raw json.RawMessage) error {
+func writeQuery(q *strings.Builder, pp *paramPlan, a *arg) error {
 	pair := func(name, value string) {
 		if q.Len() > 0 {
 			q.WriteByte('&')
@@ -425,13 +424,10 @@ func writeQuery(q *strings.Builder, pp *paramPlan, raw json.RawMessage) error {
 	}
 	name := escapeUnreserved(pp.wire)
 	if pp.jsonContent {
-		pair(name, escapeUnreserved(string(raw)))
+		pair(name, escapeUnreserved(string(a.raw)))
 		return nil
 	}
-	v, err := decodeNumber(raw)
-	if err != nil {
-		return &ArgumentError{Param: pp.key, Reason: "not valid JSON"}
-	}
+	v := a.val
 	if s, ok := scalarText(v, pp.integer); ok {
 		pair(name, escapeUnreserved(s))
 		return nil
@@ -545,7 +541,7 @@ func (bp *bodyPlan) build(list []arg, props map[string]*propPlan) ([]byte, strin
 	var plans []*bodyField
 	for _, a := range list {
 		if pp := props[a.key]; pp != nil && pp.field != nil {
-			fields = append(fields, arg{pp.field.wire, a.raw})
+			fields = append(fields, arg{key: pp.field.wire, raw: a.raw, val: a.val})
 			plans = append(plans, pp.field)
 		}
 	}
@@ -607,7 +603,7 @@ func (bp *bodyPlan) wholeBody(a arg) ([]byte, error) {
 		}
 		vals := url.Values{}
 		for _, k := range sortedKeys(m) {
-			if err := formValues(vals, arg{k, m[k]}); err != nil {
+			if err := formValues(vals, arg{key: k, raw: m[k]}); err != nil {
 				return nil, err
 			}
 		}

@@ -1,0 +1,82 @@
+package openapi
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidator(t *testing.T) {
+	tests := []struct {
+		name, schema, value string
+		wantErr             string // substring; "" means valid
+	}{
+		{name: "type ok", schema: `{"type":"string"}`, value: `"a"`},
+		{name: "type mismatch", schema: `{"type":"array","items":{}}`, value: `"1,2"`, wantErr: "has type string, want array"},
+		{name: "integer with zero fraction", schema: `{"type":"integer"}`, value: `30.0`},
+		{name: "integer exponent", schema: `{"type":"integer"}`, value: `1e2`},
+		{name: "integer fraction", schema: `{"type":"integer"}`, value: `1.5`, wantErr: "want integer"},
+		{name: "number accepts integer", schema: `{"type":"number"}`, value: `3`},
+		{name: "enum", schema: `{"type":"string","enum":["a","b"]}`, value: `"c"`, wantErr: "allowed values"},
+		{name: "enum number by value", schema: `{"enum":[1,2]}`, value: `2.0`},
+		{name: "minimum", schema: `{"type":"integer","minimum":1}`, value: `0`, wantErr: "0 must be >= 1"},
+		{name: "exclusive maximum", schema: `{"exclusiveMaximum":5}`, value: `5`, wantErr: "must be < 5"},
+		{name: "maxLength counts runes", schema: `{"type":"string","maxLength":2}`, value: `"éé"`},
+		{name: "maxLength", schema: `{"type":"string","maxLength":2}`, value: `"abc"`, wantErr: "above maxLength 2"},
+		{name: "pattern", schema: `{"type":"string","pattern":"^[a-z]+$"}`, value: `"A"`, wantErr: "does not match pattern"},
+		{name: "ECMA-only pattern is skipped", schema: `{"type":"string","pattern":"^(?!x)"}`, value: `"x"`},
+		{name: "items path", schema: `{"type":"array","items":{"type":"integer"}}`, value: `[1,"2"]`, wantErr: "[1]: has type string"},
+		{name: "nested required", schema: `{"type":"object","properties":{"a":{"type":"object","properties":{},"required":["b"]}}}`,
+			value: `{"a":{}}`, wantErr: `a: missing required property "b"`},
+		{name: "additionalProperties false", schema: `{"type":"object","properties":{},"additionalProperties":false}`,
+			value: `{"x":1}`, wantErr: `property "x" is not allowed`},
+		{name: "additionalProperties schema", schema: `{"type":"object","additionalProperties":{"type":"string"}}`,
+			value: `{"x":1}`, wantErr: "x: has type integer, want string"},
+		{name: "nullable anyOf null", schema: `{"anyOf":[{"type":"string"},{"type":"null"}]}`, value: `null`},
+		{name: "nullable anyOf wrong", schema: `{"anyOf":[{"type":"string"},{"type":"null"}]}`, value: `1`, wantErr: "none of the allowed alternatives"},
+		{name: "uniqueItems", schema: `{"type":"array","items":{},"uniqueItems":true}`, value: `[1,1.0]`, wantErr: "uniqueItems"},
+		{name: "false schema", schema: `{"not":{}}`, value: `1`, wantErr: "no value"},
+		{name: "defs ref recursion", schema: `{"$ref":"#/$defs/Node"}`, value: `{"next":{"next":{"v":"x"}}}`, wantErr: `next.next.v: has type string`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, err := parseJSON([]byte(`{"$defs":{"Node":{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#/$defs/Node"}}}}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &vcompiler{defs: map[string]*vnode{}, rawDefs: root.(map[string]any)["$defs"].(map[string]any)}
+			s, err := parseJSON([]byte(tt.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := parseJSON([]byte(tt.value))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.compile(s).validate(v)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("validate(%s, %s) = %v, want nil", tt.schema, tt.value, err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("validate(%s, %s) = %v, want error containing %q", tt.schema, tt.value, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseJSONMatchesEncodingJSON(t *testing.T) {
+	for _, in := range []string{`{"a":[1,2.50,-3e2,true,false,null,"x\u00e9\n"],"b":{}}`, `[]`, `"\ud83d\ude00"`, "\"\xff\"", ` 12 `} {
+		got, err := parseJSON([]byte(in))
+		if err != nil {
+			t.Fatalf("parseJSON(%s): %v", in, err)
+		}
+		want, _ := decodeNumber([]byte(in))
+		if !jsonEqual(got, want) {
+			t.Fatalf("parseJSON(%s) = %#v, want %#v", in, got, want)
+		}
+	}
+	for _, in := range []string{`{`, `{"a":}`, `[1,]`, `nul`, ``} {
+		if _, err := parseJSON([]byte(in)); err == nil {
+			t.Fatalf("parseJSON(%q) accepted invalid JSON", in)
+		}
+	}
+}
