@@ -5,6 +5,13 @@
 // plan precomputed at load so that Tool.NewRequest builds the upstream
 // request for one tools/call quickly and exactly (Q1–Q8, C25).
 //
+// LoadOptions.Select (a Selection) keeps a subset of a large API's
+// operations by tag, operationId glob and method, and names tools
+// explicitly (a config map over the x-mcp-name extension) before generated
+// names are assigned. Document.Report summarizes what the tools cost a
+// client (count, tools/list bytes, a token estimate, longest names,
+// collisions) and warns above thresholds.
+//
 // Loading uses kin-openapi; its types are never exported. External $refs
 // are followed only to files inside the spec's folder (C02). Load errors
 // name the document and the location of the defect.
