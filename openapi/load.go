@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi2"
@@ -100,6 +101,9 @@ type source struct {
 	url     *url.URL // nil when the location is empty
 	dir     string   // file: absolute folder of the root document
 	httpDir string   // http(s): URL of the root document's folder, ending in "/"
+	// repaired, in the lenient pass, returns the repaired bytes of a
+	// referenced document; nil (or a nil result) means: read it as usual.
+	repaired func(u *url.URL) []byte
 }
 
 func newSource(location, refRoot string) (*source, error) {
@@ -149,7 +153,23 @@ func newSource(location, refRoot string) (*source, error) {
 // else (absolute paths outside the root, other hosts, other schemes) is
 // refused with an error naming the target.
 func (s *source) refReader(ctx context.Context, opts LoadOptions, order *keyOrder) openapi3.ReadFromURIFunc {
+	var mu sync.Mutex
+	scanned := map[string]bool{}
 	return func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+		if s.repaired != nil {
+			// The lenient pass read and confined these files already;
+			// kin-openapi asks for some of them thousands of times.
+			if data := s.repaired(u); data != nil {
+				mu.Lock()
+				first := !scanned[u.Path]
+				scanned[u.Path] = true
+				mu.Unlock()
+				if first {
+					order.scan(data)
+				}
+				return data, nil
+			}
+		}
 		if err := s.confine(u); err != nil {
 			return nil, err
 		}
@@ -224,12 +244,77 @@ func (s *source) confine(u *url.URL) error {
 	return nil
 }
 
-// loadData parses, converts and resolves the document, then builds tools.
+// loadData applies the overlays, then parses, converts and resolves the
+// document and builds tools. When that fails it runs the lenient pass
+// (lenient.go): in lenient mode to serve what can be served, in strict mode
+// only to list every problem in the returned *LoadError.
 func loadData(ctx context.Context, data []byte, location string, opts LoadOptions) (*Document, error) {
 	src, err := newSource(location, opts.RefRoot)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", location, err)
 	}
+	log := ensureLogger(opts.Logger)
+	var problems []Problem
+	if len(opts.Overlays) > 0 {
+		data, problems, err = applyOverlays(ctx, data, src, opts)
+		if err != nil {
+			return nil, fmt.Errorf("loading %s: %w", src.name, err)
+		}
+	}
+	d, err := parseAndBuild(ctx, data, src, opts)
+	if err != nil {
+		lopts := opts
+		lopts.Lenient = true
+		ld, lerr := loadLenient(ctx, data, src, lopts)
+		if !opts.Lenient {
+			le := &LoadError{Location: src.name, Err: err, Problems: problems}
+			if ld != nil {
+				le.Problems = append(le.Problems, ld.Problems...)
+			} else if lle := (*LoadError)(nil); errors.As(lerr, &lle) {
+				le.Problems = append(le.Problems, lle.Problems...)
+			}
+			return nil, le
+		}
+		if lerr != nil {
+			return nil, lerr
+		}
+		d = ld
+	}
+	d.Problems = append(problems, d.Problems...)
+	for _, p := range d.Problems {
+		log.LogAttrs(ctx, slog.LevelWarn, "openapi document problem", p.attrs()...)
+	}
+	return d, nil
+}
+
+// maxLenientRetries bounds how often the lenient pass drops nodes the
+// loader names in its errors and tries again.
+const maxLenientRetries = 8
+
+// loadLenient repairs the document trees (lenient.go) and loads the result.
+func loadLenient(ctx context.Context, data []byte, src *source, opts LoadOptions) (*Document, error) {
+	tree, err := parseTree(data)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", src.name, err)
+	}
+	r := newRepairer(src, tree)
+	r.run()
+	ls := *src
+	ls.repaired = r.serve
+	for attempt := 0; ; attempt++ {
+		d, err := parseAndBuild(ctx, encodeJSON(r.root.root), &ls, opts)
+		if err == nil {
+			d.Problems = append(r.problems, d.Problems...)
+			return d, nil
+		}
+		if attempt == maxLenientRetries || !r.dropLoaderErrors(err) {
+			return nil, &LoadError{Location: src.name, Err: err, Problems: r.problems}
+		}
+	}
+}
+
+// parseAndBuild parses, converts and resolves the document, then builds tools.
+func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptions) (*Document, error) {
 	order := newKeyOrder()
 	order.scan(data)
 
@@ -241,6 +326,7 @@ func loadData(ctx context.Context, data []byte, location string, opts LoadOption
 	var (
 		doc     *openapi3.T
 		formats map[string]string
+		err     error
 	)
 	if isSwagger2(data) {
 		var d2 openapi2.T

@@ -50,6 +50,17 @@ type LoadOptions struct {
 	// Select chooses which operations become tools and may name them
 	// explicitly (see Selection). The zero value keeps every operation.
 	Select Selection
+	// Lenient, when the document does not load as published, skips what is
+	// broken (unresolvable or malformed references, nodes of the wrong type,
+	// operations that cannot be built) and serves the rest, with one Warn log
+	// and one Document.Problems entry per skipped item. False (strict) fails
+	// the load; the *LoadError then lists every problem found.
+	Lenient bool
+	// Overlays are OpenAPI Overlay 1.0 documents (file paths or http(s)
+	// URLs), applied in order to the document before it is loaded. An action
+	// whose target matches nothing is a warning; a malformed overlay fails
+	// Load with an error naming the overlay and the action index.
+	Overlays []string
 }
 
 // DefaultSchemaBudget is the default per-tool schema size cap in bytes (S2).
@@ -63,6 +74,11 @@ type Document struct {
 	// Tools in N6 order: paths sorted by byte order, then methods in the
 	// order get, put, post, delete, options, head, patch, trace.
 	Tools []*Tool
+	// Problems lists what was repaired, skipped or only warned about while
+	// loading (overlay actions that matched nothing; in lenient mode every
+	// dropped or rewritten node, reference and operation), in the order
+	// found. Empty for a document that loads cleanly.
+	Problems []Problem
 }
 
 // Load reads the document at location (a file path or an http(s) URL;

@@ -97,6 +97,12 @@ func (b *builder) build() (*Document, error) {
 	}
 	for i, e := range kept {
 		t, err := b.tool(e.path, e.item, e.method, e.op, names[i])
+		if err != nil && b.opts.Lenient {
+			d.Problems = append(d.Problems, Problem{Severity: SeverityError, File: b.src.rootName(),
+				Pointer:   strings.TrimPrefix(pointer("paths", e.path, strings.ToLower(e.method)), "#"),
+				Operation: e.method + " " + e.path, Message: err.Error() + "; operation dropped"})
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s %s (%s): %w", e.method, e.path, pointer("paths", e.path, strings.ToLower(e.method)), err))
 			continue

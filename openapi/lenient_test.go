@@ -1,0 +1,180 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestLenient loads one fixture per class of defect in lenient mode and
+// checks the tools served, their input schemas and the exact problems;
+// then loads it strictly and checks that the load fails with a
+// *LoadError listing the same problems.
+func TestLenient(t *testing.T) {
+	const (
+		W = SeverityWarning
+		E = SeverityError
+	)
+	tests := []struct {
+		name     string
+		tools    map[string]string // tool name → input schema
+		problems []Problem
+	}{
+		{
+			name:  "node-types",
+			tools: map[string]string{"list_pets": `{"type":"object","properties":{}}`},
+			problems: []Problem{
+				{W, "spec.yaml", "/tags/0/description", 8, "", `description is a $ref ("texts.yaml#/pets"), not a string; the referenced text was inlined`},
+				{E, "spec.yaml", "/tags/1/description", 11, "", "description is an object, not a string; dropped"},
+				{E, "spec.yaml", "/paths/~1pets/get/summary", 19, "GET /pets", "summary is an array, not a string; dropped"},
+			},
+		},
+		{
+			name: "unresolved-ref",
+			tools: map[string]string{
+				"create_order": `{"type":"object","properties":{"kind":{"description":"The order kind."},"qty":{"type":"integer"}}}`,
+				"put_order":    `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`,
+			},
+			problems: []Problem{
+				{E, "spec.yaml", "/paths/~1orders~1{id}/parameters/0", 10, "", `$ref "#/components/parameters/Missing": spec.yaml has no /components/parameters/Missing; parameter dropped`},
+				{E, "spec.yaml", "/paths/~1orders~1{id}/put/requestBody", 19, "PUT /orders/{id}", `$ref "#/components/requestBodies/Gone": spec.yaml has no /components/requestBodies/Gone; request body dropped`},
+				{E, "spec.yaml", "/paths/~1orders~1{id}/put/responses/200", 22, "PUT /orders/{id}", `$ref "#/components/responses/Nope": spec.yaml has no /components/responses/Nope; response replaced by one without content`},
+				{E, "spec.yaml", "/components/schemas/Order/properties/kind", 40, "", `$ref "#/components/schemas/Kind": spec.yaml has no /components/schemas/Kind; replaced by an empty (permissive) schema`},
+			},
+		},
+		{
+			name: "missing-file",
+			tools: map[string]string{
+				"post_a": `{"type":"object","properties":{"id":{"type":"string"}}}`,
+				"get_b":  `{"type":"object","properties":{}}`,
+			},
+			problems: []Problem{
+				{E, "spec.yaml", "/paths/~1b/get/responses/200/content/application~1json/schema", 19, "GET /b", `$ref "sub/nothere.yaml": file sub/nothere.yaml does not exist; replaced by an empty (permissive) schema`},
+				{W, "sub/a.yaml", "/post/requestBody/content/application~1json/schema", 7, "", `$ref "#/components/schemas/Thing" does not resolve in sub/a.yaml but does in the root document; rewritten to "../spec.yaml#/components/schemas/Thing"`},
+			},
+		},
+		{
+			name: "oas31",
+			tools: map[string]string{
+				"add_pet": `{"type":"object","properties":{"details":{},"detailsId":{"type":"integer"},"owner":{"type":"object","properties":{"name":{"type":"string"}}}}}`,
+			},
+			problems: []Problem{
+				{E, "spec.yaml", "/components/schemas/Pet/properties/details", 25, "", `$ref has no value (in YAML an unquoted "#" starts a comment: quote the reference); replaced by an empty (permissive) schema`},
+				{W, "spec.yaml", "/components/schemas/Pet/properties/detailsId", 27, "", `$ref "/schemas/details#details_id" goes through the OAS 3.1 $id "/schemas/details", which the loader does not resolve; rewritten to "#/components/schemas/Details/properties/id"`},
+				{E, "spec.yaml", "/components/schemas/Pet/properties/owner/properties/$ref", 31, "", `"properties" holds a "$ref" entry ("#/components/schemas/Owner") instead of property schemas; read as allOf: [{$ref: "#/components/schemas/Owner"}]`},
+			},
+		},
+		{
+			name:  "operation",
+			tools: map[string]string{"get_b": `{"type":"object","properties":{}}`},
+			problems: []Problem{
+				{E, "spec.yaml", "/paths/~1a/get", 0, "GET /a", "x-restmcp-cost: must be a non-negative whole number, got lots; operation dropped"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join("testdata", "lenient", tc.name, "spec.yaml")
+			var logs bytes.Buffer
+			d, err := Load(context.Background(), p, LoadOptions{Lenient: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatalf("lenient Load: %v", err)
+			}
+			got := map[string]string{}
+			for _, tl := range d.Tools {
+				got[tl.Name] = string(tl.InputSchema)
+			}
+			if diff := cmp.Diff(tc.tools, got); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.problems, d.Problems); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			// One warning log line per problem, naming file and pointer.
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if len(lines) != len(tc.problems) {
+				t.Errorf("got %d log lines, want %d:\n%s", len(lines), len(tc.problems), logs.String())
+			}
+			for i, l := range lines {
+				if i < len(tc.problems) && (!strings.Contains(l, "level=WARN") || !strings.Contains(l, "pointer="+tc.problems[i].Pointer)) {
+					t.Errorf("log line %d = %s; want a WARN naming pointer %s", i, l, tc.problems[i].Pointer)
+				}
+			}
+
+			_, err = Load(context.Background(), p, LoadOptions{})
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("strict Load: got %v, want a *LoadError", err)
+			}
+			if diff := cmp.Diff(tc.problems, le.Problems); diff != "" {
+				t.Errorf("strict problems (-want +got):\n%s", diff)
+			}
+			for _, pr := range tc.problems {
+				if !strings.Contains(err.Error(), pr.String()) {
+					t.Errorf("strict error does not list %q:\n%v", pr.String(), err)
+				}
+			}
+		})
+	}
+}
+
+// TestLenientCleanDocument: a document that loads has no problems, in
+// either mode.
+func TestLenientCleanDocument(t *testing.T) {
+	for _, lenient := range []bool{false, true} {
+		d, err := Load(context.Background(), "testdata/C04-name-collision/openapi.yaml", LoadOptions{Lenient: lenient})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Problems) != 0 {
+			t.Errorf("lenient=%v: problems %v", lenient, d.Problems)
+		}
+	}
+}
+
+// TestLenientRefOutsideRoot: a $ref leaving the spec folder (C02) is
+// refused in both modes; lenient mode drops it without reading the target.
+func TestLenientRefOutsideRoot(t *testing.T) {
+	spec := []byte(`openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: "http://upstream.test"}]
+paths:
+  /a:
+    get:
+      operationId: getA
+      parameters:
+        - $ref: "../../secret.yaml#/p"
+      responses:
+        "200": {description: ok}
+`)
+	read := 0
+	opts := LoadOptions{Lenient: true, ReadFromURI: func(context.Context, *url.URL) ([]byte, error) { read++; return nil, errors.New("read") }}
+	d, err := LoadData(context.Background(), spec, "testdata/lenient/spec.yaml", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Tools) != 1 || read != 0 {
+		t.Fatalf("got %d tools, %d reads; want 1 tool, 0 reads", len(d.Tools), read)
+	}
+	want := []Problem{{SeverityError, "spec.yaml", "/paths/~1a/get/parameters/0", 9, "GET /a",
+		`$ref "../../secret.yaml#/p": points outside the spec root ` + mustAbs(t, "testdata/lenient") + " (" + mustAbs(t, "secret.yaml") + "); parameter dropped"}}
+	if diff := cmp.Diff(want, d.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

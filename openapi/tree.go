@@ -1,0 +1,210 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The raw document tree: lenient loading and overlays work on the
+// document as yaml.v3 nodes (which read JSON too) before kin-openapi sees
+// it, because nodes keep key order and line numbers.
+
+// parseTree parses one JSON or YAML document into its root node.
+func parseTree(data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, errors.New("empty document")
+	}
+	return doc.Content[0], nil
+}
+
+// deref follows YAML aliases.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// mapGet returns the value of key in mapping m and its key index in
+// m.Content, or (nil, -1).
+func mapGet(m *yaml.Node, key string) (*yaml.Node, int) {
+	m = deref(m)
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, -1
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return deref(m.Content[i+1]), i
+		}
+	}
+	return nil, -1
+}
+
+// mapDelete removes key from mapping m.
+func mapDelete(m *yaml.Node, key string) bool {
+	if _, i := mapGet(m, key); i >= 0 {
+		m.Content = append(m.Content[:i:i], m.Content[i+2:]...)
+		return true
+	}
+	return false
+}
+
+// mapSet sets key in mapping m, appending it when absent.
+func mapSet(m *yaml.Node, key string, v *yaml.Node) {
+	if _, i := mapGet(m, key); i >= 0 {
+		m.Content[i+1] = v
+		return
+	}
+	m.Content = append(m.Content, strNode(key), v)
+}
+
+func strNode(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+func kindName(n *yaml.Node) string {
+	switch deref(n).Kind {
+	case yaml.MappingNode:
+		return "an object"
+	case yaml.SequenceNode:
+		return "an array"
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return "null"
+		}
+		return "a scalar"
+	}
+	return "a node"
+}
+
+// lookupPointer finds the node at an RFC 6901 pointer ("" or "/a/b").
+func lookupPointer(root *yaml.Node, ptr string) *yaml.Node {
+	n := deref(root)
+	if ptr == "" {
+		return n
+	}
+	for _, t := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		t = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+		switch n.Kind {
+		case yaml.MappingNode:
+			v, _ := mapGet(n, t)
+			if v == nil {
+				return nil
+			}
+			n = v
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return nil
+			}
+			n = deref(n.Content[i])
+		default:
+			return nil
+		}
+	}
+	return n
+}
+
+// encodeJSON serializes a node tree as JSON, keeping key order, so that
+// kin-openapi takes its fast JSON path and order.scan sees declaration order.
+func encodeJSON(n *yaml.Node) []byte {
+	var buf bytes.Buffer
+	writeNodeJSON(&buf, n)
+	return buf.Bytes()
+}
+
+func writeNodeJSON(buf *bytes.Buffer, n *yaml.Node) {
+	n = deref(n)
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) > 0 {
+			writeNodeJSON(buf, n.Content[0])
+			return
+		}
+		buf.WriteString("null")
+	case yaml.MappingNode:
+		buf.WriteByte('{')
+		first := true
+		var pairs func(m *yaml.Node)
+		pairs = func(m *yaml.Node) {
+			for i := 0; i+1 < len(m.Content); i += 2 {
+				k := deref(m.Content[i])
+				if k.ShortTag() == "!!merge" {
+					if v := deref(m.Content[i+1]); v.Kind == yaml.MappingNode {
+						pairs(v)
+					}
+					continue
+				}
+				if !first {
+					buf.WriteByte(',')
+				}
+				first = false
+				writeNodeString(buf, k.Value)
+				buf.WriteByte(':')
+				writeNodeJSON(buf, m.Content[i+1])
+			}
+		}
+		pairs(n)
+		buf.WriteByte('}')
+	case yaml.SequenceNode:
+		buf.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeNodeJSON(buf, c)
+		}
+		buf.WriteByte(']')
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			buf.WriteString("null")
+		case "!!bool":
+			var b bool
+			if n.Decode(&b) == nil {
+				buf.WriteString(strconv.FormatBool(b))
+				return
+			}
+			writeNodeString(buf, n.Value)
+		case "!!int", "!!float":
+			if isJSONNumber(n.Value) {
+				buf.WriteString(n.Value)
+				return
+			}
+			var v any
+			if n.Decode(&v) == nil {
+				if b, err := json.Marshal(v); err == nil {
+					buf.Write(b)
+					return
+				}
+			}
+			writeNodeString(buf, n.Value)
+		default:
+			writeNodeString(buf, n.Value)
+		}
+	default:
+		buf.WriteString("null")
+	}
+}
+
+func writeNodeString(buf *bytes.Buffer, s string) {
+	b, _ := json.Marshal(s)
+	buf.Write(b)
+}
+
+func isJSONNumber(s string) bool {
+	if s == "" || strings.ContainsAny(s, "_xXoObB") {
+		return false
+	}
+	var n json.Number
+	return json.Unmarshal([]byte(s), &n) == nil
+}
