@@ -238,9 +238,10 @@ type pathSegment struct {
 }
 
 type filterExpr struct {
-	path []string // @.a.b → ["a","b"]
-	op   string   // "==", "!=", "" (existence)
-	lit  *yaml.Node
+	path  []string // @.a.b[0] → ["a","b","0"]
+	index []bool   // path[i] is an array index
+	op    string   // "==", "!=", "" (existence)
+	lit   *yaml.Node
 }
 
 func parseJSONPath(s string) ([]pathSegment, error) {
@@ -390,13 +391,27 @@ func parseFilter(in string) (*filterExpr, error) {
 				j++
 			}
 			f.path = append(f.path, rest[1:j])
+			f.index = append(f.index, false)
 			rest = rest[j:]
+		case strings.HasPrefix(rest, "[") && len(rest) > 1 && rest[1] != '\'' && rest[1] != '"':
+			j := strings.IndexByte(rest, ']')
+			if j < 0 {
+				return nil, fmt.Errorf("bad filter path %q", lhs)
+			}
+			if _, err := strconv.Atoi(rest[1:j]); err != nil {
+				return nil, fmt.Errorf("bad filter path %q", lhs)
+			}
+			f.path = append(f.path, rest[1:j])
+			f.index = append(f.index, true)
+			rest = rest[j+1:]
+			continue
 		case strings.HasPrefix(rest, "['") || strings.HasPrefix(rest, `["`):
 			name, r, err := unquote(rest[1:])
 			if err != nil || !strings.HasPrefix(r, "]") {
 				return nil, fmt.Errorf("bad filter path %q", lhs)
 			}
 			f.path = append(f.path, name)
+			f.index = append(f.index, false)
 			rest = r[1:]
 		default:
 			return nil, fmt.Errorf("bad filter path %q", lhs)
@@ -423,7 +438,18 @@ func parseFilter(in string) (*filterExpr, error) {
 
 func (f *filterExpr) match(n *yaml.Node) bool {
 	v := deref(n)
-	for _, k := range f.path {
+	for i, k := range f.path {
+		if f.index[i] {
+			j, _ := strconv.Atoi(k)
+			if v.Kind == yaml.SequenceNode && j < 0 {
+				j += len(v.Content)
+			}
+			if v.Kind != yaml.SequenceNode || j < 0 || j >= len(v.Content) {
+				return f.op == "!="
+			}
+			v = deref(v.Content[j])
+			continue
+		}
 		v, _ = mapGet(v, k)
 		if v == nil {
 			return f.op == "!="
