@@ -480,9 +480,7 @@ func (s *Server) gate(c *gin.Context) {
 			if a.call.Plan != nil {
 				e.Plan = a.call.Plan.Name()
 			}
-			ectx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), s.opts.MeterTimeout)
-			s.recordEvent(ectx, e)
-			cancel()
+			s.background(c.Request.Context(), func(ctx context.Context) { s.recordEvent(ctx, e) })
 			abortRPC(c, http.StatusTooManyRequests, p.id, CodeRateLimited, refusalMessage(a.call.Plan, d, retry))
 			return
 		}

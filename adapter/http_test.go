@@ -55,6 +55,24 @@ func (m *fakeMeter) Report(_ context.Context, keyID string, plan Plan) (any, err
 	return map[string]any{"key_id": keyID, "plan": name, "calls": m.calls.Load()}, nil
 }
 
+// waitEvents waits up to 5 s for n events (they are written after the
+// response) and takes them.
+func (m *fakeMeter) waitEvents(t testing.TB, n int) []Event {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m.evMu.Lock()
+		got := len(m.events)
+		m.evMu.Unlock()
+		if got >= n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	time.Sleep(10 * time.Millisecond) // catch an unexpected extra event
+	return m.takeEvents()
+}
+
 func (m *fakeMeter) takeEvents() []Event {
 	m.evMu.Lock()
 	defer m.evMu.Unlock()

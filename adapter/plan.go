@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -193,44 +194,83 @@ func withPlan(ctx context.Context, p Plan) context.Context {
 	return context.WithValue(ctx, planKey{}, p)
 }
 
-// DefaultAfterCallTimeout bounds the refund and the usage event written
-// after the upstream answered.
-const DefaultAfterCallTimeout = 2 * time.Second
+// maxPendingAfterCall bounds the refunds and usage events being written in
+// the background; beyond it they are written on the request's goroutine
+// (back-pressure rather than loss).
+const maxPendingAfterCall = 1024
 
-// afterCall refunds the call when the policy says so and records its usage
-// event. It runs with context.WithoutCancel, so a client that hung up is
-// still metered, under a short timeout of its own.
+// afterCall counts the call's outcome in the metrics and, with a Meter,
+// refunds the call when the policy says so and records its usage event.
+// Those writes run off the response path (the response does not wait for a
+// second Redis round trip), under context.WithoutCancel, so a client that
+// hung up is still metered, and MeterTimeout. [Server.Close] waits for
+// them.
 func (s *Server) afterCall(ctx context.Context, a *admission, outcome Outcome, status int, bytes int64, failed bool) {
 	end := time.Now()
 	s.metrics.callDone(a.call.Tool, outcome)
 	if s.opts.Meter == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.MeterTimeout)
-	defer cancel()
-	cost := a.decision.Cost
-	if a.metered && s.opts.RefundFailedCalls && (failed || status >= 500) {
-		t := time.Now()
-		err := s.opts.Meter.Refund(ctx, a.call, a.decision)
-		s.metrics.meterOp("refund", time.Since(t), err)
-		if err != nil {
-			s.logger.Warn("refund failed", "key_id", a.call.KeyID, "tool", a.call.Tool, "error", err.Error())
-		} else {
-			cost = 0
-			s.metrics.refunds.Inc()
-		}
-	}
-	if !a.metered {
-		cost = 0
-	}
+	refund := a.metered && s.opts.RefundFailedCalls && (failed || status >= 500)
 	e := Event{
-		KeyID: a.call.KeyID, Tool: a.call.Tool, Cost: cost, Outcome: outcome,
+		KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: outcome,
 		UpstreamStatus: status, Latency: end.Sub(a.start), Bytes: bytes, Time: a.start,
+	}
+	if a.metered {
+		e.Cost = a.decision.Cost
 	}
 	if a.call.Plan != nil {
 		e.Plan = a.call.Plan.Name()
 	}
-	s.recordEvent(ctx, e)
+	s.background(ctx, func(ctx context.Context) {
+		if refund {
+			t := time.Now()
+			err := s.opts.Meter.Refund(ctx, a.call, a.decision)
+			s.metrics.meterOp("refund", time.Since(t), err)
+			if err != nil {
+				s.logger.Warn("refund failed", "key_id", a.call.KeyID, "tool", a.call.Tool, "error", err.Error())
+			} else {
+				e.Cost = 0
+				s.metrics.refunds.Inc()
+			}
+		}
+		s.recordEvent(ctx, e)
+	})
+}
+
+// background runs f with a detached context bounded by MeterTimeout, on
+// its own goroutine while fewer than maxPendingAfterCall are pending, else
+// on the caller's.
+func (s *Server) background(ctx context.Context, f func(context.Context)) {
+	run := func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.MeterTimeout)
+		defer cancel()
+		f(ctx)
+	}
+	select {
+	case s.pending <- struct{}{}:
+		s.afterWG.Add(1)
+		go func() {
+			defer func() { <-s.pending; s.afterWG.Done() }()
+			run()
+		}()
+	default:
+		run()
+	}
+}
+
+// Close waits, until ctx ends, for the refunds and usage events still being
+// written in the background. Call it after the HTTP server has stopped
+// taking requests.
+func (s *Server) Close(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.afterWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("adapter: refunds and usage events still pending: %w", ctx.Err())
+	}
 }
 
 // recordEvent writes e, timing it; failures are logged at Warn (billing

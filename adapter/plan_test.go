@@ -154,7 +154,7 @@ func TestToolOutsidePlan(t *testing.T) {
 	if p := up.take(); len(p) != 0 {
 		t.Errorf("upstream saw %v, want nothing", p)
 	}
-	ev := meter.takeEvents()
+	ev := meter.waitEvents(t, 1)
 	if len(ev) != 1 || ev[0].Outcome != OutcomeNotInPlan || ev[0].Cost != 0 || ev[0].Plan != "free" || ev[0].Tool != "admin_stats" || ev[0].KeyID != KeyID("k-free") {
 		t.Errorf("events = %+v, want one not_in_plan event of cost 0", ev)
 	}
@@ -170,6 +170,7 @@ func TestRefundFailedCalls(t *testing.T) {
 			post(t, srv.URL+"/mcp", toolsCallBody(1, "always_fails", `{}`), key)
 			post(t, srv.URL+"/mcp", toolsCallBody(2, "get_quote", `{"symbol":"AAPL"}`), key)
 			post(t, srv.URL+"/mcp", toolsCallBody(3, "get_quote", `{}`), key) // invalid: never sent
+			events := meter.waitEvents(t, 3)
 			wantRefunds := int64(0)
 			if refund {
 				wantRefunds = 2
@@ -185,7 +186,7 @@ func TestRefundFailedCalls(t *testing.T) {
 				Bytes   int64
 			}
 			var got []ev
-			for _, e := range meter.takeEvents() {
+			for _, e := range events {
 				got = append(got, ev{e.Tool, e.Cost, e.Outcome, e.UpstreamStatus, e.Bytes})
 			}
 			failCost := int64(1)
@@ -239,7 +240,7 @@ func TestRateLimitPolicyAndQuotaRefusal(t *testing.T) {
 	if got.status != 429 || got.body != wantBody || got.header.Get("Retry-After") != "10800" || got.header.Get("RateLimit-Policy") != `100;w=86400;policy="day"` {
 		t.Errorf("got %d Retry-After %q Policy %q %s\nwant 429 10800 %s", got.status, got.header.Get("Retry-After"), got.header.Get("RateLimit-Policy"), got.body, wantBody)
 	}
-	ev := meter.takeEvents()
+	ev := meter.waitEvents(t, 2)
 	if len(ev) != 2 || ev[1].Outcome != OutcomeRefused || ev[1].Cost != 0 {
 		t.Errorf("events = %+v, want ok then refused", ev)
 	}
@@ -337,10 +338,17 @@ func TestMetricsSeries(t *testing.T) {
 	post(t, srv.URL+"/mcp", toolsCallBody(7, "get_quote", `{}`), key)                                                    // invalid_arguments
 	post(t, srv.URL+"/mcp", toolsCallBody(8, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k-nobody"}) // unauthorized
 
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
-	got := do(t, req)
-	if got.status != 200 {
-		t.Fatalf("GET /metrics = %d", got.status)
+	meter.waitEvents(t, 5)
+	var got rpcResponse
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+		got = do(t, req)
+		if got.status != 200 {
+			t.Fatalf("GET /metrics = %d", got.status)
+		}
+		if strings.Contains(got.body, `restmcp_meter_duration_seconds_count{op="event"} 5`) || time.Now().After(deadline) {
+			break
+		}
 	}
 	want := `
 # HELP restmcp_tool_calls_total tools/call requests for tools of the table, by tool and outcome (ok, upstream_error, upstream_failed, refused, not_in_plan, invalid_arguments, unavailable, unauthorized).

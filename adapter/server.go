@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -135,6 +136,10 @@ type Server struct {
 	tools   map[string]*openapi.Tool
 	metrics *metrics
 
+	// Refunds and usage events written after the response (see afterCall).
+	pending chan struct{}
+	afterWG sync.WaitGroup
+
 	// Two go-sdk handlers over the same mcp.Server, one answering with
 	// application/json and one with text/event-stream; see acceptMiddleware.
 	jsonHandler http.Handler
@@ -198,10 +203,11 @@ func New(opts Options) (*Server, error) {
 	}
 
 	s := &Server{
-		opts:   opts,
-		logger: opts.Logger,
-		client: opts.HTTPClient,
-		tools:  make(map[string]*openapi.Tool, len(opts.Tools)),
+		opts:    opts,
+		logger:  opts.Logger,
+		client:  opts.HTTPClient,
+		tools:   make(map[string]*openapi.Tool, len(opts.Tools)),
+		pending: make(chan struct{}, maxPendingAfterCall),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
