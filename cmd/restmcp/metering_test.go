@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // testRedisURL returns the test Redis (RESTMCP_TEST_REDIS_URL, default
 // redis://127.0.0.1:6379/15). Unreachable: a loud skip, or a failure when
 // RESTMCP_REQUIRE_REDIS=1.
-func testRedisURL(t *testing.T) string {
+func testRedisURL(t testing.TB) string {
 	t.Helper()
 	url := os.Getenv("RESTMCP_TEST_REDIS_URL")
 	if url == "" {
@@ -90,7 +90,7 @@ type recUpstream struct {
 	paths []string
 }
 
-func newRecUpstream(t *testing.T) *recUpstream {
+func newRecUpstream(t testing.TB) *recUpstream {
 	u := &recUpstream{}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
@@ -126,7 +126,7 @@ type testApp struct {
 
 // startApp writes plansYAML (if not empty) to a file and serves
 // testdata/plans_api.yaml with env on top of it.
-func startApp(t *testing.T, plansYAML string, env map[string]string) *testApp {
+func startApp(t testing.TB, plansYAML string, env map[string]string) *testApp {
 	t.Helper()
 	up := newRecUpstream(t)
 	e := map[string]string{
@@ -162,6 +162,9 @@ func startApp(t *testing.T, plansYAML string, env map[string]string) *testApp {
 		hs.Close()
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		if err := srv.Close(cctx); err != nil {
+			t.Error(err)
+		}
 		mw.close(cctx)
 	})
 	return &testApp{url: hs.URL, mw: mw, up: up}
@@ -169,7 +172,7 @@ func startApp(t *testing.T, plansYAML string, env map[string]string) *testApp {
 
 // createKey creates a registry key on plan and removes it from Redis when
 // the test ends.
-func (a *testApp) createKey(t *testing.T, redisURL, plan string) (string, string) {
+func (a *testApp) createKey(t testing.TB, redisURL, plan string) (string, string) {
 	t.Helper()
 	key, rec, err := a.mw.registry.Create(context.Background(), plan, "test")
 	if err != nil {
@@ -179,7 +182,7 @@ func (a *testApp) createKey(t *testing.T, redisURL, plan string) (string, string
 	return key, rec.KeyID
 }
 
-func cleanupKeyRecord(t *testing.T, redisURL, keyID string) {
+func cleanupKeyRecord(t testing.TB, redisURL, keyID string) {
 	t.Cleanup(func() {
 		opt, _ := redis.ParseURL(redisURL)
 		c := redis.NewClient(opt)
@@ -396,7 +399,14 @@ func TestSuccessCountingRefunds(t *testing.T) {
 	for i := range 2 {
 		postMCP(t, app.url, key, callBody(10+i, "get_quote", `{"symbol":"AAPL"}`))
 	}
-	r := app.report(t, keyID, "free")
+	// Refunds are written after the response: wait for them.
+	var r metering.Report
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r = app.report(t, keyID, "free")
+		if r.Periods[0].Used <= 2 || time.Now().After(deadline) {
+			break
+		}
+	}
 	want := map[string]metering.ToolUsage{"always_fails": {Calls: 0, Cost: 0}, "get_quote": {Calls: 2, Cost: 2}}
 	if diff := cmp.Diff(want, toolUsage(r)); r.Periods[0].Used != 2 || r.Periods[1].Used != 2 || diff != "" {
 		t.Errorf("day used %d, month used %d (want 2, 2); tools (-want +got):\n%s", r.Periods[0].Used, r.Periods[1].Used, diff)
@@ -459,8 +469,15 @@ func TestMetricsAfterSmallRun(t *testing.T) {
 	postMCP(t, app.url, key, callBody(4, "admin_stats", `{}`))
 	postMCP(t, app.url, "rmk_nobody_"+randomHex(6), callBody(5, "get_quote", `{"symbol":"C"}`))
 
-	req, _ := http.NewRequest(http.MethodGet, app.url+"/metrics", nil)
-	got := doHTTP(t, req)
+	// Usage events are written after the response: wait for the fourth.
+	var got httpResult
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		req, _ := http.NewRequest(http.MethodGet, app.url+"/metrics", nil)
+		got = doHTTP(t, req)
+		if strings.Contains(got.body, `restmcp_meter_duration_seconds_count{op="event"} 4`) || time.Now().After(deadline) {
+			break
+		}
+	}
 	for _, line := range []string{
 		`restmcp_tool_calls_total{outcome="ok",tool="get_quote"} 2`,
 		`restmcp_tool_calls_total{outcome="upstream_error",tool="always_fails"} 1`,
@@ -673,4 +690,102 @@ func TestKeysCommands(t *testing.T) {
 	if want := "the key registry and usage counters live in Redis: set RESTMCP_REDIS_URL (or redis_url in the config file) to the Redis that restmcp serve uses"; err == nil || err.Error() != want {
 		t.Errorf("without Redis: %v, want %q", err, want)
 	}
+}
+
+// BenchmarkToolsCallMetered is one tools/call end to end (loopback POST,
+// gate, go-sdk, loopback upstream) as newServer wires it: the implicit plan
+// in memory, the implicit plan in Redis, and a plans file in registry mode
+// with a registry key (lookup cached), two rate limits and a day quota.
+// Compare with adapter's BenchmarkToolsCall (a no-op meter) for the
+// admission overhead.
+func BenchmarkToolsCallMetered(b *testing.B) {
+	redisURL := testRedisURL(b)
+	plans := `
+default_plan: std
+key_mode: registry
+plans:
+  std:
+    rate_limits: {per_second: 1000000, per_minute: 60000000}
+    quotas: {day: 1000000000}
+`
+	cases := []struct {
+		name  string
+		plans string
+		env   map[string]string
+		key   func(a *testApp) string
+	}{
+		{"memory_implicit_plan", "", map[string]string{"RESTMCP_RATE_LIMIT": "-1"}, nil},
+		{"redis_implicit_plan", "", map[string]string{"RESTMCP_REDIS_URL": redisURL, "RESTMCP_RATE_LIMIT": "100000000", "RESTMCP_RATE_WINDOW": "1s"}, nil},
+		{"redis_implicit_plan_no_events", "", map[string]string{"RESTMCP_REDIS_URL": redisURL, "RESTMCP_RATE_LIMIT": "100000000", "RESTMCP_RATE_WINDOW": "1s", "RESTMCP_EVENT_MAX_LEN": "-1"}, nil},
+		{"redis_plans_registry", plans, map[string]string{"RESTMCP_REDIS_URL": redisURL}, func(a *testApp) string {
+			k, _ := a.createKey(b, redisURL, "std")
+			return k
+		}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			app := startApp(b, c.plans, c.env)
+			key := "bench-" + randomHex(8)
+			if c.key != nil {
+				key = c.key(app)
+			}
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			body := callBody(1, "get_quote", `{"symbol":"A"}`)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				req, _ := http.NewRequest(http.MethodPost, app.url+"/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("X-API-Key", key)
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+				if i%1024 == 0 {
+					app.up.take()
+				}
+			}
+			b.StopTimer()
+			req, _ := http.NewRequest(http.MethodGet, app.url+"/metrics", nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			metrics, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			for _, op := range []string{"admit", "event"} {
+				if mean, ok := histogramMean(string(metrics), "restmcp_meter_duration_seconds", op); ok {
+					b.ReportMetric(mean*1e6, op+"-µs/op")
+				}
+			}
+		})
+	}
+}
+
+// histogramMean reads _sum/_count of a histogram series with label op from
+// the Prometheus text exposition.
+func histogramMean(text, name, op string) (float64, bool) {
+	var sum, count float64
+	var haveSum, haveCount bool
+	for _, line := range strings.Split(text, "\n") {
+		var v float64
+		switch {
+		case strings.HasPrefix(line, name+`_sum{op="`+op+`"} `):
+			_, err := fmt.Sscan(strings.Fields(line)[1], &v)
+			sum, haveSum = v, err == nil
+		case strings.HasPrefix(line, name+`_count{op="`+op+`"} `):
+			_, err := fmt.Sscan(strings.Fields(line)[1], &v)
+			count, haveCount = v, err == nil
+		}
+	}
+	if !haveSum || !haveCount || count == 0 {
+		return 0, false
+	}
+	return sum / count, true
 }

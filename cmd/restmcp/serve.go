@@ -103,6 +103,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := httpSrv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutting down: %w", err)
 	}
+	if err := srv.Close(sctx); err != nil {
+		logger.Warn("usage events or refunds not written before shutdown", "error", err)
+	}
 	return nil
 }
 
