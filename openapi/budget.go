@@ -2,7 +2,10 @@ package openapi
 
 import (
 	"bytes"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // schemaCache holds the builder's conversion memo and the per-subtree
@@ -43,14 +46,14 @@ func (b *builder) fit(build func(c *converter) *obj) []byte {
 	}
 	need := b.need(o)
 	if need <= 0 || b.sizeAt(o, need) <= b.budget {
-		return encode(o)
+		return encode(b.shrink(o))
 	}
 	for d := min(need-1, maxFitDepth); d >= 1; d-- {
 		if b.sizeAt(o, d) <= b.budget {
 			return encode(b.cutAt(o, d))
 		}
 	}
-	return encode(b.cutAt(o, 1))
+	return encode(b.shrink(b.cutAt(o, 1)))
 }
 
 const maxFitDepth = 32
@@ -74,7 +77,7 @@ func (b *builder) fitByDepth(build func(c *converter) *obj) []byte {
 		}
 	}
 	if best == nil {
-		best = build(&converter{b: b, memo: b.memo, maxDepth: 1, minHit: 1 << 30})
+		best = b.shrink(build(&converter{b: b, memo: b.memo, maxDepth: 1, minHit: 1 << 30}))
 	}
 	return encode(best)
 }
@@ -209,7 +212,7 @@ func (b *builder) sizeOf(v any) int {
 		}
 		n := 2 + max(len(x.k)-1, 0)
 		for i, k := range x.k {
-			n += len(k) + 3 + b.sizeOf(x.v[i])
+			n += jsonStringLen(k) + 1 + b.sizeOf(x.v[i])
 		}
 		b.sizes[x] = n
 		return n
@@ -222,13 +225,235 @@ func (b *builder) sizeOf(v any) int {
 	case []string:
 		n := 2 + max(len(x)-1, 0)
 		for _, e := range x {
-			n += len(e) + 2
+			n += jsonStringLen(e)
 		}
 		return n
 	case string:
-		return len(x) + 2 + strings.Count(x, `"`) + strings.Count(x, `\`) + strings.Count(x, "\n")
+		return jsonStringLen(x)
 	}
 	var buf bytes.Buffer
 	writeJSON(&buf, v)
 	return buf.Len()
+}
+
+// shrink makes a schema that is over the budget even with one level of
+// object nesting fit (S2), in deterministic steps that each leave a mark in
+// the schema text, stopping at the first that fits:
+//
+//  1. object-like top-level properties become the S2 placeholder (the
+//     root keeps only its direct properties);
+//  2. long descriptions are cut with a "[…]" marker and long enums are
+//     replaced by a description naming their first values (an enum cut
+//     short would reject valid values), first gently, then harder;
+//  3. whole top-level property schemas, largest first (ties in property
+//     order), become a placeholder of the same type that says the schema
+//     was omitted.
+//
+// Sizes are measured incrementally from the cached per-subtree sizes, so
+// no step serializes the schema again.
+func (b *builder) shrink(o *obj) *obj {
+	if b.budget < 0 || b.sizeOf(o) <= b.budget {
+		return o
+	}
+	o = b.cutAt(o, 0)
+	if b.sizeOf(o) <= b.budget {
+		return o
+	}
+	for _, l := range []textLimits{{desc: 1000, enum: 64}, {desc: 300, enum: 16}, {desc: 100, enum: 8}} {
+		o = b.shortenTexts(o, l)
+		if b.sizeOf(o) <= b.budget {
+			return o
+		}
+	}
+	props := o.props()
+	if props == nil {
+		return o
+	}
+	total := b.sizeOf(o)
+	order := make([]int, len(props.k))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return b.sizeOf(props.v[j]) - b.sizeOf(props.v[i]) })
+	np := props.clone()
+	for _, i := range order {
+		if total <= b.budget {
+			break
+		}
+		ch, ok := np.v[i].(*obj)
+		if !ok {
+			continue
+		}
+		r := omittedFor(np.k[i], ch)
+		if d := b.sizeOf(ch) - b.sizeOf(r); d > 0 {
+			total -= d
+			np.v[i] = r
+		}
+	}
+	n := o.clone()
+	n.set("properties", np)
+	return n
+}
+
+// omittedFor is the last-resort placeholder for a top-level property
+// schema: the S2 object placeholder for objects, otherwise a schema of the
+// same type saying the rest was omitted.
+func omittedFor(key string, o *obj) *obj {
+	typ := o.str("type")
+	if typ == "object" || o.cut {
+		name := o.cutName
+		if name == "" {
+			name = key
+		}
+		return placeholderFor(&obj{cutName: name})
+	}
+	p := &obj{}
+	if typ != "" {
+		p.set("type", typ)
+	}
+	if typ == "array" {
+		p.set("items", &obj{})
+	}
+	p.set("description", key+": schema omitted to fit the size budget")
+	return p
+}
+
+type textLimits struct {
+	desc int // bytes of description kept
+	enum int // enum values kept
+}
+
+// shortenTexts returns o with descriptions longer than l.desc cut at a
+// UTF-8 boundary plus " […]", and enums longer than l.enum replaced by a
+// description naming the count and the first three values. A node whose
+// rewrite would not be smaller is kept. Unchanged subtrees are shared.
+func (b *builder) shortenTexts(o *obj, l textLimits) *obj {
+	var n *obj
+	enumNote := ""
+	mut := func() *obj {
+		if n == nil {
+			n = o.clone()
+		}
+		return n
+	}
+	for i, k := range o.k {
+		switch v := o.v[i].(type) {
+		case string:
+			if k == "description" && len(v) > l.desc {
+				mut().v[i] = cutText(v, l.desc) + " […]"
+			}
+		case []any:
+			switch k {
+			case "enum":
+				if len(v) > l.enum {
+					mut()
+					enumNote = enumText(v)
+				}
+			case "anyOf":
+				var nl []any
+				for j, e := range v {
+					if ch, ok := e.(*obj); ok {
+						if s := b.shortenTexts(ch, l); s != ch {
+							if nl == nil {
+								nl = slices.Clone(v)
+							}
+							nl[j] = s
+						}
+					}
+				}
+				if nl != nil {
+					mut().v[i] = nl
+				}
+			}
+		case *obj:
+			switch k {
+			case "properties":
+				var np *obj
+				for j, e := range v.v {
+					if ch, ok := e.(*obj); ok {
+						if s := b.shortenTexts(ch, l); s != ch {
+							if np == nil {
+								np = v.clone()
+							}
+							np.v[j] = s
+						}
+					}
+				}
+				if np != nil {
+					mut().v[i] = np
+				}
+			case "items", "additionalProperties", "not":
+				if s := b.shortenTexts(v, l); s != v {
+					mut().v[i] = s
+				}
+			}
+		}
+	}
+	if enumNote != "" {
+		d := n.str("description")
+		if d != "" {
+			d += " "
+		}
+		n.del("enum")
+		n.set("description", d+enumNote)
+	}
+	if n == nil || b.sizeOf(n) >= b.sizeOf(o) {
+		return o
+	}
+	return n
+}
+
+// enumText describes an enum that is left out to fit the budget.
+func enumText(v []any) string {
+	var sb strings.Builder
+	sb.WriteString("One of ")
+	sb.WriteString(strconv.Itoa(len(v)))
+	sb.WriteString(" values (list shortened to fit the size budget), e.g. ")
+	for j, e := range v[:min(3, len(v))] {
+		if j > 0 {
+			sb.WriteString(", ")
+		}
+		sb.Write(encode(e))
+	}
+	sb.WriteByte('.')
+	return sb.String()
+}
+
+// cutText returns the longest prefix of s that is at most n bytes and ends
+// on a UTF-8 boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.TrimRight(s[:n], " ")
+}
+
+// jsonStringLen is the length of writeString's output for s.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n += 2
+		case c < 0x20:
+			n += 6
+		case c >= utf8.RuneSelf:
+			r, w := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && w == 1 {
+				n += 6 // \ufffd
+			} else {
+				n += w
+			}
+			i += w
+			continue
+		default:
+			n++
+		}
+		i++
+	}
+	return n
 }
