@@ -19,6 +19,10 @@ const (
 	DefaultSpec = ""
 	// DefaultUpstream is empty: requests go to the document's servers.
 	DefaultUpstream = ""
+	// DefaultLenient is true: serve skips the parts of a document that do
+	// not load (one warning each) and serves the rest. restmcp validate is
+	// always strict.
+	DefaultLenient = true
 	// DefaultAddr listens on loopback only. The container image sets
 	// RESTMCP_ADDR=0.0.0.0:8080 instead, because loopback inside a container
 	// is unreachable from outside it.
@@ -105,6 +109,15 @@ type Config struct {
 	// path it replaces the server URL (openapi.LoadOptions.Upstream). Empty
 	// means the document's servers.
 	Upstream string
+	// Overlays are OpenAPI Overlay 1.0 documents (file paths or http(s)
+	// URLs) applied in order to Spec before it is loaded
+	// (openapi.LoadOptions.Overlays). Nil means none.
+	Overlays []string
+	// Lenient loads a document that does not load as published by skipping
+	// its broken references, nodes and operations, one warning each
+	// (openapi.LoadOptions.Lenient). Default true; restmcp validate ignores
+	// it and is always strict.
+	Lenient bool
 	// Addr is the host:port the HTTP server listens on. Default
 	// 127.0.0.1:8080: loopback only. Use 0.0.0.0:8080 to accept remote
 	// clients (the container image does).
@@ -220,6 +233,7 @@ func Default() Config {
 	return Config{
 		Spec:              DefaultSpec,
 		Upstream:          DefaultUpstream,
+		Lenient:           DefaultLenient,
 		Addr:              DefaultAddr,
 		MCPPath:           DefaultMCPPath,
 		RedisURL:          DefaultRedisURL,
@@ -379,6 +393,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("list_by_plan", c.ListByPlan),
 		slog.Int64("event_max_len", c.EventMaxLen),
 		slog.Bool("metrics", c.Metrics),
+		slog.String("overlay", strings.Join(c.Overlays, ",")),
+		slog.Bool("lenient", c.Lenient),
 		slog.String("include_tags", strings.Join(c.IncludeTags, ",")),
 		slog.String("exclude_tags", strings.Join(c.ExcludeTags, ",")),
 		slog.String("include_operations", strings.Join(c.IncludeOperations, ",")),

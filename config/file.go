@@ -38,6 +38,8 @@ type fileConfig struct {
 	EventMaxLen       *int64         `yaml:"event_max_len"`
 	Metrics           *bool          `yaml:"metrics"`
 
+	Overlays           *[]string          `yaml:"overlay"`
+	Lenient            *bool              `yaml:"lenient"`
 	IncludeTags        *[]string          `yaml:"include_tags"`
 	ExcludeTags        *[]string          `yaml:"exclude_tags"`
 	IncludeOperations  *[]string          `yaml:"include_operations"`
@@ -179,6 +181,10 @@ func (f *fileConfig) apply(c *Config) []error {
 				}
 			}
 		}
+	}
+	setList(&c.Overlays, f.Overlays)
+	if f.Lenient != nil {
+		c.Lenient = *f.Lenient
 	}
 	setList(&c.IncludeTags, f.IncludeTags)
 	setList(&c.ExcludeTags, f.ExcludeTags)

@@ -51,6 +51,8 @@ shutdown_timeout: 27s
 var fullEnv = map[string]string{
 	"RESTMCP_SPEC":                 "https://env.example/openapi.json",
 	"RESTMCP_UPSTREAM":             "http://env.example:9001",
+	"RESTMCP_OVERLAY":              "fix-a.yaml,fix-b.yaml",
+	"RESTMCP_LENIENT":              "false",
 	"RESTMCP_ADDR":                 "0.0.0.0:7002",
 	"RESTMCP_MCP_PATH":             "/env-mcp",
 	"RESTMCP_REDIS_URL":            "redis://:envpass@redis:6379/2",
@@ -84,6 +86,9 @@ var fullEnv = map[string]string{
 var fullFlags = []string{
 	"--spec", "flag-spec.json",
 	"--upstream=https://flag.example/v2",
+	"--overlay", "flag-a.yaml",
+	"--overlay", "flag-b.yaml",
+	"--lenient",
 	"--addr", ":7003",
 	"--mcp-path", "/flag-mcp",
 	"--rate-limit", "3",
@@ -133,6 +138,8 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv := fromFile
 	fromEnv.Spec = "https://env.example/openapi.json"
 	fromEnv.Upstream = "http://env.example:9001"
+	fromEnv.Overlays = []string{"fix-a.yaml", "fix-b.yaml"}
+	fromEnv.Lenient = false
 	fromEnv.Addr = "0.0.0.0:7002"
 	fromEnv.MCPPath = "/env-mcp"
 	fromEnv.RedisURL = "redis://:envpass@redis:6379/2"
@@ -164,6 +171,8 @@ func TestLoadPrecedence(t *testing.T) {
 	fromFlags := fromEnv
 	fromFlags.Spec = "flag-spec.json"
 	fromFlags.Upstream = "https://flag.example/v2"
+	fromFlags.Overlays = []string{"flag-a.yaml", "flag-b.yaml"}
+	fromFlags.Lenient = true
 	fromFlags.Addr = ":7003"
 	fromFlags.MCPPath = "/flag-mcp"
 	// redis_url has no flag: the environment's value stays.
@@ -333,8 +342,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{
 			name:    "every unknown key is reported",
 			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
-			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)` + "\n" +
-				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)`,
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)`,
 		},
 		{
 			name:    "duration without unit",

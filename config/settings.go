@@ -125,6 +125,14 @@ func table() []setting {
 			Usage: "Base URL of the REST API, overriding the document's servers. Scheme and host only keep the document's base path. Empty uses the document's servers.",
 		}, set: func(c *Config, v string) error { c.Upstream = v; return nil }},
 		{Setting: Setting{
+			Key: "overlay", Flag: "overlay", Env: "RESTMCP_OVERLAY", Type: "list",
+			Usage: "OpenAPI Overlay 1.0 documents (files or http(s) URLs) applied in order to the spec before it is loaded, to patch a vendor's document without editing it. The flag may be repeated.",
+		}, set: func(c *Config, v string) error { c.Overlays = splitList(v); return nil }},
+		{Setting: Setting{
+			Key: "lenient", Flag: "lenient", Env: "RESTMCP_LENIENT", Type: "bool", Default: strconv.FormatBool(DefaultLenient),
+			Usage: "When the spec does not load as published, skip its broken references, nodes and operations (one warning each, naming file and JSON pointer) and serve the rest. false refuses to start instead. restmcp validate is always strict.",
+		}, set: func(c *Config, v string) error { return parseBool(v, &c.Lenient) }},
+		{Setting: Setting{
 			Key: "addr", Flag: "addr", Env: "RESTMCP_ADDR", Type: "host:port", Default: DefaultAddr,
 			Usage: "Address to listen on. The default accepts local clients only; use 0.0.0.0:8080 to accept remote ones (the container image does).",
 		}, set: func(c *Config, v string) error { c.Addr = v; return nil }},
