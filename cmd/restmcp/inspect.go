@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/restmcp/restmcp/config"
@@ -31,15 +33,65 @@ func runTools(ctx context.Context, args []string, getenv func(string) string, st
 	return doc.Report(reportOptions(cfg)).WriteText(stdout)
 }
 
-// runValidate loads the document and reports the outcome; a document that
-// does not load makes the command exit non-zero.
+// runValidate loads the document strictly (whatever the lenient setting
+// says) with the configured overlays and prints every problem, one line
+// each: severity, file#JSON-pointer, line, operation and reason. A document
+// that does not load strictly exits non-zero; the report then also says how
+// many tools lenient mode (serve's default) would still serve. Warnings
+// alone (an overlay action that matched nothing) are printed and exit 0.
 func runValidate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	doc, _, err := loadForInspection(ctx, args, getenv, stderr)
+	cfg, err := loadConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "ok: %q version %s, %d tools\n", doc.Title, doc.Version, len(doc.Tools))
-	return nil
+	if cfg.Spec == "" {
+		return fmt.Errorf("--spec is required (a file path or an http(s) URL)")
+	}
+	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	opts := loadOptions(cfg, logger)
+	opts.Lenient = false
+	doc, err := openapi.Load(ctx, cfg.Spec, opts)
+	var le *openapi.LoadError
+	if err != nil && !errors.As(err, &le) {
+		return err // it names the document already
+	}
+	if err == nil {
+		for _, p := range doc.Problems {
+			fmt.Fprintln(stdout, p)
+		}
+		fmt.Fprintf(stdout, "ok: %q version %s, %d tools, %d warning(s)\n", doc.Title, doc.Version, len(doc.Tools), len(doc.Problems))
+		return nil
+	}
+	first, _, _ := strings.Cut(le.Err.Error(), "\n")
+	fmt.Fprintf(stdout, "%s does not load as published: %s\n", cfg.Spec, first)
+	errs := 0
+	for _, p := range le.Problems {
+		fmt.Fprintln(stdout, p)
+		if p.Severity == openapi.SeverityError {
+			errs++
+		}
+	}
+	opts.Lenient, opts.Logger = true, nil
+	summary := fmt.Sprintf("%d error(s), %d warning(s)", errs, len(le.Problems)-errs)
+	if ld, lerr := openapi.Load(ctx, cfg.Spec, opts); lerr == nil {
+		summary += fmt.Sprintf("; lenient mode (serve's default) would serve %d tools", len(ld.Tools))
+	} else {
+		summary += "; lenient mode cannot load it either"
+	}
+	fmt.Fprintln(stdout, summary)
+	return fmt.Errorf("validate %s: %s: %w", cfg.Spec, summary, errUsage)
+}
+
+// loadOptions are the openapi.LoadOptions of cfg: the ones serve uses.
+func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
+	return openapi.LoadOptions{
+		Upstream:      cfg.Upstream,
+		MaxNameLength: cfg.MaxToolNameLength,
+		Logger:        logger,
+		Select:        selection(cfg),
+		Lenient:       cfg.Lenient,
+		Overlays:      cfg.Overlays,
+	}
 }
 
 func loadForInspection(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) (*openapi.Document, config.Config, error) {
@@ -51,12 +103,7 @@ func loadForInspection(ctx context.Context, args []string, getenv func(string) s
 		return nil, cfg, fmt.Errorf("--spec is required (a file path or an http(s) URL)")
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
-	doc, err := openapi.Load(ctx, cfg.Spec, openapi.LoadOptions{
-		Upstream:      cfg.Upstream,
-		MaxNameLength: cfg.MaxToolNameLength,
-		Logger:        logger,
-		Select:        selection(cfg),
-	})
+	doc, err := openapi.Load(ctx, cfg.Spec, loadOptions(cfg, logger))
 	if err != nil {
 		return nil, cfg, fmt.Errorf("loading %s: %w", cfg.Spec, err)
 	}

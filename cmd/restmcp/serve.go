@@ -49,12 +49,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Info("serving the bundled demo finance API", "demo_upstream", demo.URL)
 	}
 
-	doc, err := openapi.Load(ctx, specLocation, openapi.LoadOptions{
-		Upstream:      upstream,
-		MaxNameLength: cfg.MaxToolNameLength,
-		Logger:        logger,
-		Select:        selection(cfg),
-	})
+	opts := loadOptions(cfg, logger)
+	opts.Upstream = upstream
+	doc, err := openapi.Load(ctx, specLocation, opts)
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", specLocation, err)
 	}
