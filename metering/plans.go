@@ -225,9 +225,11 @@ func (p *Plan) Cost(tool string, specCost int64) int64 {
 func (p *Plan) DeniedMessage(tool string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tool %q is not included in plan %q", tool, p.Name)
-	if p.UpgradeMessage != "" {
+	// Each part ends with exactly one period, whether or not the plans file
+	// wrote one at the end of the upgrade message.
+	if msg := strings.TrimRight(strings.TrimSpace(p.UpgradeMessage), "."); msg != "" {
 		b.WriteString(". ")
-		b.WriteString(p.UpgradeMessage)
+		b.WriteString(msg)
 	}
 	if p.UpgradeURL != "" {
 		b.WriteString(". Upgrade: ")

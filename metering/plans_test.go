@@ -153,12 +153,18 @@ plans:
     upgrade: {message: "Pro includes ETF data", url: "https://example.com/pricing"}
   bare:
     tools: ["x"]
+  dotted:
+    tools: ["x"]
+    upgrade: {message: "Pro includes ETF data. "}
 `)
 	if got, want := ps.Plan("free").DeniedMessage("etfs_top_holdings"),
 		`tool "etfs_top_holdings" is not included in plan "free". Pro includes ETF data. Upgrade: https://example.com/pricing`; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	if got, want := ps.Plan("bare").DeniedMessage("y"), `tool "y" is not included in plan "bare"`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got, want := ps.Plan("dotted").DeniedMessage("y"), `tool "y" is not included in plan "dotted". Pro includes ETF data`; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
