@@ -128,4 +128,3 @@ func jsonPointerEscape(s string) string {
 	}
 	return string(b)
 }
-
