@@ -16,6 +16,14 @@
 // are followed only to files inside the spec's folder (C02). Load errors
 // name the document and the location of the defect.
 //
+// OpenAPI Overlay 1.0 documents (LoadOptions.Overlays, overlay.go) are
+// applied to the raw document tree before loading. When kin-openapi
+// refuses a document, a lenient pass (lenient.go) checks every $ref of
+// every file itself and repairs or drops what the loader cannot take: in
+// strict mode only to list every defect in the *LoadError, in lenient mode
+// (LoadOptions.Lenient) to serve the rest, with one Problem per defect in
+// Document.Problems.
+//
 // The package must not import gin, the MCP SDK or Redis: the adapter
 // package turns Document.Tools into MCP tools and sends the requests.
 // The main types are Document and Tool.

@@ -358,8 +358,10 @@ func (r *repairer) resolve(f *lenientFile, ref string, depth int) resolution {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(f.abs), p)
 		}
-		if err := r.src.confine(&url.URL{Path: filepath.ToSlash(p)}); err != nil {
-			return resolution{err: refReason(err)}
+		if _, seen := r.files[p]; !seen { // files already read passed this check
+			if err := r.src.confine(&url.URL{Path: filepath.ToSlash(p)}); err != nil {
+				return resolution{err: refReason(err)}
+			}
 		}
 		tf = r.file(p)
 		if tf.err != nil {
