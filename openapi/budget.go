@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // schemaCache holds the builder's conversion memo and the per-subtree
@@ -16,10 +18,13 @@ type schemaCache struct {
 	sizes    map[*obj]int
 	needs    map[*obj]int
 	cutSizes map[sizeKey]int
+	defs     map[defKey]*defEntry // $defs mode: one entry per named schema and mode
+	defNames map[defNameKey]bool
 }
 
 func newSchemaCache() schemaCache {
-	return schemaCache{memo: map[memoKey]memoEntry{}, sizes: map[*obj]int{}, needs: map[*obj]int{}, cutSizes: map[sizeKey]int{}}
+	return schemaCache{memo: map[memoKey]memoEntry{}, sizes: map[*obj]int{}, needs: map[*obj]int{}, cutSizes: map[sizeKey]int{},
+		defs: map[defKey]*defEntry{}, defNames: map[defNameKey]bool{}}
 }
 
 // fit builds a schema with build and applies the S2 budget. The schema
@@ -29,6 +34,11 @@ func newSchemaCache() schemaCache {
 // deeper object schemas are replaced by placeholders. When even depth 1
 // does not fit, the depth-1 schema is returned as is.
 func (b *builder) fit(build func(c *converter) *obj) []byte {
+	if b.opts.SchemaDefs {
+		if out := b.withDefs(build); out != nil {
+			return out
+		}
+	}
 	// The unlimited attempt gives up once its fresh (not memoized) output
 	// passes twice the budget: on Stripe a quarter of the schemas are deep
 	// mutual recursion where memoization cannot help, and a limit of 16x
@@ -456,4 +466,106 @@ func jsonStringLen(s string) int {
 		i++
 	}
 	return n
+}
+
+// defKey identifies one $defs entry: a named schema converted for
+// requests or responses, with or without base64 file fields.
+type defKey struct {
+	s       *openapi3.Schema
+	request bool
+	base64  bool
+}
+
+type defNameKey struct {
+	name    string
+	request bool
+}
+
+// defEntry is one schema under $defs. Entries are converted once per
+// document and shared by every tool that uses them; refs lists the
+// entries its body references, for each tool's closure.
+type defEntry struct {
+	name string
+	body *obj
+	refs []*defEntry
+}
+
+// defRef returns {"$ref":"#/$defs/<name>"} for a named schema, converting
+// the schema into its entry on first use. The entry is registered before
+// its body is converted, so recursion ends in a $ref (S3 with $defs).
+func (c *converter) defRef(s *openapi3.Schema, name string) *obj {
+	k := defKey{s, c.request, c.base64}
+	e := c.b.defs[k]
+	if e == nil {
+		e = &defEntry{name: c.b.defName(name, k)}
+		c.b.defs[k] = e
+		stack, uses := c.stack, c.uses
+		c.stack, c.uses = nil, &e.refs
+		e.body = c.schema(s, 1, name, false)
+		c.stack, c.uses = stack, uses
+	}
+	if c.uses != nil {
+		*c.uses = append(*c.uses, e)
+	}
+	return &obj{k: []string{"$ref"}, v: []any{"#/$defs/" + e.name}}
+}
+
+// defName returns a $defs key for a component name: characters outside
+// [A-Za-z0-9._-] become "_" (so the $ref needs no escaping), base64
+// variants get "_base64", and a key taken by another schema gets _2, _3, …
+func (b *builder) defName(name string, k defKey) string {
+	bs := []byte(name)
+	for i, ch := range bs {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '_' || ch == '-') {
+			bs[i] = '_'
+		}
+	}
+	base := string(bs)
+	if base == "" {
+		base = "schema"
+	}
+	if k.base64 {
+		base += "_base64"
+	}
+	n := base
+	for i := 2; b.defNames[defNameKey{n, k.request}]; i++ {
+		n = base + "_" + strconv.Itoa(i)
+	}
+	b.defNames[defNameKey{n, k.request}] = true
+	return n
+}
+
+// withDefs builds the schema in $defs mode and returns it, or nil when it
+// is over the budget (the caller then inlines, S2).
+func (b *builder) withDefs(build func(c *converter) *obj) []byte {
+	var uses []*defEntry
+	c := &converter{b: b, maxDepth: unlimitedDepth, defs: true, uses: &uses}
+	o := build(c)
+	seen := map[*defEntry]bool{}
+	var all []*defEntry
+	var walk func(l []*defEntry)
+	walk = func(l []*defEntry) {
+		for _, e := range l {
+			if !seen[e] {
+				seen[e] = true
+				all = append(all, e)
+				walk(e.refs)
+			}
+		}
+	}
+	walk(uses)
+	if len(all) > 0 {
+		slices.SortFunc(all, func(x, y *defEntry) int { return strings.Compare(x.name, y.name) })
+		defs := &obj{}
+		for _, e := range all {
+			defs.set(e.name, e.body)
+		}
+		o = o.clone()
+		o.set("$defs", defs)
+	}
+	out := encode(o)
+	if b.budget >= 0 && len(out) > b.budget {
+		return nil
+	}
+	return out
 }

@@ -34,9 +34,19 @@ type LoadOptions struct {
 	ServerVariables map[string]string
 	// SchemaBudget caps the serialized size of each tool's input and output
 	// schema in bytes (S2). Past it, the deepest nested object schemas are
-	// replaced level by level with a placeholder. Zero means
-	// DefaultSchemaBudget; -1 disables the cap.
+	// replaced level by level with a placeholder; if even the root's direct
+	// properties are too big, long descriptions and enums are shortened
+	// and then the largest top-level properties replaced, each with a
+	// marker in the schema text. Zero means DefaultSchemaBudget; -1
+	// disables the cap.
 	SchemaBudget int
+	// SchemaDefs emits each named component schema a tool uses once under
+	// the schema's "$defs", referenced as {"$ref":"#/$defs/<Name>"}, for
+	// clients that resolve local references; recursion becomes a real
+	// $ref. The root stays an inlined object (S1, S5). A tool whose schema
+	// with $defs is over SchemaBudget gets the inlined schema instead.
+	// False (the default) inlines every reference (S2).
+	SchemaDefs bool
 	// RefRoot is the folder that external $refs must stay inside (C02). It
 	// must contain the document. Empty means the document's own folder.
 	// Documents loaded from http(s) URLs ignore it: their refs must stay

@@ -201,6 +201,10 @@ type converter struct {
 	over     bool
 	depthCut bool // a depth placeholder was emitted
 	stack    []*openapi3.Schema
+	// defs, when set, emits named component schemas as $refs into $defs
+	// (LoadOptions.SchemaDefs); uses collects the entries referenced.
+	defs bool
+	uses *[]*defEntry
 }
 
 func (c *converter) add(n int) {
@@ -223,6 +227,26 @@ func refName(ref string) string {
 func (c *converter) ref(sr *openapi3.SchemaRef, depth int, name string, root bool) *obj {
 	if sr == nil || sr.Value == nil {
 		return &obj{}
+	}
+	if sr.Ref != "" {
+		name = refName(sr.Ref)
+	} else if n, ok := c.b.names[sr.Value]; ok {
+		name = n
+	}
+	if c.defs && !root && sr.Value.Always == nil {
+		if n, ok := c.b.names[sr.Value]; ok {
+			return c.defRef(sr.Value, n)
+		}
+	}
+	return c.schema(sr.Value, depth, name, root)
+}
+
+// inline converts sr in place even in $defs mode, where allOf members
+// and root oneOf/anyOf branches are merged (S5) and so are needed with
+// their properties; references below them are $refs again.
+func (c *converter) inline(sr *openapi3.SchemaRef, depth int, name string, root bool) *obj {
+	if !c.defs || sr == nil || sr.Value == nil {
+		return c.ref(sr, depth, name, root)
 	}
 	if sr.Ref != "" {
 		name = refName(sr.Ref)
@@ -439,12 +463,17 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 		o.set("additionalProperties", *ap.Has)
 	}
 	for _, m := range s.AllOf {
-		mergeInto(o, c.ref(m, depth, name, root))
+		mergeInto(o, c.inline(m, depth, name, root))
 	}
 	if alts := append(slices.Clone(s.OneOf), s.AnyOf...); len(alts) > 0 {
 		var branches []*obj
 		for _, m := range alts {
-			branches = append(branches, c.ref(m, depth, name, false))
+			if root {
+				// A root oneOf/anyOf of objects is merged (S5).
+				branches = append(branches, c.inline(m, depth, name, false))
+			} else {
+				branches = append(branches, c.ref(m, depth, name, false))
+			}
 		}
 		if root && allObjects(branches) {
 			c.mergeVariants(o, s, alts, branches)
