@@ -72,6 +72,16 @@ func TestLenient(t *testing.T) {
 			},
 		},
 		{
+			name: "swagger2",
+			tools: map[string]string{
+				"add_item": `{"type":"object","properties":{"body":{"type":"object","properties":{"owner":{},"name":{"type":"string"}}}}}`,
+			},
+			problems: []Problem{
+				{E, "spec.yaml", "/paths/~1items/post/parameters/0", 12, "POST /items", `$ref "#/parameters/Trace": spec.yaml has no /parameters/Trace; parameter dropped`},
+				{E, "spec.yaml", "/definitions/Item/properties/owner", 25, "", `$ref "#/definitions/Owner": spec.yaml has no /definitions/Owner; replaced by an empty (permissive) schema`},
+			},
+		},
+		{
 			name:  "operation",
 			tools: map[string]string{"get_b": `{"type":"object","properties":{}}`},
 			problems: []Problem{
