@@ -159,7 +159,7 @@ paths:
 			var ce *CredentialError
 			switch {
 			case errors.As(err, &ae) && (bad || strings.Contains(sent, ";")):
-			case errors.As(err, &ce) && badKey:
+			case errors.As(err, &ce) && (badKey || key == ""):
 			default:
 				t.Fatalf("NewRequest(%s, key %q): unexpected error %v", args, key, err)
 			}
