@@ -348,6 +348,9 @@ func (r *repairer) resolve(f *lenientFile, ref string, depth int) resolution {
 			return resolution{} // left to the loader
 		}
 		if f.abs == "" {
+			if r.src.httpDir != "" {
+				return resolution{} // a document fetched over http(s): left to the loader
+			}
 			return resolution{err: "external references need a document location; none was given"}
 		}
 		p := filePart

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -187,4 +189,51 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestLenientHTTP: a document fetched over http(s) keeps its relative
+// external refs (fetched by the loader under the document's URL folder)
+// while its broken local refs are dropped.
+func TestLenientHTTP(t *testing.T) {
+	files := map[string]string{
+		"/api/spec.yaml": `openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: "http://upstream.test"}]
+paths:
+  /a:
+    post:
+      operationId: postA
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: "schemas.yaml#/Thing"}
+      responses:
+        "200": {description: ok}
+components:
+  schemas:
+    Broken: {$ref: "#/components/schemas/Nothing"}
+`,
+		"/api/schemas.yaml": "Thing:\n  type: object\n  properties:\n    id: {type: string}\n",
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	d, err := Load(context.Background(), srv.URL+"/api/spec.yaml", LoadOptions{Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Tools) != 1 || string(d.Tools[0].InputSchema) != `{"type":"object","properties":{"id":{"type":"string"}}}` {
+		t.Errorf("tools: %+v", d.Tools)
+	}
+	want := []Problem{{SeverityError, srv.URL + "/api/spec.yaml", "/components/schemas/Broken", 16, "",
+		`$ref "#/components/schemas/Nothing": ` + srv.URL + `/api/spec.yaml has no /components/schemas/Nothing; replaced by an empty (permissive) schema`}}
+	if diff := cmp.Diff(want, d.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
 }
