@@ -219,3 +219,99 @@ func splitObject(data []byte) ([]arg, error) {
 		return nil, errNotJSON
 	}
 }
+
+// objectRoot reports whether a serialized schema's root has "type":
+// "object" and no "anyOf" (an output schema, R1), reading only the root's
+// keys: decoding whole output schemas for this cost ~90 ms per load on
+// Kubernetes.
+func objectRoot(schema []byte) bool {
+	p := jsonParser{b: schema}
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return false
+	}
+	p.i++
+	object := false
+	for {
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			return object
+		}
+		k, err := p.str()
+		if err != nil {
+			return false
+		}
+		p.ws()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return false
+		}
+		p.i++
+		p.ws()
+		start := p.i
+		if !p.skip() {
+			return false
+		}
+		switch k {
+		case "anyOf":
+			return false
+		case "type":
+			object = string(p.b[start:p.i]) == `"object"`
+		}
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == ',' {
+			p.i++
+		}
+	}
+}
+
+// skip moves past one JSON value without decoding it.
+func (p *jsonParser) skip() bool {
+	depth := 0
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; c {
+		case '"':
+			if _, err := p.strRaw(); err != nil {
+				return false
+			}
+			if depth == 0 {
+				return true
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return true // end of the enclosing object after a scalar
+			}
+			depth--
+			if depth == 0 {
+				p.i++
+				return true
+			}
+		case ',', ' ', '\t', '\r', '\n', ':':
+			if depth == 0 {
+				return true
+			}
+		}
+		p.i++
+	}
+	return depth == 0
+}
+
+// strRaw moves past a string without decoding it.
+func (p *jsonParser) strRaw() (int, error) {
+	start := p.i
+	p.i++
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case '\\':
+			p.i += 2
+			continue
+		case '"':
+			p.i++
+			return start, nil
+		}
+		p.i++
+	}
+	return start, errNotJSON
+}

@@ -257,11 +257,7 @@ func (b *builder) output(op *openapi3.Operation) []byte {
 			c.request = false
 			return c.ref(m.Schema, 0, "", true)
 		})
-		var probe struct {
-			Type  any `json:"type"`
-			AnyOf any `json:"anyOf"`
-		}
-		if jsonUnmarshal(out, &probe) != nil || probe.Type != "object" || probe.AnyOf != nil {
+		if !objectRoot(out) {
 			return nil
 		}
 		return out

@@ -50,9 +50,6 @@ func (p *requestPlan) validators() map[string]*vnode {
 	return p.compiled
 }
 
-// jsonUnmarshal is json.Unmarshal; named for symmetry with encode.
-func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
-
 const (
 	tObject = 1 << iota
 	tArray

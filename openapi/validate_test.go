@@ -80,3 +80,22 @@ func TestParseJSONMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestObjectRoot(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"type":"object","properties":{"anyOf":{"type":"string"}}}`:   true,
+		`{"properties":{"a":{"type":"x"}},"type":"object"}`:            true,
+		`{"type":"object","anyOf":[{"type":"object"}]}`:                false,
+		`{"type":"array","items":{"type":"object"}}`:                   false,
+		`{"type":"object","description":"a \"}\" b","required":["x"]}`: true,
+		`{"type":"objects"}`:                              false,
+		`{"minProperties":1,"type":"object"}`:             true,
+		`{"type":"object","x-n":[1,{"a":[]}],"anyOf":[]}`: false,
+		`[]`: false,
+		``:   false,
+	} {
+		if got := objectRoot([]byte(in)); got != want {
+			t.Errorf("objectRoot(%s) = %v, want %v", in, got, want)
+		}
+	}
+}
