@@ -143,6 +143,7 @@ func TestCorpusAll(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s lenient: %v", folder, err)
 				}
+				checkLenientCorpus(t, folder, d, le)
 			} else if knownBroken[folder] {
 				t.Logf("%s: expected to fail but loaded", folder)
 			}
