@@ -600,16 +600,17 @@ func (r *repairer) repairText(f *lenientFile, parent *yaml.Node, key string, v *
 	r.add(SeverityError, f, toks, v.Line, fmt.Sprintf("%s is %s, not a string; dropped", key, kindName(v)))
 }
 
-// loaderPointers extracts the JSON pointers that kin-openapi's YAML errors
-// name ("… in /tags/0/description").
-var loaderPointerRE = regexp.MustCompile(`line (\d+): ([^;]*?) in (/[^\s;]*)`)
+// loaderPointerRE matches what kin-openapi's YAML errors say about one
+// node: "line N: <reason> in /tags/0/description". The line refers to the
+// JSON the repairer handed over, so only the pointer is used.
+var loaderPointerRE = regexp.MustCompile(`line \d+: ([^;]*?) in (/[^\s;]*)`)
 
 // dropLoaderErrors removes, from the root document, every node a loader
 // error names; it reports whether anything was removed.
 func (r *repairer) dropLoaderErrors(err error) bool {
 	removed := false
 	for _, m := range loaderPointerRE.FindAllStringSubmatch(err.Error(), -1) {
-		ptr := m[3]
+		ptr := m[2]
 		toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
 		for i, t := range toks {
 			toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
@@ -619,6 +620,10 @@ func (r *repairer) dropLoaderErrors(err error) bool {
 			continue
 		}
 		last := toks[len(toks)-1]
+		line := 0
+		if n := lookupPointer(r.root.root, jsonPointer(toks)); n != nil {
+			line = n.Line // the tree keeps the source document's lines
+		}
 		ok := false
 		switch parent.Kind {
 		case yaml.MappingNode:
@@ -632,7 +637,7 @@ func (r *repairer) dropLoaderErrors(err error) bool {
 		if ok {
 			removed = true
 			r.root.encoded = nil
-			r.add(SeverityError, r.root, toks, 0, "the loader refuses this node ("+m[2]+"); dropped")
+			r.add(SeverityError, r.root, toks, line, "the loader refuses this node ("+m[1]+"); dropped")
 		}
 	}
 	return removed

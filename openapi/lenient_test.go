@@ -84,6 +84,14 @@ func TestLenient(t *testing.T) {
 			},
 		},
 		{
+			name:  "loader-error",
+			tools: map[string]string{"get_a": `{"type":"object","properties":{}}`},
+			problems: []Problem{
+				{E, "spec.yaml", "/paths/~1a/get/operationId", 10, "GET /a", "the loader refuses this node (cannot construct !!seq into string); dropped"},
+				{E, "spec.yaml", "/paths/~1a/get/deprecated", 11, "GET /a", "the loader refuses this node (cannot construct !!str `sometimes` into bool); dropped"},
+			},
+		},
+		{
 			name:  "operation",
 			tools: map[string]string{"get_b": `{"type":"object","properties":{}}`},
 			problems: []Problem{
