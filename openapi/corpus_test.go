@@ -169,14 +169,6 @@ func TestCorpusAll(t *testing.T) {
 	}
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 160 {
-		s = s[:160] + "…"
-	}
-	return s
-}
-
 func maxInt(a, b int) int {
 	if a > b {
 		return a

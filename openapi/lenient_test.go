@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -117,10 +118,11 @@ func TestLenient(t *testing.T) {
 			if diff := cmp.Diff(tc.problems, d.Problems); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}
-			// One warning log line per problem, naming file and pointer.
+			// One warning log line per problem, naming file and pointer,
+			// then a summary.
 			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-			if len(lines) != len(tc.problems) {
-				t.Errorf("got %d log lines, want %d:\n%s", len(lines), len(tc.problems), logs.String())
+			if len(lines) != len(tc.problems)+1 || !strings.Contains(lines[len(lines)-1], fmt.Sprintf("problems=%d tools=%d", len(tc.problems), len(tc.tools))) {
+				t.Errorf("got %d log lines, want %d and a summary:\n%s", len(lines), len(tc.problems)+1, logs.String())
 			}
 			for i, l := range lines {
 				if i < len(tc.problems) && (!strings.Contains(l, "level=WARN") || !strings.Contains(l, "pointer="+tc.problems[i].Pointer)) {

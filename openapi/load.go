@@ -284,7 +284,23 @@ func loadData(ctx context.Context, data []byte, location string, opts LoadOption
 	for _, p := range d.Problems {
 		log.LogAttrs(ctx, slog.LevelWarn, "openapi document problem", p.attrs()...)
 	}
+	switch {
+	case err != nil:
+		log.Warn("openapi document does not load as published; serving what loads",
+			"document", src.name, "problems", len(d.Problems), "tools", len(d.Tools), "error", firstLine(err.Error()))
+	case len(d.Problems) > 0:
+		log.Warn("openapi document loaded with problems", "document", src.name, "problems", len(d.Problems), "tools", len(d.Tools))
+	}
 	return d, nil
+}
+
+// firstLine returns the first line of s, cut to 160 bytes.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
 }
 
 // maxLenientRetries bounds how often the lenient pass drops nodes the
