@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -181,8 +182,12 @@ func (r *repairer) rebase(n *yaml.Node, from, to *lenientFile) {
 				v.Value = r.rebaseRef(v.Value, from, to)
 			case k == "mapping" && v.Kind == yaml.MappingNode:
 				// discriminator mapping values may be references too
+				// (or, for a property named "mapping", schemas)
 				for j := 1; j < len(v.Content); j += 2 {
-					if m := v.Content[j]; m.Kind == yaml.ScalarNode && strings.ContainsAny(m.Value, "#/.") {
+					switch m := v.Content[j]; {
+					case m.Kind != yaml.ScalarNode:
+						r.rebase(m, from, to)
+					case strings.ContainsAny(m.Value, "#/") || hasDocExt(m.Value):
 						m.Value = r.rebaseRef(m.Value, from, to)
 					}
 				}
@@ -191,6 +196,15 @@ func (r *repairer) rebase(n *yaml.Node, from, to *lenientFile) {
 			}
 		}
 	}
+}
+
+// hasDocExt reports whether s names a JSON or YAML file.
+func hasDocExt(s string) bool {
+	switch strings.ToLower(path.Ext(s)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
 }
 
 func (r *repairer) add(sev Severity, f *lenientFile, toks []string, line int, msg string) {
