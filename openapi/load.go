@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -303,6 +304,34 @@ func firstLine(s string) string {
 	return s
 }
 
+// operationRefs reports the operations given as a $ref. OpenAPI does not
+// allow that, but bundlers follow any $ref and some vendors rely on it
+// (DigitalOcean); kin-openapi ignores such a $ref and would yield an empty
+// operation, so the document is refused here and the lenient pass inlines
+// the targets.
+func operationRefs(doc *openapi3.T) error {
+	if doc.Paths == nil {
+		return nil
+	}
+	var errs []error
+	paths := doc.Paths.Keys()
+	slices.Sort(paths)
+	for _, p := range paths {
+		item := doc.Paths.Value(p)
+		if item == nil {
+			continue
+		}
+		ms, ops := operations(item)
+		for i, op := range ops {
+			if ref, ok := op.Extensions["$ref"]; ok {
+				errs = append(errs, fmt.Errorf("%s %s (%s): the operation is a $ref (%v), which OpenAPI does not allow and the loader does not follow",
+					ms[i], p, pointer("paths", p, strings.ToLower(ms[i])), ref))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // maxLenientRetries bounds how often the lenient pass drops nodes the
 // loader names in its errors and tries again.
 const maxLenientRetries = 8
@@ -360,6 +389,9 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 			return nil, fmt.Errorf("loading %s: %w", src.name, err)
 		}
 	}
+	if err := operationRefs(doc); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", src.name, err)
+	}
 	b := newBuilder(doc, src, opts, order)
 	b.formats = formats
 	b.swagger2 = formats != nil
@@ -373,7 +405,7 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 func loadV3(loader *openapi3.Loader, data []byte, src *source) (*openapi3.T, error) {
 	if looksJSON(data) {
 		doc := &openapi3.T{}
-		if err := json.Unmarshal(data, doc); err == nil {
+		if err := decodeV3JSON(data, doc); err == nil {
 			err = loader.ResolveRefsIn(doc, src.url)
 			if err == nil {
 				return doc, nil

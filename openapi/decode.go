@@ -1,0 +1,176 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// decodeV3JSON is json.Unmarshal(data, doc) for an OAS 3 JSON document,
+// about twice as fast on large documents. kin-openapi's decoders read the
+// document several times over: T.UnmarshalJSON decodes the whole document
+// a second time into a map only to find its x- extensions, and
+// Paths.UnmarshalJSON decodes every path item into map[string]any,
+// re-encodes it and decodes it again. Here the top-level members are split
+// without decoding, and "components" and each path item are decoded
+// directly, on GOMAXPROCS goroutines (they share nothing until
+// ResolveRefsIn). The result is the same document; on any error, or on a
+// shape this does not handle, the plain json.Unmarshal runs instead, so
+// errors read exactly as before.
+func decodeV3JSON(data []byte, doc *openapi3.T) error {
+	if d, ok := decodeV3Split(data); ok {
+		*doc = *d
+		return nil
+	}
+	return json.Unmarshal(data, doc)
+}
+
+type rawMember struct {
+	key string
+	raw []byte
+}
+
+// rawMembers splits a JSON object into its members without decoding the
+// values. ok is false when data is not an object.
+func rawMembers(data []byte) ([]rawMember, bool) {
+	p := jsonParser{b: data}
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return nil, false
+	}
+	p.i++
+	var out []rawMember
+	for {
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			p.i++
+			p.ws()
+			return out, p.i == len(p.b)
+		}
+		k, err := p.str()
+		if err != nil {
+			return nil, false
+		}
+		p.ws()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return nil, false
+		}
+		p.i++
+		p.ws()
+		start := p.i
+		if !p.skip() {
+			return nil, false
+		}
+		out = append(out, rawMember{k, p.b[start:p.i]})
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == ',' {
+			p.i++
+		}
+	}
+}
+
+func decodeV3Split(data []byte) (*openapi3.T, bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	top, ok := rawMembers(data)
+	if !ok {
+		return nil, false
+	}
+	var rest bytes.Buffer
+	rest.WriteByte('{')
+	var pathsRaw, compRaw []byte
+	for _, m := range top {
+		switch {
+		case m.key == "paths":
+			pathsRaw = m.raw
+			continue
+		case m.key == "components":
+			compRaw = m.raw
+			continue
+		case strings.EqualFold(m.key, "paths") || strings.EqualFold(m.key, "components"):
+			return nil, false // encoding/json matches field names case-insensitively
+		}
+		if rest.Len() > 1 {
+			rest.WriteByte(',')
+		}
+		writeString(&rest, m.key)
+		rest.WriteByte(':')
+		rest.Write(m.raw)
+	}
+	rest.WriteByte('}')
+	if pathsRaw == nil || bytes.Equal(pathsRaw, []byte("null")) {
+		return nil, false
+	}
+	paths, ok := rawMembers(pathsRaw)
+	if !ok {
+		return nil, false
+	}
+
+	doc := &openapi3.T{}
+	var comp *openapi3.Components
+	items := make([]*openapi3.PathItem, len(paths))
+	exts := map[string]any{}
+	var tasks []func() error
+	tasks = append(tasks, func() error { return json.Unmarshal(rest.Bytes(), doc) })
+	if compRaw != nil {
+		tasks = append(tasks, func() error {
+			if bytes.Equal(compRaw, []byte("null")) {
+				return nil
+			}
+			comp = &openapi3.Components{}
+			return json.Unmarshal(compRaw, comp)
+		})
+	}
+	for i, m := range paths {
+		if strings.HasPrefix(m.key, "x-") {
+			var v any
+			if err := json.Unmarshal(m.raw, &v); err != nil {
+				return nil, false
+			}
+			exts[m.key] = v
+			continue
+		}
+		tasks = append(tasks, func() error {
+			var it openapi3.PathItem
+			if err := it.UnmarshalJSON(m.raw); err != nil {
+				return err
+			}
+			items[i] = &it
+			return nil
+		})
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(tasks))
+	var failed sync.Once
+	bad := false
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(tasks); i += workers {
+				if err := tasks[i](); err != nil {
+					failed.Do(func() { bad = true })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if bad {
+		return nil, false
+	}
+	doc.Components = comp
+	doc.Paths = openapi3.NewPathsWithCapacity(len(paths))
+	doc.Paths.Extensions = exts
+	for i, m := range paths {
+		if items[i] != nil {
+			doc.Paths.Set(m.key, items[i])
+		}
+	}
+	return doc, true
+}

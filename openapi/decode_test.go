@@ -1,0 +1,62 @@
+package openapi
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// TestDecodeV3JSONCorpus checks that decodeV3JSON gives the same document
+// as json.Unmarshal for every OAS 3 JSON document of the corpus.
+func TestDecodeV3JSONCorpus(t *testing.T) {
+	requireCorpus(t)
+	n := 0
+	for folder, entry := range corpusEntries(t) {
+		data, err := os.ReadFile(filepath.Join(corpusDir, folder, entry))
+		if err != nil || !looksJSON(data) || isSwagger2(data) {
+			continue
+		}
+		n++
+		t.Run(folder, func(t *testing.T) {
+			want := &openapi3.T{}
+			errWant := json.Unmarshal(data, want)
+			got := &openapi3.T{}
+			errGot := decodeV3JSON(data, got)
+			if (errWant == nil) != (errGot == nil) {
+				t.Fatalf("error = %v, json.Unmarshal: %v", errGot, errWant)
+			}
+			if errWant == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("decodeV3JSON differs from json.Unmarshal")
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no OAS 3 JSON document in the corpus")
+	}
+}
+
+func TestDecodeV3JSON(t *testing.T) {
+	for _, in := range []string{
+		`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}},"x-p":{"n":1}},"components":{"schemas":{"A":{"type":"string"}}},"x-top":[1]}`,
+		`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{}}`,
+		`{"openapi":"3.0.3","Paths":{"/a":{}}}`,
+		`{"openapi":"3.0.3","paths":{"/a":{"get":{"responses":{"200":{"description":1}}}}}}`,
+		`{"openapi":"3.0.3","paths":null,"components":null}`,
+		` { "paths" : { "/a" : { } } , "openapi" : "3.1.0" } `,
+	} {
+		want := &openapi3.T{}
+		errWant := json.Unmarshal([]byte(in), want)
+		got := &openapi3.T{}
+		errGot := decodeV3JSON([]byte(in), got)
+		if (errWant == nil) != (errGot == nil) || errWant != nil && errWant.Error() != errGot.Error() {
+			t.Fatalf("%s: error = %v, json.Unmarshal: %v", in, errGot, errWant)
+		}
+		if errWant == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: decodeV3JSON = %+v, json.Unmarshal = %+v", in, got, want)
+		}
+	}
+}
