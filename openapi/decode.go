@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -144,24 +145,7 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 			return nil
 		})
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(tasks))
-	var failed sync.Once
-	bad := false
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(tasks); i += workers {
-				if err := tasks[i](); err != nil {
-					failed.Do(func() { bad = true })
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if bad {
+	if !runParallel(tasks) {
 		return nil, false
 	}
 	doc.Components = comp
@@ -173,4 +157,114 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 		}
 	}
 	return doc, true
+}
+
+// decodeV2 is openapi2.UnmarshalFromData for a Swagger 2.0 document. For
+// JSON it splits the document like decodeV3JSON: "paths" and
+// "definitions" members are decoded one by one in parallel, and the rest
+// of the document without them, which spares kin-openapi's second,
+// generic decode of the whole document for its x- extensions. Anything
+// else, or any error, goes through openapi2.UnmarshalFromData.
+func decodeV2(data []byte, doc *openapi2.T) error {
+	if looksJSON(data) {
+		if d, ok := decodeV2Split(data); ok {
+			*doc = *d
+			return nil
+		}
+	}
+	return openapi2.UnmarshalFromData(data, doc)
+}
+
+func decodeV2Split(data []byte) (*openapi2.T, bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	top, ok := rawMembers(data)
+	if !ok {
+		return nil, false
+	}
+	var rest bytes.Buffer
+	rest.WriteByte('{')
+	var pathsRaw, defsRaw []byte
+	for _, m := range top {
+		switch {
+		case m.key == "paths":
+			pathsRaw = m.raw
+			continue
+		case m.key == "definitions":
+			defsRaw = m.raw
+			continue
+		case strings.EqualFold(m.key, "paths") || strings.EqualFold(m.key, "definitions"):
+			return nil, false
+		}
+		if rest.Len() > 1 {
+			rest.WriteByte(',')
+		}
+		writeString(&rest, m.key)
+		rest.WriteByte(':')
+		rest.Write(m.raw)
+	}
+	rest.WriteByte('}')
+	var paths, defs []rawMember
+	if pathsRaw != nil {
+		if paths, ok = rawMembers(pathsRaw); !ok {
+			return nil, false
+		}
+	}
+	if defsRaw != nil {
+		if defs, ok = rawMembers(defsRaw); !ok {
+			return nil, false
+		}
+	}
+	doc := &openapi2.T{}
+	items := make([]*openapi2.PathItem, len(paths))
+	schemas := make([]*openapi2.SchemaRef, len(defs))
+	tasks := []func() error{func() error { return json.Unmarshal(rest.Bytes(), doc) }}
+	for i, m := range paths {
+		tasks = append(tasks, func() error { return json.Unmarshal(m.raw, &items[i]) })
+	}
+	for i, m := range defs {
+		tasks = append(tasks, func() error { return json.Unmarshal(m.raw, &schemas[i]) })
+	}
+	if !runParallel(tasks) {
+		return nil, false
+	}
+	if pathsRaw != nil && !bytes.Equal(pathsRaw, []byte("null")) {
+		doc.Paths = make(map[string]*openapi2.PathItem, len(paths))
+		for i, m := range paths {
+			doc.Paths[m.key] = items[i]
+		}
+	}
+	if defsRaw != nil && !bytes.Equal(defsRaw, []byte("null")) {
+		doc.Definitions = make(map[string]*openapi2.SchemaRef, len(defs))
+		for i, m := range defs {
+			doc.Definitions[m.key] = schemas[i]
+		}
+	}
+	return doc, true
+}
+
+// runParallel runs tasks on GOMAXPROCS goroutines and reports whether all
+// succeeded.
+func runParallel(tasks []func() error) bool {
+	workers := min(runtime.GOMAXPROCS(0), len(tasks))
+	var mu sync.Mutex
+	ok := true
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(tasks); i += workers {
+				if err := tasks[i](); err != nil {
+					mu.Lock()
+					ok = false
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return ok
 }

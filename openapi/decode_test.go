@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -58,5 +59,33 @@ func TestDecodeV3JSON(t *testing.T) {
 		if errWant == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: decodeV3JSON = %+v, json.Unmarshal = %+v", in, got, want)
 		}
+	}
+}
+
+// TestDecodeV2Corpus checks that decodeV2 gives the same document as
+// openapi2.UnmarshalFromData for every Swagger 2.0 document of the corpus.
+func TestDecodeV2Corpus(t *testing.T) {
+	requireCorpus(t)
+	n := 0
+	for folder, entry := range corpusEntries(t) {
+		data, err := os.ReadFile(filepath.Join(corpusDir, folder, entry))
+		if err != nil || !isSwagger2(data) {
+			continue
+		}
+		n++
+		t.Run(folder, func(t *testing.T) {
+			var want, got openapi2.T
+			errWant := openapi2.UnmarshalFromData(data, &want)
+			errGot := decodeV2(data, &got)
+			if (errWant == nil) != (errGot == nil) {
+				t.Fatalf("error = %v, openapi2.UnmarshalFromData: %v", errGot, errWant)
+			}
+			if errWant == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("decodeV2 differs from openapi2.UnmarshalFromData")
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no Swagger 2.0 document in the corpus")
 	}
 }

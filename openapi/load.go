@@ -375,7 +375,7 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 	)
 	if isSwagger2(data) {
 		var d2 openapi2.T
-		if err := openapi2.UnmarshalFromData(data, &d2); err != nil {
+		if err := decodeV2(data, &d2); err != nil {
 			return nil, fmt.Errorf("loading %s: %w", src.name, err)
 		}
 		formats = collectionFormats(&d2)
