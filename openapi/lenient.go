@@ -66,6 +66,7 @@ type repairer struct {
 	inlines      []func()
 	inlined      map[*lenientFile][]string // operations inlined, by file, for one summary problem each
 	inlinedOrder []*lenientFile
+	inlinedLine  map[*lenientFile]int // line of the first inlined operation
 	problems     []Problem
 }
 
@@ -111,7 +112,7 @@ func (r *repairer) run() {
 	r.fixups, r.inlines = nil, nil
 	for _, f := range r.inlinedOrder {
 		ops := r.inlined[f]
-		r.problems = append(r.problems, Problem{Severity: SeverityWarning, File: f.rel, Pointer: "/paths",
+		r.problems = append(r.problems, Problem{Severity: SeverityWarning, File: f.rel, Pointer: "/paths", Line: r.inlinedLine[f],
 			Message: fmt.Sprintf("%d operation(s) are given as $refs, which OpenAPI does not allow and the loader ignores (first: %s); inlined", len(ops), ops[0])})
 	}
 }
@@ -124,12 +125,14 @@ func isOperation(toks []string) bool {
 // inlineOperation replaces an operation given as a $ref by a copy of its
 // target, with the copy's references rebased onto f. The copy is taken
 // after every file's repairs are done.
-func (r *repairer) inlineOperation(f *lenientFile, parent *yaml.Node, res resolution, toks []string) {
+func (r *repairer) inlineOperation(f *lenientFile, parent *yaml.Node, res resolution, toks []string, line int) {
 	if r.inlined == nil {
 		r.inlined = map[*lenientFile][]string{}
+		r.inlinedLine = map[*lenientFile]int{}
 	}
 	if _, ok := r.inlined[f]; !ok {
 		r.inlinedOrder = append(r.inlinedOrder, f)
+		r.inlinedLine[f] = line
 	}
 	r.inlined[f] = append(r.inlined[f], operationOf(toks))
 	r.inlines = append(r.inlines, func() {
@@ -307,7 +310,7 @@ func (r *repairer) checkRef(f *lenientFile, parent, v *yaml.Node, toks []string)
 		return
 	}
 	if isOperation(toks) && res.node != nil {
-		r.inlineOperation(f, parent, res, toks)
+		r.inlineOperation(f, parent, res, toks, v.Line)
 		return
 	}
 	if res.rewrite != "" && res.rewrite != v.Value {

@@ -93,6 +93,16 @@ func TestLenient(t *testing.T) {
 			},
 		},
 		{
+			name: "operation-ref",
+			tools: map[string]string{
+				"list_things":  `{"type":"object","properties":{"limit":{"type":"integer"}}}`,
+				"create_thing": `{"type":"object","properties":{"name":{"type":"string"}}}`,
+			},
+			problems: []Problem{
+				{W, "spec.yaml", "/paths", 10, "", "2 operation(s) are given as $refs, which OpenAPI does not allow and the loader ignores (first: GET /things); inlined"},
+			},
+		},
+		{
 			name:  "operation",
 			tools: map[string]string{"get_b": `{"type":"object","properties":{}}`},
 			problems: []Problem{
