@@ -22,7 +22,8 @@ const ExtensionName = "x-mcp-name"
 // operations do not take part in naming at all: they consume no name, so a
 // tool's name depends only on the selected set (N6 determinism within the
 // selection). Selecting a different set can therefore change which
-// operation gets a "_2" suffix.
+// operation gets a "_2" suffix. The same holds for operations dropped in
+// lenient mode.
 type Selection struct {
 	// IncludeTags keeps only operations that have at least one of these
 	// tags. Tags compare case-insensitively. Empty means every operation.
@@ -191,13 +192,11 @@ func (e *selected) label() string {
 }
 
 // selectOperations walks the document in N6 order, applies the selection
-// and the name overrides, and returns the kept operations with their
-// final names: overrides first (so they never get a suffix), then the
-// generated names in N6 order, each taking the next free "_2", "_3", …
-// around the overrides. Invalid or duplicate overrides, unknown
-// operationIds in Names and malformed selection entries are reported
-// together.
-func (b *builder) selectOperations(paths []string) ([]*selected, []string, error) {
+// and the name overrides, and returns the kept operations, each with the
+// name it wants (generated or override). Invalid or duplicate overrides,
+// unknown operationIds in Names and malformed selection entries are
+// reported together.
+func (b *builder) selectOperations(paths []string) ([]*selected, error) {
 	sel := &b.opts.Select
 	errs := []error{sel.validate()}
 	ids := map[string]bool{}
@@ -244,8 +243,7 @@ func (b *builder) selectOperations(paths []string) ([]*selected, []string, error
 		errs = append(errs, fmt.Errorf("tool name override for operationId %q: no operation has that operationId", id))
 	}
 
-	taken := map[string]bool{}
-	owner := map[string]*selected{} // name → the operation that holds it
+	owner := map[string]*selected{}
 	for _, e := range kept {
 		if e.override == "" {
 			continue
@@ -255,15 +253,31 @@ func (b *builder) selectOperations(paths []string) ([]*selected, []string, error
 			continue
 		}
 		owner[e.wanted] = e
-		taken[e.wanted] = true
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return kept, nil
+}
+
+// assignNames returns the final names of the operations that became tools
+// (in N6 order): overrides first, so they never get a suffix, then the
+// generated names in N6 order, each taking the next free "_2", "_3", …
+// around the overrides. Operations that were excluded, or dropped in
+// lenient mode, are not in kept and take no names.
+func (b *builder) assignNames(kept []*selected) []string {
+	taken := map[string]bool{}
+	owner := map[string]*selected{} // name → the operation that holds it
+	for _, e := range kept {
+		if e.override != "" {
+			owner[e.wanted] = e
+			taken[e.wanted] = true
+		}
 	}
 	for _, e := range kept {
 		if e.override == "" && owner[e.wanted] == nil {
 			owner[e.wanted] = e
 		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
 	}
 	names := make([]string, len(kept))
 	for i, e := range kept {
@@ -278,5 +292,5 @@ func (b *builder) selectOperations(paths []string) ([]*selected, []string, error
 				"kept_by", owner[e.wanted].label())
 		}
 	}
-	return kept, names, nil
+	return names
 }

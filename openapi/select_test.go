@@ -253,3 +253,34 @@ paths:
 		}
 	}
 }
+
+// TestLenientDropTakesNoName: an operation dropped in lenient mode (here
+// for an invalid x-restmcp-cost) takes no name, like an excluded one.
+func TestLenientDropTakesNoName(t *testing.T) {
+	spec := `openapi: 3.0.3
+info: {title: l, version: 1.0.0}
+servers: [{url: 'http://upstream.test'}]
+paths:
+  /a:
+    get: {operationId: listUsers, x-restmcp-cost: -1, responses: {'200': {description: OK}}}
+  /b:
+    get: {operationId: list-users, responses: {'200': {description: OK}}}
+  /c:
+    get: {operationId: getThing, x-mcp-name: list_things, x-restmcp-cost: -1, responses: {'200': {description: OK}}}
+  /d:
+    get: {operationId: listThings, responses: {'200': {description: OK}}}
+`
+	if _, err := loadSelect(t, spec, LoadOptions{}); err == nil {
+		t.Fatal("strict load succeeded, want the cost error")
+	}
+	d, err := loadSelect(t, spec, LoadOptions{Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"list_users", "list_things"}, toolNames(d)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if r := d.Report(ReportOptions{}); len(r.Collisions) != 0 {
+		t.Errorf("collisions = %v, want none", r.Collisions)
+	}
+}

@@ -91,12 +91,13 @@ func (b *builder) build() (*Document, error) {
 	}
 	paths := b.doc.Paths.Keys()
 	slices.Sort(paths)
-	kept, names, err := b.selectOperations(paths)
+	kept, err := b.selectOperations(paths)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
 	}
-	for i, e := range kept {
-		t, err := b.tool(e.path, e.item, e.method, e.op, names[i])
+	var built []*selected
+	for _, e := range kept {
+		t, err := b.tool(e.path, e.item, e.method, e.op)
 		if err != nil && b.opts.Lenient {
 			d.Problems = append(d.Problems, Problem{Severity: SeverityError, File: b.src.rootName(),
 				Pointer:   strings.TrimPrefix(pointer("paths", e.path, strings.ToLower(e.method)), "#"),
@@ -109,9 +110,16 @@ func (b *builder) build() (*Document, error) {
 		}
 		t.wanted = e.wanted
 		d.Tools = append(d.Tools, t)
+		built = append(built, e)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
+	}
+	// Names are assigned once the tools exist, so that an operation
+	// dropped in lenient mode takes no name (N6 within what is served).
+	for i, name := range b.assignNames(built) {
+		d.Tools[i].Name = name
+		d.Tools[i].plan.tool = name
 	}
 	return d, nil
 }
@@ -126,11 +134,10 @@ func pointer(tokens ...string) string {
 	return "#" + sb.String()
 }
 
-// tool builds the tool for one selected operation; final is its name
-// (chosen by selectOperations).
-func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *openapi3.Operation, final string) (*Tool, error) {
+// tool builds the tool for one selected operation. Its Name is set
+// afterwards, by build (assignNames).
+func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *openapi3.Operation) (*Tool, error) {
 	t := &Tool{
-		Name:         final,
 		OperationID:  op.OperationID,
 		Method:       method,
 		PathTemplate: path,
@@ -174,7 +181,6 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 	plan.method = method
 	plan.base = server
 	plan.sec = sec
-	plan.tool = final
 	t.plan = plan
 	t.InputSchema = in
 	plan.inputSchema = in
