@@ -74,3 +74,26 @@ paths:
 		}
 	}
 }
+
+// BenchmarkFirstCall measures a tool's first NewRequest, which compiles
+// its argument validators (validators are compiled lazily, once per tool):
+// the largest Kubernetes input schema (~32 KiB).
+func BenchmarkFirstCall(b *testing.B) {
+	requireCorpus(b)
+	d, err := Load(context.Background(), corpusPath(b, "kubernetes-1.36-swagger20"), LoadOptions{Upstream: "http://upstream.test"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tool *Tool
+	for _, t := range d.Tools {
+		if tool == nil || len(t.InputSchema) > len(tool.InputSchema) {
+			tool = t
+		}
+	}
+	b.ReportMetric(float64(len(tool.InputSchema)), "schema_bytes")
+	b.ReportAllocs()
+	for b.Loop() {
+		p := &requestPlan{inputSchema: tool.plan.inputSchema}
+		p.validators()
+	}
+}
