@@ -22,6 +22,10 @@ var lenientCorpus = map[string]struct{ tools, warnings, errors int }{
 	"digitalocean-multifile":        {658, 3, 7},
 }
 
+// slowLenient are the broken documents whose strict and lenient loads
+// take several seconds each; TestCorpusAll skips them under -race.
+var slowLenient = map[string]bool{"digitalocean-multifile": true, "square-connect-v2": true}
+
 // checkLenientCorpus is called by TestCorpusAll for each knownBroken
 // document with its lenient Document and the strict *LoadError: the tool
 // count and the problems (one per skipped or repaired item, with file,
