@@ -257,3 +257,33 @@ components:
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
+
+// TestLenientAllOperationsFail: when every operation fails to build, the
+// cause is a setting (here: a relative server URL and no Upstream), so
+// lenient mode fails like strict mode instead of serving no tools.
+func TestLenientAllOperationsFail(t *testing.T) {
+	spec := []byte(`openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: /v1}]
+components: {schemas: {A: {$ref: "#/components/schemas/Nope"}}}
+paths:
+  /a:
+    get:
+      operationId: getA
+      responses: {"200": {description: ok}}
+`)
+	_, err := LoadData(context.Background(), spec, "testdata/lenient/spec.yaml", LoadOptions{Lenient: true})
+	var le *LoadError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), `GET /a (#/paths/~1a/get): server URL "/v1" is relative; configure the upstream base URL`) {
+		t.Fatalf("got %v, want a *LoadError naming the operation and the cause", err)
+	}
+	want := []Problem{{SeverityError, "spec.yaml", "/components/schemas/A", 4, "",
+		`$ref "#/components/schemas/Nope": spec.yaml has no /components/schemas/Nope; replaced by an empty (permissive) schema`}}
+	if diff := cmp.Diff(want, le.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	d, err := LoadData(context.Background(), spec, "testdata/lenient/spec.yaml", LoadOptions{Lenient: true, Upstream: "http://upstream.test"})
+	if err != nil || len(d.Tools) != 1 {
+		t.Fatalf("with Upstream: %v", err)
+	}
+}

@@ -98,21 +98,23 @@ func (b *builder) build() (*Document, error) {
 	var built []*selected
 	for _, e := range kept {
 		t, err := b.tool(e.path, e.item, e.method, e.op)
-		if err != nil && b.opts.Lenient {
-			d.Problems = append(d.Problems, Problem{Severity: SeverityError, File: b.src.rootName(),
-				Pointer:   strings.TrimPrefix(pointer("paths", e.path, strings.ToLower(e.method)), "#"),
-				Operation: e.method + " " + e.path, Message: err.Error() + "; operation dropped"})
-			continue
-		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s %s (%s): %w", e.method, e.path, pointer("paths", e.path, strings.ToLower(e.method)), err))
+			if b.opts.Lenient {
+				d.Problems = append(d.Problems, Problem{Severity: SeverityError, File: b.src.rootName(),
+					Pointer:   strings.TrimPrefix(pointer("paths", e.path, strings.ToLower(e.method)), "#"),
+					Operation: e.method + " " + e.path, Message: err.Error() + "; operation dropped"})
+			}
 			continue
 		}
 		t.wanted = e.wanted
 		d.Tools = append(d.Tools, t)
 		built = append(built, e)
 	}
-	if err := errors.Join(errs...); err != nil {
+	// Lenient mode drops the operations that fail, unless all of them do:
+	// that is a setting to fix (a relative server URL without --upstream,
+	// say), not a document to serve with no tools.
+	if err := errors.Join(errs...); err != nil && (!b.opts.Lenient || len(d.Tools) == 0) {
 		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
 	}
 	// Names are assigned once the tools exist, so that an operation
