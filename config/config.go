@@ -40,6 +40,9 @@ const (
 	// DefaultUpstreamTimeout bounds one upstream request, from dial to the
 	// last byte of the body.
 	DefaultUpstreamTimeout = 30 * time.Second
+	// DefaultMeterTimeout bounds the metering work before one tools/call
+	// (key lookup and admission); past it the call gets 503.
+	DefaultMeterTimeout = 2 * time.Second
 	// DefaultMaxBodyBytes is the largest MCP request body accepted (1 MiB);
 	// larger bodies get 413.
 	DefaultMaxBodyBytes int64 = 1 << 20
@@ -137,6 +140,10 @@ type Config struct {
 	// UpstreamTimeout bounds one upstream request including reading its
 	// body. Must be positive. Default 30s.
 	UpstreamTimeout time.Duration
+	// MeterTimeout bounds the key lookup and the admission of one tools/call
+	// against the metering store; past it the call gets 503 with
+	// Retry-After. Must be positive. Default 2s.
+	MeterTimeout time.Duration
 	// MaxBodyBytes is the largest MCP request body, in bytes; larger ones get
 	// 413. Must be positive. Default 1048576 (1 MiB).
 	MaxBodyBytes int64
@@ -240,6 +247,7 @@ func Default() Config {
 		RateLimit:         DefaultRateLimit,
 		RateWindow:        DefaultRateWindow,
 		UpstreamTimeout:   DefaultUpstreamTimeout,
+		MeterTimeout:      DefaultMeterTimeout,
 		MaxBodyBytes:      DefaultMaxBodyBytes,
 		MaxResponseBytes:  DefaultMaxResponseBytes,
 		AllowedOrigins:    nil,
@@ -297,6 +305,9 @@ func (c Config) Validate() error {
 	}
 	if c.UpstreamTimeout <= 0 {
 		bad("upstream_timeout", "must be positive; got %s", c.UpstreamTimeout)
+	}
+	if c.MeterTimeout <= 0 {
+		bad("meter_timeout", "must be positive; got %s", c.MeterTimeout)
 	}
 	if c.MaxBodyBytes <= 0 {
 		bad("max_body_bytes", "must be positive; got %d", c.MaxBodyBytes)
@@ -381,6 +392,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("rate_limit", c.RateLimit),
 		slog.Duration("rate_window", c.RateWindow),
 		slog.Duration("upstream_timeout", c.UpstreamTimeout),
+		slog.Duration("meter_timeout", c.MeterTimeout),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Int64("max_response_bytes", c.MaxResponseBytes),
 		slog.String("allowed_origins", strings.Join(c.AllowedOrigins, ",")),

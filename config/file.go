@@ -25,6 +25,7 @@ type fileConfig struct {
 	RateLimit         *int           `yaml:"rate_limit"`
 	RateWindow        *time.Duration `yaml:"rate_window"`
 	UpstreamTimeout   *time.Duration `yaml:"upstream_timeout"`
+	MeterTimeout      *time.Duration `yaml:"meter_timeout"`
 	MaxBodyBytes      *int64         `yaml:"max_body_bytes"`
 	MaxResponseBytes  *int64         `yaml:"max_response_bytes"`
 	AllowedOrigins    *[]string      `yaml:"allowed_origins"`
@@ -133,6 +134,9 @@ func (f *fileConfig) apply(c *Config) []error {
 	}
 	if f.UpstreamTimeout != nil {
 		c.UpstreamTimeout = *f.UpstreamTimeout
+	}
+	if f.MeterTimeout != nil {
+		c.MeterTimeout = *f.MeterTimeout
 	}
 	if f.MaxBodyBytes != nil {
 		c.MaxBodyBytes = *f.MaxBodyBytes

@@ -37,6 +37,7 @@ redis_url: redis://:filepass@127.0.0.1:6379/1
 rate_limit: 7
 rate_window: 7s
 upstream_timeout: 17s
+meter_timeout: 4s
 max_body_bytes: 7000
 max_response_bytes: 700
 allowed_origins:
@@ -59,6 +60,7 @@ var fullEnv = map[string]string{
 	"RESTMCP_RATE_LIMIT":           "-1",
 	"RESTMCP_RATE_WINDOW":          "2m",
 	"RESTMCP_UPSTREAM_TIMEOUT":     "5s",
+	"RESTMCP_METER_TIMEOUT":        "6s",
 	"RESTMCP_MAX_BODY_BYTES":       "2048",
 	"RESTMCP_MAX_RESPONSE_BYTES":   "4096",
 	"RESTMCP_ALLOWED_ORIGINS":      "https://a.example, https://B.example/ ,",
@@ -94,6 +96,7 @@ var fullFlags = []string{
 	"--rate-limit", "3",
 	"--rate-window", "3s",
 	"--upstream-timeout", "3s",
+	"--meter-timeout", "7s",
 	"--max-body-bytes", "3000",
 	"--max-response-bytes", "300",
 	"--allowed-origins", "https://c.example",
@@ -126,6 +129,7 @@ func TestLoadPrecedence(t *testing.T) {
 	fromFile.RateLimit = 7
 	fromFile.RateWindow = 7 * time.Second
 	fromFile.UpstreamTimeout = 17 * time.Second
+	fromFile.MeterTimeout = 4 * time.Second
 	fromFile.MaxBodyBytes = 7000
 	fromFile.MaxResponseBytes = 700
 	fromFile.AllowedOrigins = []string{"https://file.example"}
@@ -146,6 +150,7 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv.RateLimit = -1
 	fromEnv.RateWindow = 2 * time.Minute
 	fromEnv.UpstreamTimeout = 5 * time.Second
+	fromEnv.MeterTimeout = 6 * time.Second
 	fromEnv.MaxBodyBytes = 2048
 	fromEnv.MaxResponseBytes = 4096
 	fromEnv.AllowedOrigins = []string{"https://a.example", "https://b.example"}
@@ -179,6 +184,7 @@ func TestLoadPrecedence(t *testing.T) {
 	fromFlags.RateLimit = 3
 	fromFlags.RateWindow = 3 * time.Second
 	fromFlags.UpstreamTimeout = 3 * time.Second
+	fromFlags.MeterTimeout = 7 * time.Second
 	fromFlags.MaxBodyBytes = 3000
 	fromFlags.MaxResponseBytes = 300
 	fromFlags.AllowedOrigins = []string{"https://c.example", "http://localhost:3000"}
@@ -342,8 +348,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{
 			name:    "every unknown key is reported",
 			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
-			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)` + "\n" +
-				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)`,
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)`,
 		},
 		{
 			name:    "duration without unit",

@@ -157,6 +157,10 @@ func table() []setting {
 			Usage: "Time limit for one upstream request, including reading its body.",
 		}, set: func(c *Config, v string) error { return parseDuration(v, &c.UpstreamTimeout) }},
 		{Setting: Setting{
+			Key: "meter_timeout", Flag: "meter-timeout", Env: "RESTMCP_METER_TIMEOUT", Type: "duration", Default: formatDuration(DefaultMeterTimeout),
+			Usage: "Time limit for the key lookup and admission of one tools/call against the metering store; past it the call gets 503 with Retry-After.",
+		}, set: func(c *Config, v string) error { return parseDuration(v, &c.MeterTimeout) }},
+		{Setting: Setting{
 			Key: "max_body_bytes", Flag: "max-body-bytes", Env: "RESTMCP_MAX_BODY_BYTES", Type: "int", Default: strconv.FormatInt(DefaultMaxBodyBytes, 10),
 			Usage: "Largest MCP request body in bytes; larger requests get 413.",
 		}, set: func(c *Config, v string) error { return parseInt64(v, &c.MaxBodyBytes) }},

@@ -64,6 +64,14 @@ func testRedisURL(t testing.TB) string {
 	return url
 }
 
+// withQuery appends query parameters to a Redis URL.
+func withQuery(u, q string) string {
+	if strings.Contains(u, "?") {
+		return u + "&" + q
+	}
+	return u + "?" + q
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -556,8 +564,15 @@ func TestOutagePolicy(t *testing.T) {
 // for one key with a limit of 100 → exactly 100 answered 200 (and sent
 // upstream), 100 answered 429, and the key's month counter is 100.
 func TestIssue4NoPlansFileConcurrent(t *testing.T) {
-	redisURL := testRedisURL(t)
-	app := startApp(t, "", map[string]string{"RESTMCP_REDIS_URL": redisURL, "RESTMCP_RATE_LIMIT": "100", "RESTMCP_RATE_WINDOW": "1h"})
+	// 200 simultaneous admissions open up to a pool's worth of new Redis
+	// connections at once; under -race on a busy 2-core machine that can
+	// outlast the production timeouts (1 s dial, 2 s meter) and turn a 429
+	// into a 503. This test is about counting, so it gives metering time.
+	redisURL := withQuery(testRedisURL(t), "dial_timeout=10s&read_timeout=10s&pool_timeout=20s")
+	app := startApp(t, "", map[string]string{
+		"RESTMCP_REDIS_URL": redisURL, "RESTMCP_RATE_LIMIT": "100", "RESTMCP_RATE_WINDOW": "1h",
+		"RESTMCP_METER_TIMEOUT": "30s",
+	})
 	key := "k-redis-" + randomHex(8)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
 	const n = 200

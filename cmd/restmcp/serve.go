@@ -168,6 +168,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		Metrics:           reg,
 		Ready:             mw.ready,
 		UpstreamTimeout:   cfg.UpstreamTimeout,
+		MeterTimeout:      cfg.MeterTimeout,
 		MaxBodyBytes:      cfg.MaxBodyBytes,
 		MaxResponseBytes:  int(cfg.MaxResponseBytes),
 		AllowedOrigins:    cfg.AllowedOrigins,
