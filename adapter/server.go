@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -241,20 +243,42 @@ func New(opts Options) (*Server, error) {
 	if opts.ListByPlan {
 		s.mcp.AddReceivingMiddleware(s.listByPlan)
 	}
+	// The first tool of each name is registered; later ones are errors.
+	// Registration runs on GOMAXPROCS workers: the SDK's AddTool re-encodes
+	// and decodes each schema to check it (most of New's time on large
+	// documents), takes its own lock to add, and lists tools sorted by name,
+	// so the order of registration does not show. Errors keep index order.
+	toolErrs := make([]error, len(opts.Tools))
+	first := map[string]int{}
+	var todo []int
 	for i, t := range opts.Tools {
 		if t == nil {
-			errs = append(errs, fmt.Errorf("Tools[%d] is nil", i))
+			toolErrs[i] = fmt.Errorf("Tools[%d] is nil", i)
 			continue
 		}
-		if _, dup := s.tools[t.Name]; dup {
-			errs = append(errs, fmt.Errorf("Tools[%d]: duplicate tool name %q", i, t.Name))
+		if _, dup := first[t.Name]; dup {
+			toolErrs[i] = fmt.Errorf("Tools[%d]: duplicate tool name %q", i, t.Name)
 			continue
 		}
+		first[t.Name] = i
+		todo = append(todo, i)
+	}
+	forEachParallel(len(todo), func(k int) {
+		i := todo[k]
+		t := opts.Tools[i]
 		if err := s.addTool(t); err != nil {
-			errs = append(errs, fmt.Errorf("Tools[%d] %q: %w", i, t.Name, err))
-			continue
+			toolErrs[i] = fmt.Errorf("Tools[%d] %q: %w", i, t.Name, err)
 		}
-		s.tools[t.Name] = t
+	})
+	for _, i := range todo {
+		if toolErrs[i] == nil {
+			s.tools[opts.Tools[i].Name] = opts.Tools[i]
+		}
+	}
+	for _, err := range toolErrs {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -284,3 +308,29 @@ func (s *Server) streamableHandler(jsonResponse bool) http.Handler {
 // GET /health, GET /ready, GET /usage and (with Options.Metrics) GET
 // /metrics.
 func (s *Server) Handler() http.Handler { return s.engine }
+
+// forEachParallel calls f(0) … f(n-1) on up to GOMAXPROCS goroutines and
+// returns when all calls have.
+func forEachParallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,11 +21,11 @@ func (s *Server) addTool(t *openapi.Tool) (err error) {
 	if len(t.InputSchema) == 0 {
 		return errors.New("missing input schema")
 	}
-	if !json.Valid(t.InputSchema) {
-		return errors.New("input schema is not valid JSON")
-	}
-	if len(t.OutputSchema) > 0 && !json.Valid(t.OutputSchema) {
-		return errors.New("output schema is not valid JSON")
+	// The SDK's AddTool re-encodes both schemas, which rejects invalid
+	// JSON (its panic becomes the error below); a full json.Valid pass here
+	// would only repeat that. The cheap guard catches a non-object early.
+	if in := bytes.TrimLeft(t.InputSchema, " \t\r\n"); len(in) == 0 || in[0] != '{' {
+		return errors.New("input schema is not a JSON object")
 	}
 	destructive := t.Destructive
 	mt := &mcp.Tool{
