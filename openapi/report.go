@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Default thresholds of the startup report. Clients slow down, truncate or
@@ -82,7 +83,121 @@ type listedHints struct {
 
 // ListedSize returns the size in bytes of the tool's entry in tools/list
 // (see Report.ListBytes for how exact it is).
+//
+// The size is computed from the lengths of the parts, as encoding/json
+// would write them, when the schemas are compact JSON (as Load emits them);
+// otherwise the entry is marshaled.
 func (t *Tool) ListedSize() int {
+	in, ok := rawListedSize(t.InputSchema)
+	out, ok2 := 0, true
+	if len(t.OutputSchema) > 0 { // omitempty
+		out, ok2 = rawListedSize(t.OutputSchema)
+	}
+	if ok && ok2 {
+		n := len(`{"name":`) + jsonStringSize(t.Name) +
+			len(`,"inputSchema":`) + in +
+			len(`,"annotations":{"destructiveHint":,"idempotentHint":,"readOnlyHint":}}`) +
+			boolSize(t.Destructive) + boolSize(t.Idempotent) + boolSize(t.ReadOnly)
+		if t.Title != "" {
+			n += len(`,"title":`) + jsonStringSize(t.Title)
+		}
+		if t.Description != "" {
+			n += len(`,"description":`) + jsonStringSize(t.Description)
+		}
+		if len(t.OutputSchema) > 0 {
+			n += len(`,"outputSchema":`) + out
+		}
+		return n
+	}
+	return t.marshaledSize()
+}
+
+func boolSize(b bool) int {
+	if b {
+		return len("true")
+	}
+	return len("false")
+}
+
+// jsonStringSize is the length of s as encoding/json writes it (quoted,
+// HTML-escaped, invalid UTF-8 replaced by \ufffd).
+func jsonStringSize(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// rawListedSize is the length of a json.RawMessage as encoding/json
+// writes it: "null" when nil; otherwise compacted, with <, >, & and
+// U+2028/U+2029 escaped. It reports false when raw is not already
+// compact (whitespace outside strings) or ends inside a string, where
+// only marshaling tells.
+func rawListedSize(raw []byte) (int, bool) {
+	if raw == nil {
+		return len("null"), true
+	}
+	if len(raw) == 0 {
+		return 0, false // not JSON; MarshalJSON returns nothing
+	}
+	n := len(raw)
+	inStr, esc := false, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			n += 5
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+			n += 3
+		}
+		if inStr {
+			switch {
+			case c < 0x20:
+				return 0, false // invalid JSON
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case ' ', '\t', '\r', '\n':
+			return 0, false
+		}
+	}
+	return n, !inStr
+}
+
+// marshaledSize is ListedSize by encoding the entry.
+func (t *Tool) marshaledSize() int {
 	b, err := json.Marshal(listedTool{
 		Name: t.Name, Title: t.Title, Description: t.Description,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
