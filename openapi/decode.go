@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -251,11 +252,18 @@ func runParallel(tasks []func() error) bool {
 	var mu sync.Mutex
 	ok := true
 	var wg sync.WaitGroup
-	for w := range workers {
+	// Tasks are taken in order as workers free up: their sizes vary a lot
+	// (components is one large task), so a fixed split leaves a core idle.
+	var next atomic.Int64
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(tasks); i += workers {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) {
+					return
+				}
 				if err := tasks[i](); err != nil {
 					mu.Lock()
 					ok = false
