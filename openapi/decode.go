@@ -119,14 +119,29 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	exts := map[string]any{}
 	var tasks []func() error
 	tasks = append(tasks, func() error { return json.Unmarshal(rest.Bytes(), doc) })
+	var compSchemas []rawMember
+	var compSchemaRefs []*openapi3.SchemaRef
 	if compRaw != nil {
-		tasks = append(tasks, func() error {
-			if bytes.Equal(compRaw, []byte("null")) {
-				return nil
-			}
+		// Component schemas are decoded one task each, like path items:
+		// on Stripe they are most of the document.
+		compRest, schemas, ok := splitComponents(compRaw)
+		if ok {
 			comp = &openapi3.Components{}
-			return json.Unmarshal(compRaw, comp)
-		})
+			compSchemas = schemas
+			compSchemaRefs = make([]*openapi3.SchemaRef, len(schemas))
+			tasks = append(tasks, func() error { return json.Unmarshal(compRest, comp) })
+			for i, m := range schemas {
+				tasks = append(tasks, func() error { return json.Unmarshal(m.raw, &compSchemaRefs[i]) })
+			}
+		} else {
+			tasks = append(tasks, func() error {
+				if bytes.Equal(compRaw, []byte("null")) {
+					return nil
+				}
+				comp = &openapi3.Components{}
+				return json.Unmarshal(compRaw, comp)
+			})
+		}
 	}
 	for i, m := range paths {
 		if strings.HasPrefix(m.key, "x-") {
@@ -148,6 +163,12 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	}
 	if !runParallel(tasks) {
 		return nil, false
+	}
+	if compSchemas != nil {
+		comp.Schemas = make(openapi3.Schemas, len(compSchemas))
+		for i, m := range compSchemas {
+			comp.Schemas[m.key] = compSchemaRefs[i]
+		}
 	}
 	doc.Components = comp
 	doc.Paths = openapi3.NewPathsWithCapacity(len(paths))
@@ -243,6 +264,45 @@ func decodeV2Split(data []byte) (*openapi2.T, bool) {
 		}
 	}
 	return doc, true
+}
+
+// splitComponents splits a components object into the object without its
+// "schemas" member and that member's entries. ok is false (decode it whole)
+// unless "schemas" occurs once, spelled exactly, and is an object.
+func splitComponents(raw []byte) (rest []byte, schemas []rawMember, ok bool) {
+	members, ok := rawMembers(raw)
+	if !ok {
+		return nil, nil, false
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	var schemasRaw []byte
+	for _, m := range members {
+		switch {
+		case m.key == "schemas" && schemasRaw == nil:
+			schemasRaw = m.raw
+			continue
+		case strings.EqualFold(m.key, "schemas"):
+			return nil, nil, false // duplicate or case variant: encoding/json semantics
+		}
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		writeString(&buf, m.key)
+		buf.WriteByte(':')
+		buf.Write(m.raw)
+	}
+	buf.WriteByte('}')
+	if schemasRaw == nil {
+		return nil, nil, false
+	}
+	if schemas, ok = rawMembers(schemasRaw); !ok {
+		return nil, nil, false
+	}
+	if schemas == nil {
+		schemas = []rawMember{}
+	}
+	return buf.Bytes(), schemas, true
 }
 
 // runParallel runs tasks on GOMAXPROCS goroutines and reports whether all

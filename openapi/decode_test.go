@@ -48,6 +48,13 @@ func TestDecodeV3JSON(t *testing.T) {
 		`{"openapi":"3.0.3","paths":{"/a":{"get":{"responses":{"200":{"description":1}}}}}}`,
 		`{"openapi":"3.0.3","paths":null,"components":null}`,
 		` { "paths" : { "/a" : { } } , "openapi" : "3.1.0" } `,
+		`{"openapi":"3.0.3","paths":{},"components":{"x-c":true,"schemas":{"A":{"type":"string"},"B":null,"A":{"type":"integer"}},"parameters":{"p":{"name":"p","in":"query"}}}}`,
+		`{"openapi":"3.0.3","paths":{},"components":{"schemas":{}}}`,
+		`{"openapi":"3.0.3","paths":{},"components":{"schemas":null}}`,
+		`{"openapi":"3.0.3","paths":{},"components":{"x-c":1}}`,
+		`{"openapi":"3.0.3","paths":{},"components":{"schemas":{"A":{"type":"string"}},"schemas":{"B":{"type":"string"}}}}`,
+		`{"openapi":"3.0.3","paths":{},"components":{"Schemas":{"A":{"type":"string"}}}}`,
+		`{"openapi":"3.0.3","paths":{},"components":{"schemas":{"A":{"type":1}}}}`,
 	} {
 		want := &openapi3.T{}
 		errWant := json.Unmarshal([]byte(in), want)
