@@ -41,7 +41,7 @@ func TestCaseToolNames(t *testing.T) {
 				t.Errorf("tool names (-want +got):\n%s", diff)
 			}
 			for _, tl := range d.Tools {
-				if !validToolName(tl.Name, 64) {
+				if !isToolName(tl.Name, 64) {
 					t.Errorf("invalid name %q", tl.Name)
 				}
 				if tl.Description == "" {
@@ -50,19 +50,6 @@ func TestCaseToolNames(t *testing.T) {
 			}
 		})
 	}
-}
-
-func validToolName(s string, max int) bool {
-	if len(s) == 0 || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func TestCaseDescriptions(t *testing.T) {

@@ -159,7 +159,7 @@ func TestCorpusAll(t *testing.T) {
 				n := len(tl.InputSchema) + len(tl.OutputSchema)
 				total += n
 				max = maxInt(max, len(tl.InputSchema))
-				if !validToolName(tl.Name, 64) {
+				if !isToolName(tl.Name, 64) {
 					t.Errorf("invalid tool name %q", tl.Name)
 				}
 				s := string(tl.InputSchema)

@@ -22,14 +22,14 @@ func FuzzToolName(f *testing.F) {
 			max = 64
 		}
 		name := ToolName(opID, method, path, max)
-		if !validToolName(name, max) {
+		if !isToolName(name, max) {
 			t.Fatalf("ToolName(%q, %q, %q, %d) = %q: not a valid name", opID, method, path, max, name)
 		}
 		if again := ToolName(opID, method, path, max); again != name {
 			t.Fatalf("not deterministic: %q then %q", name, again)
 		}
 		taken := map[string]bool{name: true}
-		if n2 := uniqueName(name, taken, max); !validToolName(n2, max) || n2 == name {
+		if n2 := uniqueName(name, taken, max); !isToolName(n2, max) || n2 == name {
 			t.Fatalf("uniqueName(%q) = %q", name, n2)
 		}
 	})

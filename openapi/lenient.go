@@ -424,11 +424,7 @@ func refReason(err error) string {
 // (a pointer into a schema that is itself a reference).
 func (r *repairer) lookup(f *lenientFile, ptr string, depth int) *yaml.Node {
 	n := deref(f.root)
-	if ptr == "" {
-		return n
-	}
-	for _, t := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		t = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	for _, t := range pointerTokens(ptr) {
 		for n.Kind == yaml.MappingNode {
 			if v, _ := mapGet(n, t); v != nil {
 				break
@@ -443,16 +439,7 @@ func (r *repairer) lookup(f *lenientFile, ptr string, depth int) *yaml.Node {
 			}
 			n, f = deref(res.node), res.file
 		}
-		switch n.Kind {
-		case yaml.MappingNode:
-			n, _ = mapGet(n, t)
-		case yaml.SequenceNode:
-			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(n.Content) {
-				return nil
-			}
-			n = deref(n.Content[i])
-		default:
+		if n = child(n, t); n == nil {
 			return nil
 		}
 	}

@@ -89,29 +89,43 @@ func kindName(n *yaml.Node) string {
 // lookupPointer finds the node at an RFC 6901 pointer ("" or "/a/b").
 func lookupPointer(root *yaml.Node, ptr string) *yaml.Node {
 	n := deref(root)
-	if ptr == "" {
-		return n
-	}
-	for _, t := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		t = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-		switch n.Kind {
-		case yaml.MappingNode:
-			v, _ := mapGet(n, t)
-			if v == nil {
-				return nil
-			}
-			n = v
-		case yaml.SequenceNode:
-			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(n.Content) {
-				return nil
-			}
-			n = deref(n.Content[i])
-		default:
+	for _, t := range pointerTokens(ptr) {
+		if n = child(n, t); n == nil {
 			return nil
 		}
 	}
 	return n
+}
+
+// pointerTokens splits an RFC 6901 pointer ("" or "/a/b") into its
+// unescaped reference tokens (~1 is "/", ~0 is "~").
+func pointerTokens(ptr string) []string {
+	if ptr == "" {
+		return nil
+	}
+	ts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, t := range ts {
+		ts[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	return ts
+}
+
+// child returns the member of mapping n named t, or the element of sequence
+// n at index t, or nil when there is none.
+func child(n *yaml.Node, t string) *yaml.Node {
+	switch n.Kind {
+	case yaml.MappingNode:
+		v, _ := mapGet(n, t)
+		return v
+	case yaml.SequenceNode:
+		i, err := strconv.Atoi(t)
+		if err != nil || i < 0 || i >= len(n.Content) {
+			return nil
+		}
+		return deref(n.Content[i])
+	default:
+		return nil
+	}
 }
 
 // encodeJSON serializes a node tree as JSON, keeping key order, so that
