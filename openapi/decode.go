@@ -79,32 +79,11 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
-	top, ok := rawMembers(data)
+	rest, taken, ok := splitOut(data, "paths", "components")
 	if !ok {
 		return nil, false
 	}
-	var rest bytes.Buffer
-	rest.WriteByte('{')
-	var pathsRaw, compRaw []byte
-	for _, m := range top {
-		switch {
-		case m.key == "paths":
-			pathsRaw = m.raw
-			continue
-		case m.key == "components":
-			compRaw = m.raw
-			continue
-		case strings.EqualFold(m.key, "paths") || strings.EqualFold(m.key, "components"):
-			return nil, false // encoding/json matches field names case-insensitively
-		}
-		if rest.Len() > 1 {
-			rest.WriteByte(',')
-		}
-		writeString(&rest, m.key)
-		rest.WriteByte(':')
-		rest.Write(m.raw)
-	}
-	rest.WriteByte('}')
+	pathsRaw, compRaw := taken[0], taken[1]
 	if pathsRaw == nil || bytes.Equal(pathsRaw, []byte("null")) {
 		return nil, false
 	}
@@ -118,7 +97,7 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	items := make([]*openapi3.PathItem, len(paths))
 	exts := map[string]any{}
 	var tasks []func() error
-	tasks = append(tasks, func() error { return json.Unmarshal(rest.Bytes(), doc) })
+	tasks = append(tasks, func() error { return json.Unmarshal(rest, doc) })
 	var compSchemas []rawMember
 	var compSchemaRefs []*openapi3.SchemaRef
 	if compRaw != nil {
@@ -201,32 +180,11 @@ func decodeV2Split(data []byte) (*openapi2.T, bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
-	top, ok := rawMembers(data)
+	rest, taken, ok := splitOut(data, "paths", "definitions")
 	if !ok {
 		return nil, false
 	}
-	var rest bytes.Buffer
-	rest.WriteByte('{')
-	var pathsRaw, defsRaw []byte
-	for _, m := range top {
-		switch {
-		case m.key == "paths":
-			pathsRaw = m.raw
-			continue
-		case m.key == "definitions":
-			defsRaw = m.raw
-			continue
-		case strings.EqualFold(m.key, "paths") || strings.EqualFold(m.key, "definitions"):
-			return nil, false
-		}
-		if rest.Len() > 1 {
-			rest.WriteByte(',')
-		}
-		writeString(&rest, m.key)
-		rest.WriteByte(':')
-		rest.Write(m.raw)
-	}
-	rest.WriteByte('}')
+	pathsRaw, defsRaw := taken[0], taken[1]
 	var paths, defs []rawMember
 	if pathsRaw != nil {
 		if paths, ok = rawMembers(pathsRaw); !ok {
@@ -241,7 +199,7 @@ func decodeV2Split(data []byte) (*openapi2.T, bool) {
 	doc := &openapi2.T{}
 	items := make([]*openapi2.PathItem, len(paths))
 	schemas := make([]*openapi2.SchemaRef, len(defs))
-	tasks := []func() error{func() error { return json.Unmarshal(rest.Bytes(), doc) }}
+	tasks := []func() error{func() error { return json.Unmarshal(rest, doc) }}
 	for i, m := range paths {
 		tasks = append(tasks, func() error { return json.Unmarshal(m.raw, &items[i]) })
 	}
@@ -270,29 +228,11 @@ func decodeV2Split(data []byte) (*openapi2.T, bool) {
 // "schemas" member and that member's entries. ok is false (decode it whole)
 // unless "schemas" occurs once, spelled exactly, and is an object.
 func splitComponents(raw []byte) (rest []byte, schemas []rawMember, ok bool) {
-	members, ok := rawMembers(raw)
+	rest, taken, ok := splitOut(raw, "schemas")
 	if !ok {
 		return nil, nil, false
 	}
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	var schemasRaw []byte
-	for _, m := range members {
-		switch {
-		case m.key == "schemas" && schemasRaw == nil:
-			schemasRaw = m.raw
-			continue
-		case strings.EqualFold(m.key, "schemas"):
-			return nil, nil, false // duplicate or case variant: encoding/json semantics
-		}
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		writeString(&buf, m.key)
-		buf.WriteByte(':')
-		buf.Write(m.raw)
-	}
-	buf.WriteByte('}')
+	schemasRaw := taken[0]
 	if schemasRaw == nil {
 		return nil, nil, false
 	}
@@ -302,7 +242,44 @@ func splitComponents(raw []byte) (rest []byte, schemas []rawMember, ok bool) {
 	if schemas == nil {
 		schemas = []rawMember{}
 	}
-	return buf.Bytes(), schemas, true
+	return rest, schemas, true
+}
+
+// splitOut parses the JSON object raw and takes out the members named in
+// names: it returns the object without them and their raw values, in the
+// order of names (nil for an absent member). ok is false (the caller then
+// decodes the whole document the ordinary way) when raw is not an object,
+// or when a name occurs twice or in another letter case, where
+// encoding/json's case-insensitive, last-wins field matching would differ.
+func splitOut(raw []byte, names ...string) (rest []byte, taken [][]byte, ok bool) {
+	members, ok := rawMembers(raw)
+	if !ok {
+		return nil, nil, false
+	}
+	taken = make([][]byte, len(names))
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+members:
+	for _, m := range members {
+		for i, name := range names {
+			if !strings.EqualFold(m.key, name) {
+				continue
+			}
+			if m.key != name || taken[i] != nil {
+				return nil, nil, false
+			}
+			taken[i] = m.raw
+			continue members
+		}
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		writeString(&buf, m.key)
+		buf.WriteByte(':')
+		buf.Write(m.raw)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), taken, true
 }
 
 // runParallel runs tasks on GOMAXPROCS goroutines and reports whether all

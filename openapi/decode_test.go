@@ -9,6 +9,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestDecodeV3JSONCorpus checks that decodeV3JSON gives the same document
@@ -94,5 +95,44 @@ func TestDecodeV2Corpus(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no Swagger 2.0 document in the corpus")
+	}
+}
+
+func TestSplitOut(t *testing.T) {
+	tests := []struct {
+		name     string
+		raw      string
+		names    []string
+		wantRest string
+		want     []string // "" stands for an absent member
+		wantOK   bool
+	}{
+		{name: "both taken", raw: `{"a":1,"paths":{"x":2},"b":[3],"components":null}`, names: []string{"paths", "components"},
+			wantRest: `{"a":1,"b":[3]}`, want: []string{`{"x":2}`, `null`}, wantOK: true},
+		{name: "absent", raw: `{"a":1}`, names: []string{"paths"}, wantRest: `{"a":1}`, want: []string{""}, wantOK: true},
+		{name: "case variant", raw: `{"Paths":{}}`, names: []string{"paths"}},
+		{name: "duplicate", raw: `{"paths":{},"paths":{}}`, names: []string{"paths"}},
+		{name: "not an object", raw: `[1]`, names: []string{"paths"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rest, taken, ok := splitOut([]byte(tt.raw), tt.names...)
+			if ok != tt.wantOK {
+				t.Fatalf("splitOut(%s) ok = %v, want %v", tt.raw, ok, tt.wantOK)
+			}
+			if !ok {
+				return
+			}
+			if string(rest) != tt.wantRest {
+				t.Errorf("rest = %s, want %s", rest, tt.wantRest)
+			}
+			got := make([]string, len(taken))
+			for i, b := range taken {
+				got[i] = string(b)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("taken (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
