@@ -167,6 +167,7 @@ func TestCorpusAll(t *testing.T) {
 					t.Errorf("%s: $ref or nullable in input schema", tl.Name)
 				}
 			}
+			checkFingerprint(t, folder, d)
 			lenient := ""
 			if opts.Lenient {
 				lenient = fmt.Sprintf("; lenient: %d problems", len(d.Problems))

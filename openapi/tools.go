@@ -54,6 +54,14 @@ func newBuilder(doc *openapi3.T, src *source, opts LoadOptions, order *keyOrder)
 	return b
 }
 
+// withCache returns a copy of b with an empty schema cache of its own; it
+// shares everything else, which is read-only once newBuilder returns.
+func (b *builder) withCache() *builder {
+	c := *b
+	c.schemaCache = newSchemaCache()
+	return &c
+}
+
 // operations lists a path item's operations in N6 order; methods outside
 // the fixed eight (OAS 3.2 additionalOperations) follow in byte order.
 func operations(item *openapi3.PathItem) ([]string, []*openapi3.Operation) {
@@ -95,8 +103,23 @@ func (b *builder) build() (*Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
 	}
+	// Response schemas are converted on a second goroutine while this one
+	// builds the rest of each tool. The two sides never share conversion
+	// results (memoKey, defKey and defNameKey all carry the request flag),
+	// so each side gets a cache of its own and sees its operations in the
+	// same N6 order as a serial build: the output is identical.
+	outputs := make([][]byte, len(kept))
+	responses := b.withCache()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, e := range kept {
+			outputs[i] = responses.output(e.op)
+		}
+	}()
 	var built []*selected
-	for _, e := range kept {
+	var builtIdx []int
+	for i, e := range kept {
 		t, err := b.tool(e.path, e.item, e.method, e.op)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s %s (%s): %w", e.method, e.path, pointer("paths", e.path, strings.ToLower(e.method)), err))
@@ -110,6 +133,11 @@ func (b *builder) build() (*Document, error) {
 		t.wanted = e.wanted
 		d.Tools = append(d.Tools, t)
 		built = append(built, e)
+		builtIdx = append(builtIdx, i)
+	}
+	<-done
+	for j, i := range builtIdx {
+		d.Tools[j].OutputSchema = outputs[i]
 	}
 	// Lenient mode drops the operations that fail, unless all of them do:
 	// that is a setting to fix (a relative server URL without --upstream,
@@ -136,8 +164,8 @@ func pointer(tokens ...string) string {
 	return "#" + sb.String()
 }
 
-// tool builds the tool for one selected operation. Its Name is set
-// afterwards, by build (assignNames).
+// tool builds the tool for one selected operation. Its Name (assignNames)
+// and OutputSchema (output, on the response side) are set by build.
 func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *openapi3.Operation) (*Tool, error) {
 	t := &Tool{
 		OperationID:  op.OperationID,
@@ -186,7 +214,6 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 	t.plan = plan
 	t.InputSchema = in
 	plan.inputSchema = in
-	t.OutputSchema = b.output(op)
 	return t, nil
 }
 
