@@ -20,7 +20,7 @@
 // HTTP behaviour (DESIGN.md "HTTP contract"):
 //   - POST /mcp carries exactly one JSON-RPC message; a batch gets 400.
 //     initialize, server/discover, tools/list (every tool in one page,
-//     sorted by name by the go-sdk), ping, notifications and responses need
+//     sorted by name), ping, notifications and responses need
 //     no key and are never metered; notifications and responses get 202 with
 //     no body. GET and DELETE get 405 with "Allow: POST" (stateless mode).
 //   - tools/call needs a key unless [Options.AllowAnonymous]: without one,
@@ -40,11 +40,16 @@
 //     exact Retry-After in whole seconds, rounded up, and a message naming
 //     the limit and plan. Meter error: 503 with Retry-After and no
 //     rate-limit headers. A tools/call naming an unknown tool is neither
-//     resolved nor metered; the go-sdk answers it with -32602.
+//     resolved nor metered; it is answered with -32602.
 //   - After the upstream answers, the tool handler refunds the call
 //     ([Options.RefundFailedCalls]: upstream 5xx, failure, or never sent)
 //     and records a usage [Event], under context.WithoutCancel and a short
 //     timeout, so a client that hung up is still metered.
+//   - tools/list and tools/call are answered by go-sdk receiving
+//     middleware from the adapter's own tool table rather than tools
+//     registered with the SDK's AddTool, which encodes and decodes every
+//     schema to check it (most of the start-up time on large documents);
+//     the answers are the ones the SDK gives.
 //   - [Options.ListByPlan]: go-sdk receiving middleware filters tools/list
 //     to the plan's tools when the request carries a key.
 //   - GET /usage (the caller's key, in any of the three places) answers the

@@ -394,6 +394,8 @@ func TestNewErrors(t *testing.T) {
 			{Name: "b", InputSchema: []byte(`{"type":"array"}`)},
 			{Name: "c"},
 			nil,
+			{Name: "d", InputSchema: []byte(`{"type":"object",}`)},
+			{Name: "e", InputSchema: []byte(`{"type":"object"}`), OutputSchema: []byte(`{"type":`)},
 		},
 	})
 	if err == nil {
@@ -403,9 +405,11 @@ func TestNewErrors(t *testing.T) {
 		`MCPPath "mcp" must start with /`,
 		`AllowedOrigins: "not an origin" is not scheme://host[:port]`,
 		`Tools[1]: duplicate tool name "a"`,
-		`Tools[2] "b": AddTool "b": input schema must have type "object" (got array)`,
+		`Tools[2] "b": input schema must have type "object" (got array)`,
 		`Tools[3] "c": missing input schema`,
 		`Tools[4] is nil`,
+		`Tools[5] "d": input schema: invalid character '}' looking for beginning of object key string`,
+		`Tools[6] "e": output schema is not valid JSON`,
 	}
 	if diff := cmp.Diff(want, strings.Split(err.Error(), "\n")); diff != "" {
 		t.Errorf("New error lines (-want +got):\n%s", diff)

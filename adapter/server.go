@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,6 +140,11 @@ type Server struct {
 	tools   map[string]*openapi.Tool
 	metrics *metrics
 
+	// The tool table toolMethods serves: tools/list in name order, and the
+	// tools/call handler of each tool by name.
+	listed   []*mcp.Tool
+	handlers map[string]mcp.ToolHandler
+
 	// Refunds and usage events written after the response (see afterCall).
 	pending chan struct{}
 	afterWG sync.WaitGroup
@@ -205,11 +212,12 @@ func New(opts Options) (*Server, error) {
 	}
 
 	s := &Server{
-		opts:    opts,
-		logger:  opts.Logger,
-		client:  opts.HTTPClient,
-		tools:   make(map[string]*openapi.Tool, len(opts.Tools)),
-		pending: make(chan struct{}, maxPendingAfterCall),
+		opts:     opts,
+		logger:   opts.Logger,
+		client:   opts.HTTPClient,
+		tools:    make(map[string]*openapi.Tool, len(opts.Tools)),
+		handlers: make(map[string]mcp.ToolHandler, len(opts.Tools)),
+		pending:  make(chan struct{}, maxPendingAfterCall),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -240,15 +248,17 @@ func New(opts Options) (*Server, error) {
 		// the list never changes while the process runs.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	// toolMethods answers tools/list and tools/call; listByPlan, outside
+	// it, filters the list.
+	s.mcp.AddReceivingMiddleware(s.toolMethods)
 	if opts.ListByPlan {
 		s.mcp.AddReceivingMiddleware(s.listByPlan)
 	}
-	// The first tool of each name is registered; later ones are errors.
-	// Registration runs on GOMAXPROCS workers: the SDK's AddTool re-encodes
-	// and decodes each schema to check it (most of New's time on large
-	// documents), takes its own lock to add, and lists tools sorted by name,
-	// so the order of registration does not show. Errors keep index order.
+	// The first tool of each name is served; later ones are errors. Schemas
+	// are checked on GOMAXPROCS workers (a validating pass over every
+	// schema); errors keep index order.
 	toolErrs := make([]error, len(opts.Tools))
+	listed := make([]*mcp.Tool, len(opts.Tools))
 	first := map[string]int{}
 	var todo []int
 	for i, t := range opts.Tools {
@@ -266,15 +276,22 @@ func New(opts Options) (*Server, error) {
 	forEachParallel(len(todo), func(k int) {
 		i := todo[k]
 		t := opts.Tools[i]
-		if err := s.addTool(t); err != nil {
+		mt, err := listedTool(t)
+		if err != nil {
 			toolErrs[i] = fmt.Errorf("Tools[%d] %q: %w", i, t.Name, err)
+			return
 		}
+		listed[i] = mt
 	})
 	for _, i := range todo {
 		if toolErrs[i] == nil {
-			s.tools[opts.Tools[i].Name] = opts.Tools[i]
+			t := opts.Tools[i]
+			s.tools[t.Name] = t
+			s.handlers[t.Name] = s.toolHandler(t)
+			s.listed = append(s.listed, listed[i])
 		}
 	}
+	slices.SortFunc(s.listed, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	for _, err := range toolErrs {
 		if err != nil {
 			errs = append(errs, err)
