@@ -52,18 +52,18 @@ func (b *builder) fit(build func(c *converter) *obj) []byte {
 		return b.fitByDepth(build)
 	}
 	if b.budget < 0 {
-		return encode(o)
+		return b.encode(o)
 	}
 	need := b.need(o)
 	if need <= 0 || b.sizeAt(o, need) <= b.budget {
-		return encode(b.shrink(o))
+		return b.encode(b.shrink(o))
 	}
 	for d := min(need-1, maxFitDepth); d >= 1; d-- {
 		if b.sizeAt(o, d) <= b.budget {
-			return encode(b.cutAt(o, d))
+			return b.encode(b.cutAt(o, d))
 		}
 	}
-	return encode(b.shrink(b.cutAt(o, 1)))
+	return b.encode(b.shrink(b.cutAt(o, 1)))
 }
 
 const maxFitDepth = 32
@@ -89,7 +89,7 @@ func (b *builder) fitByDepth(build func(c *converter) *obj) []byte {
 	if best == nil {
 		best = b.shrink(build(&converter{b: b, memo: b.memo, maxDepth: 1, minHit: 1 << 30}))
 	}
-	return encode(best)
+	return b.encode(best)
 }
 
 // depthChildren calls f for each schema-valued member of o with the depth
@@ -211,6 +211,14 @@ func (b *builder) cutAt(o *obj, r int) *obj {
 		}
 	}
 	return n
+}
+
+// encode is encode(o) into a buffer of o's exact serialized length
+// (sizeOf), which spares the buffer's repeated growth on large schemas.
+func (b *builder) encode(o *obj) []byte {
+	buf := bytes.NewBuffer(make([]byte, 0, b.sizeOf(o)))
+	writeJSON(buf, o)
+	return buf.Bytes()
 }
 
 // sizeOf returns the serialized length of v, caching per shared subtree.

@@ -114,3 +114,33 @@ paths:
 		})
 	}
 }
+
+// TestBuilderEncodeSize checks that sizeOf, which sizes the buffer of
+// builder.encode and drives every S2 budget decision, is the exact length
+// of the serialization, on values that need escaping.
+func TestBuilderEncodeSize(t *testing.T) {
+	b := &builder{schemaCache: newSchemaCache()}
+	inner := &obj{}
+	inner.set("type", "string")
+	inner.set("description", "quote \" backslash \\ newline \n tab \t ctl \x01 é 日本 bad \xff <&>")
+	inner.set("enum", literal{[]any{"a<b", 1.5, map[string]any{"z": 1, "a": nil}}})
+	inner.set("maxLength", uint64(12))
+	inner.set("minimum", -0.25)
+	inner.set("nullable", false)
+	o := &obj{}
+	o.set("type", "object")
+	o.set("properties", &obj{k: []string{"ké\"y", "b"}, v: []any{inner, &obj{}}})
+	o.set("required", []string{"ké\"y", "\u2028"})
+	o.set("anyOf", []any{inner, nil, true})
+	got := b.encode(o)
+	want := encode(o)
+	if string(got) != string(want) {
+		t.Fatalf("builder.encode = %s, want %s", got, want)
+	}
+	if n := b.sizeOf(o); n != len(want) {
+		t.Errorf("sizeOf = %d, want %d (%s)", n, len(want), want)
+	}
+	if cap(got) != len(want) {
+		t.Errorf("buffer capacity %d, want exactly %d", cap(got), len(want))
+	}
+}
