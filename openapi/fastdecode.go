@@ -394,7 +394,11 @@ func (d *fastDecoder) field(ptr any) error {
 		// The same in either mode.
 		return d.plain(ptr)
 	}
-	// Nested objects of other kinds (ExternalDocs, XML, Discriminator).
+	if ok, err := d.pathItemPart(ptr); ok {
+		return err
+	}
+	// Nested objects of other kinds (ExternalDocs, XML, Discriminator,
+	// Servers, Callbacks, Links, Encodings, ...).
 	return d.delegate(ptr)
 }
 

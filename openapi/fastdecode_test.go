@@ -100,9 +100,9 @@ func member(ms []rawMember, key string) []byte {
 	return nil
 }
 
-// TestFastDecodeCorpus decodes every component schema of every OAS 3 JSON
-// document of the corpus with the fast decoder and with kin-openapi and
-// requires the same values; Swagger 2.0
+// TestFastDecodeCorpus decodes every component schema and every path item
+// (and webhook) of every OAS 3 JSON document of the corpus with the fast
+// decoder and with kin-openapi and requires the same values; Swagger 2.0
 // definitions and other JSON fragments are decoded as schemas. The YAML
 // entry documents are checked too, converted to JSON. It logs how many
 // nodes of each kind were handed to kin-openapi.
@@ -168,13 +168,13 @@ func jsonKeys(v any) any {
 	return v
 }
 
-// checkFastDecodeDocument checks the fast decoder on the schemas of one
-// JSON document and reports whether it is an OAS 3 document.
+// checkFastDecodeDocument checks the fast decoder on the schemas and path
+// items of one JSON document and reports whether it is an OAS 3 document.
 func checkFastDecodeDocument(t *testing.T, rel string, data []byte) bool {
 	t.Helper()
 	top := members(t, data)
 	fallbacks := map[string]int{}
-	var schemas int
+	var schemas, items int
 	oas3 := false
 	switch {
 	case strings.HasPrefix(string(member(top, "openapi")), `"3`):
@@ -182,6 +182,15 @@ func checkFastDecodeDocument(t *testing.T, rel string, data []byte) bool {
 		for _, s := range members(t, member(members(t, member(top, "components")), "schemas")) {
 			checkSchemaRef(t, "/components/schemas/"+jsonPointerEscape(s.key), s.raw, fallbacks)
 			schemas++
+		}
+		for _, section := range []string{"paths", "webhooks"} {
+			for _, it := range members(t, member(top, section)) {
+				if strings.HasPrefix(it.key, "x-") {
+					continue
+				}
+				checkPathItem(t, "/"+section+"/"+jsonPointerEscape(it.key), it.raw, fallbacks)
+				items++
+			}
 		}
 	case member(top, "swagger") != nil:
 		for _, s := range members(t, member(top, "definitions")) {
@@ -192,7 +201,7 @@ func checkFastDecodeDocument(t *testing.T, rel string, data []byte) bool {
 		checkSchemaRef(t, "", data, fallbacks)
 		schemas++
 	}
-	t.Logf("%s: %d schemas; nodes handed to kin-openapi: %v", rel, schemas, fallbacks)
+	t.Logf("%s: %d schemas, %d path items; nodes handed to kin-openapi: %v", rel, schemas, items, fallbacks)
 	return oas3
 }
 
@@ -310,7 +319,8 @@ func TestFastDecodeFieldTables(t *testing.T) {
 }
 
 // FuzzFastDecode checks that the fast decoder gives kin-openapi's value
-// and error for any valid JSON, as a schema.
+// and error for any valid JSON, as a schema and as a path item in both
+// modes.
 func FuzzFastDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"object","properties":{"a":{"type":"string","minLength":1},"b":{"$ref":"#/b"}},"required":["a"],"x-a":[1]}`,
@@ -327,10 +337,14 @@ func FuzzFastDecode(f *testing.F) {
 	for _, tt := range fastDecodeCases {
 		f.Add([]byte(tt.in))
 	}
+	for _, tt := range fastDecodePathItemCases {
+		f.Add([]byte(tt.in))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !json.Valid(data) {
 			t.Skip() // the fast decoder reads validated input only
 		}
 		checkSchemaRef(t, "schema", data, nil)
+		checkPathItem(t, "path item", data, nil)
 	})
 }
