@@ -18,11 +18,13 @@ import (
 // a second time into a map only to find its x- extensions, and
 // Paths.UnmarshalJSON decodes every path item into map[string]any,
 // re-encodes it and decodes it again. Here the top-level members are split
-// without decoding, and "components" and each path item are decoded
-// directly, on GOMAXPROCS goroutines (they share nothing until
-// ResolveRefsIn). The result is the same document; on any error, or on a
-// shape this does not handle, the plain json.Unmarshal runs instead, so
-// errors read exactly as before.
+// without decoding, and "components", each component schema and each path
+// item are decoded on their own, on GOMAXPROCS goroutines (they share
+// nothing until ResolveRefsIn); schemas and path items go through the
+// one-pass decoder of fastdecode.go, which gives kin-openapi's values
+// without its repeated decoding of every subtree. The result is the same
+// document; on any error, or on a shape this does not handle, the plain
+// json.Unmarshal runs instead, so errors read exactly as before.
 func decodeV3JSON(data []byte, doc *openapi3.T) error {
 	if d, ok := decodeV3Split(data); ok {
 		*doc = *d
@@ -110,7 +112,11 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 			compSchemaRefs = make([]*openapi3.SchemaRef, len(schemas))
 			tasks = append(tasks, func() error { return json.Unmarshal(compRest, comp) })
 			for i, m := range schemas {
-				tasks = append(tasks, func() error { return json.Unmarshal(m.raw, &compSchemaRefs[i]) })
+				tasks = append(tasks, func() error {
+					sr, err := decodeSchemaRef(m.raw)
+					compSchemaRefs[i] = sr
+					return err
+				})
 			}
 		} else {
 			tasks = append(tasks, func() error {
@@ -132,11 +138,13 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 			continue
 		}
 		tasks = append(tasks, func() error {
-			var it openapi3.PathItem
-			if err := it.UnmarshalJSON(m.raw); err != nil {
+			// As Paths.UnmarshalJSON decodes it: from the json.Marshal
+			// encoding of its map[string]any decoding.
+			it, err := decodePathItem(m.raw, true)
+			if err != nil {
 				return err
 			}
-			items[i] = &it
+			items[i] = it
 			return nil
 		})
 	}

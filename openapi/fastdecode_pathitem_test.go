@@ -104,3 +104,22 @@ func TestFastDecodePathItemFieldTables(t *testing.T) {
 	checkFieldTable(t, mediaTypeField)
 	checkFieldTable(t, exampleField)
 }
+
+// TestDecodeV3JSONPathItemReencoding checks that a path item decodes as
+// kin-openapi's Paths decodes it, from the json.Marshal encoding of its
+// map[string]any decoding, where that differs from decoding the bytes
+// directly.
+func TestDecodeV3JSONPathItemReencoding(t *testing.T) {
+	for _, item := range []string{
+		`{"get":{"parameters":[{"name":"a","in":"query","schema":{"type":"string","maxLength":9007199254740993}}],"responses":{}}}`,
+		`{"get":{"summary":"first","responses":{}},"Get":{"summary":"second"}}`,
+		`{"get":{"parameters":[{"name":"a","in":"query","schema":{"type":"string","minLength":2.0}}],"responses":{}}}`,
+	} {
+		in := []byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":` + item + `}}`)
+		want := &openapi3.T{}
+		errWant := json.Unmarshal(in, want)
+		got := &openapi3.T{}
+		errGot := decodeV3JSON(in, got)
+		sameDecode(t, item, got, errGot, want, errWant)
+	}
+}

@@ -192,6 +192,11 @@ func checkFastDecodeDocument(t *testing.T, rel string, data []byte) bool {
 				items++
 			}
 		}
+		want := &openapi3.T{}
+		errWant := json.Unmarshal(data, want)
+		got := &openapi3.T{}
+		errGot := decodeV3JSON(data, got)
+		sameDecode(t, "whole document", got, errGot, want, errWant)
 	case member(top, "swagger") != nil:
 		for _, s := range members(t, member(top, "definitions")) {
 			checkSchemaRef(t, "/definitions/"+jsonPointerEscape(s.key), s.raw, fallbacks)
@@ -347,4 +352,27 @@ func FuzzFastDecode(f *testing.F) {
 		checkSchemaRef(t, "schema", data, nil)
 		checkPathItem(t, "path item", data, nil)
 	})
+}
+
+// BenchmarkDecodeV3 measures the decode phase alone (decodeV3JSON) on the
+// largest OAS 3 JSON documents of the corpus; select one with
+// -bench DecodeV3/stripe.
+func BenchmarkDecodeV3(b *testing.B) {
+	requireCorpus(b)
+	for _, folder := range []string{"stripe-2022-04-12", "github-rest-v1.1.3", "square-connect-v2", "twilio-api-v2010", "adyen-checkoutservice-v72"} {
+		b.Run(folder, func(b *testing.B) {
+			data, err := os.ReadFile(corpusPath(b, folder))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var doc openapi3.T
+				if err := decodeV3JSON(data, &doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
