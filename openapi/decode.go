@@ -170,10 +170,11 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 
 // decodeV2 is openapi2.UnmarshalFromData for a Swagger 2.0 document. For
 // JSON it splits the document like decodeV3JSON: "paths" and
-// "definitions" members are decoded one by one in parallel, and the rest
-// of the document without them, which spares kin-openapi's second,
-// generic decode of the whole document for its x- extensions. Anything
-// else, or any error, goes through openapi2.UnmarshalFromData.
+// "definitions" members are decoded one by one in parallel, with the
+// one-pass decoder of fastdecode_swagger2.go, and the rest of the document
+// without them, which spares kin-openapi's second, generic decode of the
+// whole document for its x- extensions. Anything else, or any error, goes
+// through openapi2.UnmarshalFromData.
 func decodeV2(data []byte, doc *openapi2.T) error {
 	if looksJSON(data) {
 		if d, ok := decodeV2Split(data); ok {
@@ -209,10 +210,18 @@ func decodeV2Split(data []byte) (*openapi2.T, bool) {
 	schemas := make([]*openapi2.SchemaRef, len(defs))
 	tasks := []func() error{func() error { return json.Unmarshal(rest, doc) }}
 	for i, m := range paths {
-		tasks = append(tasks, func() error { return json.Unmarshal(m.raw, &items[i]) })
+		tasks = append(tasks, func() error {
+			it, err := decodeV2PathItem(m.raw)
+			items[i] = it
+			return err
+		})
 	}
 	for i, m := range defs {
-		tasks = append(tasks, func() error { return json.Unmarshal(m.raw, &schemas[i]) })
+		tasks = append(tasks, func() error {
+			sr, err := decodeV2SchemaRef(m.raw)
+			schemas[i] = sr
+			return err
+		})
 	}
 	if !runParallel(tasks) {
 		return nil, false

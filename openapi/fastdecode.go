@@ -397,6 +397,9 @@ func (d *fastDecoder) field(ptr any) error {
 	if ok, err := d.pathItemPart(ptr); ok {
 		return err
 	}
+	if ok, err := d.swagger2Part(ptr); ok {
+		return err
+	}
 	// Nested objects of other kinds (ExternalDocs, XML, Discriminator,
 	// Servers, Callbacks, Links, Encodings, ...).
 	return d.delegate(ptr)

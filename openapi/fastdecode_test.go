@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
@@ -102,10 +103,11 @@ func member(ms []rawMember, key string) []byte {
 
 // TestFastDecodeCorpus decodes every component schema and every path item
 // (and webhook) of every OAS 3 JSON document of the corpus with the fast
-// decoder and with kin-openapi and requires the same values; Swagger 2.0
-// definitions and other JSON fragments are decoded as schemas. The YAML
-// entry documents are checked too, converted to JSON. It logs how many
-// nodes of each kind were handed to kin-openapi.
+// decoder and with kin-openapi and requires the same values, and the same
+// for the definitions and path items of Swagger 2.0 documents (their
+// definitions also as OAS 3 schemas); other JSON fragments are decoded as
+// schemas. The YAML entry documents are checked too, converted to JSON. It
+// logs how many nodes of each kind were handed to kin-openapi.
 func TestFastDecodeCorpus(t *testing.T) {
 	requireCorpus(t)
 	oas3 := 0
@@ -199,9 +201,18 @@ func checkFastDecodeDocument(t *testing.T, rel string, data []byte) bool {
 		sameDecode(t, "whole document", got, errGot, want, errWant)
 	case member(top, "swagger") != nil:
 		for _, s := range members(t, member(top, "definitions")) {
-			checkSchemaRef(t, "/definitions/"+jsonPointerEscape(s.key), s.raw, fallbacks)
+			checkSchemaRef(t, "/definitions/"+jsonPointerEscape(s.key), s.raw, nil)
+			checkV2SchemaRef(t, "/definitions/"+jsonPointerEscape(s.key), s.raw, fallbacks)
 			schemas++
 		}
+		for _, it := range members(t, member(top, "paths")) {
+			checkV2PathItem(t, "/paths/"+jsonPointerEscape(it.key), it.raw, fallbacks)
+			items++
+		}
+		var want, got openapi2.T
+		errWant := openapi2.UnmarshalFromData(data, &want)
+		errGot := decodeV2(data, &got)
+		sameDecode(t, "whole document", &got, errGot, &want, errWant)
 	default:
 		checkSchemaRef(t, "", data, fallbacks)
 		schemas++
@@ -324,8 +335,8 @@ func TestFastDecodeFieldTables(t *testing.T) {
 }
 
 // FuzzFastDecode checks that the fast decoder gives kin-openapi's value
-// and error for any valid JSON, as a schema and as a path item in both
-// modes.
+// and error for any valid JSON, as an OAS 3 schema, an OAS 3 path item in
+// both modes, a Swagger 2.0 schema and a Swagger 2.0 path item.
 func FuzzFastDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"object","properties":{"a":{"type":"string","minLength":1},"b":{"$ref":"#/b"}},"required":["a"],"x-a":[1]}`,
@@ -345,12 +356,17 @@ func FuzzFastDecode(f *testing.F) {
 	for _, tt := range fastDecodePathItemCases {
 		f.Add([]byte(tt.in))
 	}
+	for _, tt := range fastDecodeV2Cases {
+		f.Add([]byte(tt.in))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !json.Valid(data) {
 			t.Skip() // the fast decoder reads validated input only
 		}
 		checkSchemaRef(t, "schema", data, nil)
 		checkPathItem(t, "path item", data, nil)
+		checkV2SchemaRef(t, "schema", data, nil)
+		checkV2PathItem(t, "path item", data, nil)
 	})
 }
 
