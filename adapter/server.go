@@ -291,6 +291,9 @@ func New(opts Options) (*Server, error) {
 			s.listed = append(s.listed, listed[i])
 		}
 	}
+	if s.listed == nil {
+		s.listed = []*mcp.Tool{} // "tools": [], not null
+	}
 	slices.SortFunc(s.listed, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	for _, err := range toolErrs {
 		if err != nil {

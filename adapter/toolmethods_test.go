@@ -43,3 +43,12 @@ func TestToolsListCursorAndUnknownTool(t *testing.T) {
 		})
 	}
 }
+
+func TestToolsListEmpty(t *testing.T) {
+	srv := serve(t, Options{AllowAnonymous: true})
+	got := post(t, srv.URL+"/mcp", toolsListBody, nil)
+	want := `{"jsonrpc":"2.0","id":2,"result":{"ttlMs":0,"cacheScope":"public","tools":[]}}`
+	if got.status != 200 || got.body != want {
+		t.Errorf("tools/list = %d\n%s\nwant 200\n%s", got.status, got.body, want)
+	}
+}
