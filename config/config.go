@@ -116,6 +116,12 @@ type Config struct {
 	// URLs) applied in order to Spec before it is loaded
 	// (openapi.LoadOptions.Overlays). Nil means none.
 	Overlays []string
+	// RefRoot is the folder that the document's external $refs must stay
+	// inside (openapi.LoadOptions.RefRoot, CONVENTIONS.md C02); it must
+	// contain the document. Empty means the document's own folder. A
+	// document whose shared files sit beside its folder (spec/ and
+	// common/) needs the parent folder here.
+	RefRoot string
 	// Lenient loads a document that does not load as published by skipping
 	// its broken references, nodes and operations, one warning each
 	// (openapi.LoadOptions.Lenient). Default true; restmcp validate ignores
@@ -406,6 +412,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("event_max_len", c.EventMaxLen),
 		slog.Bool("metrics", c.Metrics),
 		slog.String("overlay", strings.Join(c.Overlays, ",")),
+		slog.String("ref_root", c.RefRoot),
 		slog.Bool("lenient", c.Lenient),
 		slog.String("include_tags", strings.Join(c.IncludeTags, ",")),
 		slog.String("exclude_tags", strings.Join(c.ExcludeTags, ",")),

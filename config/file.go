@@ -40,6 +40,7 @@ type fileConfig struct {
 	Metrics           *bool          `yaml:"metrics"`
 
 	Overlays           *[]string          `yaml:"overlay"`
+	RefRoot            *string            `yaml:"ref_root"`
 	Lenient            *bool              `yaml:"lenient"`
 	IncludeTags        *[]string          `yaml:"include_tags"`
 	ExcludeTags        *[]string          `yaml:"exclude_tags"`
@@ -187,6 +188,9 @@ func (f *fileConfig) apply(c *Config) []error {
 		}
 	}
 	setList(&c.Overlays, f.Overlays)
+	if f.RefRoot != nil {
+		c.RefRoot = *f.RefRoot
+	}
 	if f.Lenient != nil {
 		c.Lenient = *f.Lenient
 	}

@@ -31,6 +31,7 @@ func writeFile(t *testing.T, name, content string) string {
 const fullFile = `# every setting, each different from its default
 spec: ./file-spec.yaml
 upstream: http://file.example:9000
+ref_root: ./file-root
 addr: 127.0.0.1:7001
 mcp_path: /file-mcp
 redis_url: redis://:filepass@127.0.0.1:6379/1
@@ -53,6 +54,7 @@ var fullEnv = map[string]string{
 	"RESTMCP_SPEC":                 "https://env.example/openapi.json",
 	"RESTMCP_UPSTREAM":             "http://env.example:9001",
 	"RESTMCP_OVERLAY":              "fix-a.yaml,fix-b.yaml",
+	"RESTMCP_REF_ROOT":             "/env/root",
 	"RESTMCP_LENIENT":              "false",
 	"RESTMCP_ADDR":                 "0.0.0.0:7002",
 	"RESTMCP_MCP_PATH":             "/env-mcp",
@@ -90,6 +92,7 @@ var fullFlags = []string{
 	"--upstream=https://flag.example/v2",
 	"--overlay", "flag-a.yaml",
 	"--overlay", "flag-b.yaml",
+	"--ref-root", "flag-root",
 	"--lenient",
 	"--addr", ":7003",
 	"--mcp-path", "/flag-mcp",
@@ -123,6 +126,7 @@ func TestLoadPrecedence(t *testing.T) {
 	fromFile.ConfigFile = file
 	fromFile.Spec = "./file-spec.yaml"
 	fromFile.Upstream = "http://file.example:9000"
+	fromFile.RefRoot = "./file-root"
 	fromFile.Addr = "127.0.0.1:7001"
 	fromFile.MCPPath = "/file-mcp"
 	fromFile.RedisURL = "redis://:filepass@127.0.0.1:6379/1"
@@ -143,6 +147,7 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv.Spec = "https://env.example/openapi.json"
 	fromEnv.Upstream = "http://env.example:9001"
 	fromEnv.Overlays = []string{"fix-a.yaml", "fix-b.yaml"}
+	fromEnv.RefRoot = "/env/root"
 	fromEnv.Lenient = false
 	fromEnv.Addr = "0.0.0.0:7002"
 	fromEnv.MCPPath = "/env-mcp"
@@ -177,6 +182,7 @@ func TestLoadPrecedence(t *testing.T) {
 	fromFlags.Spec = "flag-spec.json"
 	fromFlags.Upstream = "https://flag.example/v2"
 	fromFlags.Overlays = []string{"flag-a.yaml", "flag-b.yaml"}
+	fromFlags.RefRoot = "flag-root"
 	fromFlags.Lenient = true
 	fromFlags.Addr = ":7003"
 	fromFlags.MCPPath = "/flag-mcp"
@@ -348,8 +354,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{
 			name:    "every unknown key is reported",
 			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
-			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)` + "\n" +
-				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)`,
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, event_max_len, exclude_methods, exclude_operations, exclude_tags, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, overlay, plans_file, rate_limit, rate_window, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, shutdown_timeout, spec, tool_names, upstream, upstream_timeout)`,
 		},
 		{
 			name:    "duration without unit",

@@ -129,6 +129,10 @@ func table() []setting {
 			Usage: "OpenAPI Overlay 1.0 documents (files or http(s) URLs) applied in order to the spec before it is loaded, to patch a vendor's document without editing it. The flag may be repeated.",
 		}, set: func(c *Config, v string) error { c.Overlays = splitList(v); return nil }},
 		{Setting: Setting{
+			Key: "ref_root", Flag: "ref-root", Env: "RESTMCP_REF_ROOT", Type: "path",
+			Usage: "Folder that the spec's external $refs must stay inside; it must contain the spec. Empty means the spec's own folder. Set it to the parent folder when shared files sit beside the spec's folder (spec/ and common/).",
+		}, set: func(c *Config, v string) error { c.RefRoot = v; return nil }},
+		{Setting: Setting{
 			Key: "lenient", Flag: "lenient", Env: "RESTMCP_LENIENT", Type: "bool", Default: strconv.FormatBool(DefaultLenient),
 			Usage: "When the spec does not load as published, skip its broken references, nodes and operations (one warning each, naming file and JSON pointer) and serve the rest. false refuses to start instead. restmcp validate is always strict.",
 		}, set: func(c *Config, v string) error { return parseBool(v, &c.Lenient) }},

@@ -91,6 +91,7 @@ func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 		Select:        selection(cfg),
 		Lenient:       cfg.Lenient,
 		Overlays:      cfg.Overlays,
+		RefRoot:       cfg.RefRoot,
 	}
 }
 

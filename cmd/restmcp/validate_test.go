@@ -127,3 +127,46 @@ func TestToolsCommandLenient(t *testing.T) {
 		t.Errorf("strict tools: got %v, want the load error listing 4 problems", err)
 	}
 }
+
+// TestValidateRefRoot checks --ref-root: a document whose shared files sit
+// beside its folder loads only when the ref root is their common parent.
+func TestValidateRefRoot(t *testing.T) {
+	root := t.TempDir()
+	for name, text := range map[string]string{
+		"spec/api.yaml": `openapi: 3.0.3
+info: {title: Split, version: "1"}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: "../common/thing.yaml"}
+`,
+		"common/thing.yaml": "type: object\nproperties:\n  id: {type: string}\n",
+	} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := filepath.Join(root, "spec", "api.yaml")
+
+	stdout, _, err := runCmd(t, "validate", "--spec", spec)
+	want := `$ref "../common/thing.yaml": points outside the spec root ` + filepath.Join(root, "spec")
+	if err == nil || !strings.Contains(stdout, want) {
+		t.Errorf("without --ref-root: err %v, stdout:\n%s\nwant an error and %q", err, stdout, want)
+	}
+
+	stdout, _, err = runCmd(t, "validate", "--spec", spec, "--ref-root", root)
+	if wantOut := "ok: \"Split\" version 1, 1 tools, 0 warning(s)\n"; err != nil || stdout != wantOut {
+		t.Errorf("with --ref-root: err %v, stdout %q; want nil, %q", err, stdout, wantOut)
+	}
+}
