@@ -175,13 +175,18 @@ func isToolName(s string, max int) bool {
 // selected is one operation that passed the selection, with the name it
 // will get.
 type selected struct {
-	path     string
-	item     *openapi3.PathItem
-	method   string
-	op       *openapi3.Operation
-	wanted   string // N1–N5 name, or the override
-	override string // "config" or "x-mcp-name" when wanted is an override
+	path      string
+	item      *openapi3.PathItem
+	method    string
+	op        *openapi3.Operation
+	wanted    string // N1–N5 name, or the override
+	override  string // overrideConfig or ExtensionName when wanted is an override
+	generated string // the N1–N5 name
 }
+
+// overrideConfig marks a name from Selection.Names (the operator's
+// configuration), as opposed to the document's ExtensionName.
+const overrideConfig = "tool name override"
 
 // label names an operation in messages: "GET /users (listUsers)".
 func (e *selected) label() string {
@@ -196,9 +201,28 @@ func (e *selected) label() string {
 // name it wants (generated or override). Invalid or duplicate overrides,
 // unknown operationIds in Names and malformed selection entries are
 // reported together.
-func (b *builder) selectOperations(paths []string) ([]*selected, error) {
+//
+// In lenient mode a defective x-mcp-name (not a string, not a valid tool
+// name, or a name another override already holds) is a document defect
+// like any other: the operation keeps its generated name and the defect
+// is one of the returned problems. Config overrides are checked first, so
+// the operator's name wins over the document's; their defects stay errors.
+func (b *builder) selectOperations(paths []string) ([]*selected, []Problem, error) {
 	sel := &b.opts.Select
 	errs := []error{sel.validate()}
+	var problems []Problem
+	// demote gives e its generated name back (lenient mode) or reports err.
+	demote := func(e *selected, err error) {
+		if !b.opts.Lenient || e.override != ExtensionName {
+			errs = append(errs, err)
+			return
+		}
+		problems = append(problems, Problem{Severity: SeverityError, File: b.src.rootName(),
+			Pointer:   strings.TrimPrefix(pointer("paths", e.path, strings.ToLower(e.method), ExtensionName), "#"),
+			Operation: e.method + " " + e.path,
+			Message:   err.Error() + "; the generated name " + e.generated + " is used instead"})
+		e.wanted, e.override = e.generated, ""
+	}
 	ids := map[string]bool{}
 	var kept []*selected
 	for _, p := range paths {
@@ -214,20 +238,19 @@ func (b *builder) selectOperations(paths []string) ([]*selected, error) {
 			if !sel.keeps(m, op.OperationID, name, op.Tags) {
 				continue
 			}
-			e := &selected{path: p, item: item, method: m, op: op, wanted: name}
+			e := &selected{path: p, item: item, method: m, op: op, wanted: name, generated: name}
 			if v, ok := op.Extensions[ExtensionName]; ok && v != nil {
 				s, isString := v.(string)
+				e.wanted, e.override = s, ExtensionName
 				if !isString {
-					errs = append(errs, fmt.Errorf("%s (%s): %s: must be a string, got %v", e.label(), pointer("paths", p, strings.ToLower(m), ExtensionName), ExtensionName, v))
-				} else {
-					e.wanted, e.override = s, ExtensionName
+					demote(e, fmt.Errorf("%s (%s): %s: must be a string, got %v", e.label(), pointer("paths", p, strings.ToLower(m), ExtensionName), ExtensionName, v))
 				}
 			}
 			if s, ok := sel.Names[op.OperationID]; ok && op.OperationID != "" {
-				e.wanted, e.override = s, "tool name override"
+				e.wanted, e.override = s, overrideConfig
 			}
 			if e.override != "" && !isToolName(e.wanted, b.maxName) {
-				errs = append(errs, fmt.Errorf("%s: %s %q must match ^[a-zA-Z0-9_-]{1,%d}$", e.label(), e.override, e.wanted, b.maxName))
+				demote(e, fmt.Errorf("%s: %s %q must match ^[a-zA-Z0-9_-]{1,%d}$", e.label(), e.override, e.wanted, b.maxName))
 			}
 			kept = append(kept, e)
 		}
@@ -244,20 +267,26 @@ func (b *builder) selectOperations(paths []string) ([]*selected, error) {
 	}
 
 	owner := map[string]*selected{}
-	for _, e := range kept {
-		if e.override == "" {
-			continue
+	for _, kind := range []string{overrideConfig, ExtensionName} {
+		for _, e := range kept {
+			if e.override != kind {
+				continue
+			}
+			if first, dup := owner[e.wanted]; dup {
+				x, y := first, e
+				if y.path < x.path || y.path == x.path && slices.Index(methodOrder[:], y.method) < slices.Index(methodOrder[:], x.method) {
+					x, y = y, x // name both in N6 order
+				}
+				demote(e, fmt.Errorf("tool name %q is given to both %s and %s", e.wanted, x.label(), y.label()))
+				continue
+			}
+			owner[e.wanted] = e
 		}
-		if first, dup := owner[e.wanted]; dup {
-			errs = append(errs, fmt.Errorf("tool name %q is given to both %s and %s", e.wanted, first.label(), e.label()))
-			continue
-		}
-		owner[e.wanted] = e
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return kept, nil
+	return kept, problems, nil
 }
 
 // assignNames returns the final names of the operations that became tools

@@ -284,3 +284,61 @@ paths:
 		t.Errorf("collisions = %v, want none", r.Collisions)
 	}
 }
+
+// TestLenientExtensionNames checks that lenient mode serves an operation
+// whose x-mcp-name is defective under its generated name, with one problem
+// naming the defect, while config overrides keep their priority.
+func TestLenientExtensionNames(t *testing.T) {
+	dupExt := strings.Replace(selectSpec, "get: {operationId: listPets,", "get: {operationId: listPets, x-mcp-name: fetch_pet,", 1)
+	badExt := strings.Replace(selectSpec, "x-mcp-name: fetch_pet", "x-mcp-name: 'fetch.pet'", 1)
+	nonString := strings.Replace(selectSpec, "x-mcp-name: fetch_pet", "x-mcp-name: 7", 1)
+	tests := []struct {
+		name     string
+		spec     string
+		sel      Selection
+		tools    []string
+		problems []string
+	}{
+		{name: "duplicate x-mcp-name: the first in N6 order keeps it", spec: dupExt,
+			tools: []string{"admin_list_users", "admin_purge", "fetch_pet", "create_pet", "get_pet", "delete_pet", "get_status", "list_users", "list_users_2"},
+			problems: []string{`error: <data>#/paths/~1pets~1{id}/get/x-mcp-name [GET /pets/{id}]: tool name "fetch_pet" is given to both GET /pets (listPets) and GET /pets/{id} (getPet); the generated name get_pet is used instead`}},
+		{name: "invalid x-mcp-name", spec: badExt,
+			tools:    []string{"admin_list_users", "admin_purge", "list_pets", "create_pet", "get_pet", "delete_pet", "get_status", "list_users", "list_users_2"},
+			problems: []string{`error: <data>#/paths/~1pets~1{id}/get/x-mcp-name [GET /pets/{id}]: GET /pets/{id} (getPet): x-mcp-name "fetch.pet" must match ^[a-zA-Z0-9_-]{1,64}$; the generated name get_pet is used instead`}},
+		{name: "x-mcp-name not a string", spec: nonString,
+			tools:    []string{"admin_list_users", "admin_purge", "list_pets", "create_pet", "get_pet", "delete_pet", "get_status", "list_users", "list_users_2"},
+			problems: []string{`error: <data>#/paths/~1pets~1{id}/get/x-mcp-name [GET /pets/{id}]: GET /pets/{id} (getPet) (#/paths/~1pets~1{id}/get/x-mcp-name): x-mcp-name: must be a string, got 7; the generated name get_pet is used instead`}},
+		{name: "config name wins over an equal x-mcp-name", spec: selectSpec,
+			sel:      Selection{Names: map[string]string{"deletePet": "fetch_pet"}},
+			tools:    []string{"admin_list_users", "admin_purge", "list_pets", "create_pet", "get_pet", "fetch_pet", "get_status", "list_users", "list_users_2"},
+			problems: []string{`error: <data>#/paths/~1pets~1{id}/get/x-mcp-name [GET /pets/{id}]: tool name "fetch_pet" is given to both GET /pets/{id} (getPet) and DELETE /pets/{id} (deletePet); the generated name get_pet is used instead`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := loadSelect(t, tt.spec, LoadOptions{Select: tt.sel, Lenient: true})
+			if err != nil {
+				t.Fatalf("lenient Load: %v", err)
+			}
+			var tools, problems []string
+			for _, tl := range d.Tools {
+				tools = append(tools, tl.Name)
+			}
+			for _, p := range d.Problems {
+				problems = append(problems, p.String())
+			}
+			if diff := cmp.Diff(tt.tools, tools); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.problems, problems); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// A config override's own defect stays an error in lenient mode: it is
+	// the operator's setting, not the vendor's document.
+	_, err := loadSelect(t, selectSpec, LoadOptions{Lenient: true, Select: Selection{Names: map[string]string{"listPets": "list pets"}}})
+	if want := `GET /pets (listPets): tool name override "list pets" must match ^[a-zA-Z0-9_-]{1,64}$`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("lenient Load with an invalid config name: %v, want an error containing %q", err, want)
+	}
+}

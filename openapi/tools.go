@@ -99,10 +99,11 @@ func (b *builder) build() (*Document, error) {
 	}
 	paths := b.doc.Paths.Keys()
 	slices.Sort(paths)
-	kept, err := b.selectOperations(paths)
+	kept, problems, err := b.selectOperations(paths)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
 	}
+	d.Problems = append(d.Problems, problems...)
 	// Response schemas are converted on a second goroutine while this one
 	// builds the rest of each tool. The two sides never share conversion
 	// results (memoKey, defKey and defNameKey all carry the request flag),
