@@ -300,7 +300,7 @@ func TestLenientExtensionNames(t *testing.T) {
 		problems []string
 	}{
 		{name: "duplicate x-mcp-name: the first in N6 order keeps it", spec: dupExt,
-			tools: []string{"admin_list_users", "admin_purge", "fetch_pet", "create_pet", "get_pet", "delete_pet", "get_status", "list_users", "list_users_2"},
+			tools:    []string{"admin_list_users", "admin_purge", "fetch_pet", "create_pet", "get_pet", "delete_pet", "get_status", "list_users", "list_users_2"},
 			problems: []string{`error: <data>#/paths/~1pets~1{id}/get/x-mcp-name [GET /pets/{id}]: tool name "fetch_pet" is given to both GET /pets (listPets) and GET /pets/{id} (getPet); the generated name get_pet is used instead`}},
 		{name: "invalid x-mcp-name", spec: badExt,
 			tools:    []string{"admin_list_users", "admin_purge", "list_pets", "create_pet", "get_pet", "delete_pet", "get_status", "list_users", "list_users_2"},
