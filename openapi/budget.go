@@ -34,9 +34,14 @@ func newSchemaCache() schemaCache {
 // deeper object schemas are replaced by placeholders. When even depth 1
 // does not fit, the depth-1 schema is returned as is.
 func (b *builder) fit(build func(c *converter) *obj) []byte {
+	return b.encode(b.fitTree(build))
+}
+
+// fitTree is fit before serialization: the schema tree that fit encodes.
+func (b *builder) fitTree(build func(c *converter) *obj) *obj {
 	if b.opts.SchemaDefs {
-		if out := b.withDefs(build); out != nil {
-			return out
+		if o := b.withDefs(build); o != nil {
+			return o
 		}
 	}
 	// The unlimited attempt gives up once its fresh (not memoized) output
@@ -52,18 +57,18 @@ func (b *builder) fit(build func(c *converter) *obj) []byte {
 		return b.fitByDepth(build)
 	}
 	if b.budget < 0 {
-		return b.encode(o)
+		return o
 	}
 	need := b.need(o)
 	if need <= 0 || b.sizeAt(o, need) <= b.budget {
-		return b.encode(b.shrink(o))
+		return b.shrink(o)
 	}
 	for d := min(need-1, maxFitDepth); d >= 1; d-- {
 		if b.sizeAt(o, d) <= b.budget {
-			return b.encode(b.cutAt(o, d))
+			return b.cutAt(o, d)
 		}
 	}
-	return b.encode(b.shrink(b.cutAt(o, 1)))
+	return b.shrink(b.cutAt(o, 1))
 }
 
 const maxFitDepth = 32
@@ -72,7 +77,7 @@ const maxFitDepth = 32
 // schema that fits. Each attempt gives up once its estimated size passes
 // twice the budget, so the cost stays proportional to the budget even
 // where mutual recursion defeats memoization.
-func (b *builder) fitByDepth(build func(c *converter) *obj) []byte {
+func (b *builder) fitByDepth(build func(c *converter) *obj) *obj {
 	limit := 2 * max(b.budget, DefaultSchemaBudget)
 	var best *obj
 	for d := 1; d <= maxFitDepth; d++ {
@@ -89,7 +94,7 @@ func (b *builder) fitByDepth(build func(c *converter) *obj) []byte {
 	if best == nil {
 		best = b.shrink(build(&converter{b: b, memo: b.memo, maxDepth: 1, minHit: 1 << 30}))
 	}
-	return b.encode(best)
+	return best
 }
 
 // depthChildren calls f for each schema-valued member of o with the depth
@@ -545,7 +550,7 @@ func (b *builder) defName(name string, k defKey) string {
 
 // withDefs builds the schema in $defs mode and returns it, or nil when it
 // is over the budget (the caller then inlines, S2).
-func (b *builder) withDefs(build func(c *converter) *obj) []byte {
+func (b *builder) withDefs(build func(c *converter) *obj) *obj {
 	var uses []*defEntry
 	c := &converter{b: b, maxDepth: unlimitedDepth, defs: true, uses: &uses}
 	o := build(c)
@@ -571,9 +576,8 @@ func (b *builder) withDefs(build func(c *converter) *obj) []byte {
 		o = o.clone()
 		o.set("$defs", defs)
 	}
-	out := encode(o)
-	if b.budget >= 0 && len(out) > b.budget {
+	if b.budget >= 0 && b.sizeOf(o) > b.budget {
 		return nil
 	}
-	return out
+	return o
 }

@@ -297,7 +297,7 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 					if body.required {
 						for _, r := range bs.required() {
 							for _, f := range body.fields {
-								if f.wire == r {
+								if f.bkey == r {
 									plan.required = append(plan.required, f.key)
 								}
 							}
@@ -314,13 +314,13 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 			} else {
 				bp := bs.props()
 				for _, f := range body.fields {
-					v, _ := bp.get(f.wire)
+					v, _ := bp.get(f.bkey)
 					props.set(f.key, v)
 				}
 				if body.required {
 					for _, r := range bs.required() {
 						for _, f := range body.fields {
-							if f.wire == r && !slices.Contains(req, f.key) {
+							if f.bkey == r && !slices.Contains(req, f.key) {
 								req = append(req, f.key)
 							}
 						}
@@ -333,9 +333,22 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 		}
 		return root
 	}
-	out := b.fit(build)
+	tree := b.fitTree(build)
+	// Keys renamed below the top level (P2 at any level, C12) are mapped
+	// back to their wire names before the request is built (P3).
+	if props := tree.props(); props != nil && b.renamedKeys {
+		defs, _ := tree.get("$defs")
+		defsObj, _ := defs.(*obj)
+		for i, k := range props.k {
+			if pp := plan.props[k]; pp != nil {
+				if ch, ok := props.v[i].(*obj); ok {
+					pp.rename = renameTreeOf(ch, defsObj)
+				}
+			}
+		}
+	}
 	plan.body = body
-	return plan, out, nil
+	return plan, b.encode(tree), nil
 }
 
 // decideBody applies B2/B3: an object body whose property keys do not
@@ -358,7 +371,10 @@ func (b *builder) decideBody(body *bodyPlan, bs *obj, paramKeys map[string]bool)
 		taken := maps.Clone(paramKeys)
 		keys := propertyKeys(bp.k, taken)
 		for i, w := range bp.k {
-			f := bodyField{key: keys[i], wire: w}
+			f := bodyField{key: keys[i], wire: w, bkey: w}
+			if ow, ok := bp.wire[w]; ok {
+				f.wire = ow // renamed in the body schema (P2)
+			}
 			if v, ok := bp.get(w); ok {
 				if o, ok := v.(*obj); ok && o.str("contentEncoding") == "base64" {
 					f.binary = true

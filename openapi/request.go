@@ -39,6 +39,9 @@ type propPlan struct {
 	param *paramPlan
 	field *bodyField
 	body  bool
+	// rename maps the nested keys of this argument's value back to the
+	// API's names (P3); nil when its schema renamed none.
+	rename *renameTree
 }
 
 type paramPlan struct {
@@ -87,7 +90,8 @@ type bodyPlan struct {
 
 type bodyField struct {
 	key, wire string
-	binary    bool // base64 argument decoded to bytes (multipart)
+	bkey      string // the key in the converted body schema (wire, or its P2 rename)
+	binary    bool   // base64 argument decoded to bytes (multipart)
 }
 
 // arg is one top-level argument as the client sent it: its raw text
@@ -167,6 +171,17 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key 
 	for _, r := range p.required {
 		if _, ok := lookup(list, r); !ok {
 			return nil, &ArgumentError{Param: r, Reason: "required argument is missing"}
+		}
+	}
+	// Validated against the schema's keys; sent with the API's (P3).
+	for i := range list {
+		if t := p.props[list[i].key].rename; t != nil && list[i].val != nil {
+			raw := t.apply(list[i].raw)
+			val, err := (&jsonParser{b: raw}).value()
+			if err != nil {
+				return nil, &ArgumentError{Param: list[i].key, Reason: "not valid JSON"}
+			}
+			list[i].raw, list[i].val = raw, val
 		}
 	}
 	var creds []credential

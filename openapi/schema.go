@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,10 @@ type obj struct {
 	// placeholder naming cutName.
 	cut     bool
 	cutName string
+	// wire, on a "properties" object of a request schema, maps each key
+	// that P2 renamed to the name the API uses (C12: at any level). It is
+	// not serialized; renameTreeOf collects it for the request plan.
+	wire map[string]string
 }
 
 func (o *obj) set(k string, v any) {
@@ -282,7 +287,20 @@ type memoEntry struct {
 // clone returns a shallow copy of o that can be modified without
 // touching a shared tree.
 func (o *obj) clone() *obj {
-	return &obj{k: slices.Clone(o.k), v: slices.Clone(o.v), cut: o.cut, cutName: o.cutName}
+	return &obj{k: slices.Clone(o.k), v: slices.Clone(o.v), cut: o.cut, cutName: o.cutName, wire: maps.Clone(o.wire)}
+}
+
+// copyProp sets the j-th property of the properties object src on o,
+// with its wire name when P2 renamed it.
+func (o *obj) copyProp(src *obj, j int) {
+	k := src.k[j]
+	o.set(k, src.v[j])
+	if w, ok := src.wire[k]; ok {
+		if o.wire == nil {
+			o.wire = map[string]string{}
+		}
+		o.wire[k] = w
+	}
 }
 
 // nonNullTypes returns the schema's types without "null" and whether null
@@ -560,6 +578,7 @@ func (c *converter) properties(o *obj, s *openapi3.Schema, depth int) {
 	keys = c.b.order.sorted(keys)
 	props := &obj{}
 	dropped := map[string]bool{}
+	kept := make([]string, 0, len(keys))
 	for _, k := range keys {
 		p := s.Properties[k]
 		if p != nil && p.Value != nil {
@@ -568,13 +587,42 @@ func (c *converter) properties(o *obj, s *openapi3.Schema, depth int) {
 				continue
 			}
 		}
+		kept = append(kept, k)
+	}
+	// Request schemas rename keys that are not valid input-schema property
+	// keys, at every level (P1–P2, C12); the request plan maps them back
+	// (P3). Response schemas describe the upstream's JSON as it comes.
+	emitted := kept
+	if c.request && slices.ContainsFunc(kept, func(k string) bool { return !validKey(k) }) {
+		emitted = propertyKeys(kept, map[string]bool{})
+		props.wire = map[string]string{}
+		c.b.renamedKeys = true
+	}
+	for i, k := range kept {
 		c.add(len(k) + 4)
-		props.set(k, c.ref(p, depth+1, k, false))
+		v := c.ref(s.Properties[k], depth+1, k, false)
+		if emitted[i] != k {
+			props.wire[emitted[i]] = k
+			note := "Property `" + k + "`."
+			if d := v.str("description"); d != "" {
+				note += " " + d
+			}
+			v = v.clone()
+			v.set("description", note)
+			c.add(len(note))
+		}
+		props.set(emitted[i], v)
 	}
 	o.set("properties", props)
 	var req []string
 	for _, r := range s.Required {
-		if !dropped[r] && !slices.Contains(req, r) {
+		if dropped[r] {
+			continue
+		}
+		if i := slices.Index(kept, r); i >= 0 {
+			r = emitted[i]
+		}
+		if !slices.Contains(req, r) {
 			req = append(req, r)
 		}
 	}
@@ -607,7 +655,7 @@ func mergeInto(dst, src *obj) {
 			}
 			for j, pk := range sp.k {
 				if !dp.has(pk) {
-					dp.set(pk, sp.v[j])
+					dp.copyProp(sp, j)
 				}
 			}
 		case "required":
@@ -649,7 +697,7 @@ func (c *converter) mergeVariants(o *obj, s *openapi3.Schema, alts openapi3.Sche
 		if bp != nil {
 			for j, k := range bp.k {
 				if !props.has(k) {
-					props.set(k, bp.v[j])
+					props.copyProp(bp, j)
 				}
 			}
 		}

@@ -26,6 +26,9 @@ type builder struct {
 	swagger2 bool
 	budget   int
 	maxName  int
+	// renamedKeys is set once a request schema of the document renamed a
+	// nested property key (P2); until then no rename tree is looked for.
+	renamedKeys bool
 	schemaCache
 }
 
