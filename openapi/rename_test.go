@@ -1,8 +1,10 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -144,4 +146,82 @@ func TestNestedPropertyKeys(t *testing.T) {
 			t.Errorf("defs=%v: wire name as an argument: %v, want %q", defs, err, want)
 		}
 	}
+}
+
+// FuzzRenameApply checks renameTree.apply on any JSON value: the output is
+// valid JSON, equal to the input with the tree's keys renamed, values
+// untouched.
+func FuzzRenameApply(f *testing.F) {
+	for _, s := range []string{`{"a_b":{"k_v":1,"x":[1,2]},"c":"d"}`, `[{"a_b":{"k_v":"1.50"}},{"a_b":[]}]`, `"s"`, `12.50`, `{"a_b":{"k_v":{"a_b":1}}}`, ` { "a_b" : null } `} {
+		f.Add(s)
+	}
+	inner := &renameTree{wire: map[string]string{"k_v": "k v"}}
+	tree := &renameTree{wire: map[string]string{"a_b": "a[b]"}, props: map[string]*renameTree{"a_b": inner}}
+	tree.items = tree
+	var transform func(t *renameTree, v any) (any, bool)
+	transform = func(t *renameTree, v any) (any, bool) {
+		switch x := v.(type) {
+		case map[string]any:
+			out := map[string]any{}
+			for k, e := range x {
+				sub := (*renameTree)(nil)
+				if t != nil {
+					sub = t.props[k]
+					if w, ok := t.wire[k]; ok {
+						k = w
+					}
+				}
+				if _, dup := out[k]; dup {
+					return nil, false // a renamed key meets its wire name
+				}
+				ev, ok := transform(sub, e)
+				if !ok {
+					return nil, false
+				}
+				out[k] = ev
+			}
+			return out, true
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				var it *renameTree
+				if t != nil {
+					it = t.items
+				}
+				ev, ok := transform(it, e)
+				if !ok {
+					return nil, false
+				}
+				out[i] = ev
+			}
+			return out, true
+		}
+		return v, true
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) {
+			return
+		}
+		out := tree.apply([]byte(s))
+		if !json.Valid(out) {
+			t.Fatalf("apply(%s) = %s: not valid JSON", s, out)
+		}
+		decode := func(b []byte) any {
+			d := json.NewDecoder(bytes.NewReader(b))
+			d.UseNumber() // numbers beyond float64 stay as written
+			var v any
+			if err := d.Decode(&v); err != nil {
+				t.Fatalf("decoding %s: %v", b, err)
+			}
+			return v
+		}
+		in, got := decode([]byte(s)), decode(out)
+		want, ok := transform(tree, in)
+		if !ok {
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("apply(%s) = %s; want the value %v", s, out, want)
+		}
+	})
 }
