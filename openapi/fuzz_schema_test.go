@@ -13,6 +13,7 @@ import (
 // $ref/$defs/definitions, array-valued type or nullable anywhere (S2, S4).
 func FuzzSchemaConversion(f *testing.F) {
 	f.Add([]byte(`{"Pet":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"tag":{"type":"string","nullable":true},"parent":{"$ref":"#/components/schemas/Pet"}}}}`))
+	f.Add([]byte(`{"Card":{"type":"object","properties":{"card[number]":{"type":"string"},"meta":{"type":"object","properties":{"a b":{"type":"string"},"a_b":{"type":"string"}}}}}}`))
 	f.Add([]byte(`{"A":{"oneOf":[{"$ref":"#/components/schemas/B"},{"type":"object","properties":{"x":{"type":["integer","null"]}}}]},"B":{"allOf":[{"$ref":"#/components/schemas/A"}],"properties":{"y":{"type":"array"}}}}`))
 	f.Fuzz(func(t *testing.T, schemas []byte) {
 		var m map[string]json.RawMessage
@@ -72,6 +73,11 @@ func FuzzSchemaConversion(f *testing.F) {
 				if bad := portable(root); bad != "" {
 					t.Fatalf("%s: %s: %s", tool.Name, bad, s)
 				}
+				if i == 0 {
+					if bad := keysValid(root); bad != "" {
+						t.Fatalf("%s: property key %q is not ^[a-zA-Z0-9_.-]{1,64}$ (P1-P2, C12): %s", tool.Name, bad, s)
+					}
+				}
 			}
 		}
 	})
@@ -107,6 +113,34 @@ func portable(s map[string]any) string {
 	for _, sub := range subs {
 		if m, ok := sub.(map[string]any); ok {
 			if bad := portable(m); bad != "" {
+				return bad
+			}
+		}
+	}
+	return ""
+}
+
+// keysValid returns the first property key, at any level of an input
+// schema, that is not a valid input-schema property key, or "".
+func keysValid(s map[string]any) string {
+	var subs []any
+	if p, ok := s["properties"].(map[string]any); ok {
+		for _, k := range sortedKeys(p) {
+			if !validKey(k) {
+				return k
+			}
+			subs = append(subs, p[k])
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties", "not"} {
+		subs = append(subs, s[k])
+	}
+	if l, ok := s["anyOf"].([]any); ok {
+		subs = append(subs, l...)
+	}
+	for _, sub := range subs {
+		if m, ok := sub.(map[string]any); ok {
+			if bad := keysValid(m); bad != "" {
 				return bad
 			}
 		}
