@@ -98,37 +98,20 @@ func portable(s map[string]any) string {
 			return "array without items (S6)"
 		}
 	}
-	var subs []any
-	if p, ok := s["properties"].(map[string]any); ok {
-		for _, k := range sortedKeys(p) {
-			subs = append(subs, p[k])
-		}
-	}
-	for _, k := range []string{"items", "additionalProperties", "not"} {
-		subs = append(subs, s[k])
-	}
-	if l, ok := s["anyOf"].([]any); ok {
-		subs = append(subs, l...)
-	}
-	for _, sub := range subs {
-		if m, ok := sub.(map[string]any); ok {
-			if bad := portable(m); bad != "" {
-				return bad
-			}
+	for _, m := range subschemas(s) {
+		if bad := portable(m); bad != "" {
+			return bad
 		}
 	}
 	return ""
 }
 
-// keysValid returns the first property key, at any level of an input
-// schema, that is not a valid input-schema property key, or "".
-func keysValid(s map[string]any) string {
+// subschemas returns the schemas directly below s: its properties (in key
+// order), items, additionalProperties, not and anyOf branches.
+func subschemas(s map[string]any) []map[string]any {
 	var subs []any
 	if p, ok := s["properties"].(map[string]any); ok {
 		for _, k := range sortedKeys(p) {
-			if !validKey(k) {
-				return k
-			}
 			subs = append(subs, p[k])
 		}
 	}
@@ -138,11 +121,28 @@ func keysValid(s map[string]any) string {
 	if l, ok := s["anyOf"].([]any); ok {
 		subs = append(subs, l...)
 	}
+	var out []map[string]any
 	for _, sub := range subs {
 		if m, ok := sub.(map[string]any); ok {
-			if bad := keysValid(m); bad != "" {
-				return bad
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// keysValid returns the first property key, at any level of an input
+// schema, that is not a valid input-schema property key, or "".
+func keysValid(s map[string]any) string {
+	if p, ok := s["properties"].(map[string]any); ok {
+		for _, k := range sortedKeys(p) {
+			if !validKey(k) {
+				return k
 			}
+		}
+	}
+	for _, m := range subschemas(s) {
+		if bad := keysValid(m); bad != "" {
+			return bad
 		}
 	}
 	return ""

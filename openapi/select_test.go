@@ -141,10 +141,15 @@ func TestSelectionDeterministic(t *testing.T) {
 	}
 }
 
+// selectSpec with a defective x-mcp-name: the one of getPet also on
+// listPets, not a valid tool name, not a string.
+var (
+	dupExt    = strings.Replace(selectSpec, "get: {operationId: listPets,", "get: {operationId: listPets, x-mcp-name: fetch_pet,", 1)
+	badExt    = strings.Replace(selectSpec, "x-mcp-name: fetch_pet", "x-mcp-name: 'fetch.pet'", 1)
+	nonString = strings.Replace(selectSpec, "x-mcp-name: fetch_pet", "x-mcp-name: 7", 1)
+)
+
 func TestSelectionErrors(t *testing.T) {
-	dupExt := strings.Replace(selectSpec, "get: {operationId: listPets,", "get: {operationId: listPets, x-mcp-name: fetch_pet,", 1)
-	badExt := strings.Replace(selectSpec, "x-mcp-name: fetch_pet", "x-mcp-name: 'fetch.pet'", 1)
-	nonString := strings.Replace(selectSpec, "x-mcp-name: fetch_pet", "x-mcp-name: 7", 1)
 	tests := []struct {
 		name string
 		spec string
@@ -289,9 +294,6 @@ paths:
 // whose x-mcp-name is defective under its generated name, with one problem
 // naming the defect, while config overrides keep their priority.
 func TestLenientExtensionNames(t *testing.T) {
-	dupExt := strings.Replace(selectSpec, "get: {operationId: listPets,", "get: {operationId: listPets, x-mcp-name: fetch_pet,", 1)
-	badExt := strings.Replace(selectSpec, "x-mcp-name: fetch_pet", "x-mcp-name: 'fetch.pet'", 1)
-	nonString := strings.Replace(selectSpec, "x-mcp-name: fetch_pet", "x-mcp-name: 7", 1)
 	tests := []struct {
 		name     string
 		spec     string
