@@ -58,7 +58,8 @@ func newBuilder(doc *openapi3.T, src *source, opts LoadOptions, order *keyOrder)
 }
 
 // withCache returns a copy of b with an empty schema cache of its own; it
-// shares everything else, which is read-only once newBuilder returns.
+// shares everything else, which is read-only once newBuilder returns
+// (renamedKeys is the builder's own: only request conversions set it).
 func (b *builder) withCache() *builder {
 	c := *b
 	c.schemaCache = newSchemaCache()
