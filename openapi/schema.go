@@ -641,7 +641,10 @@ func allObjects(bs []*obj) bool {
 }
 
 // mergeInto merges src into dst for allOf (S5): properties and required
-// are unioned; other keywords are taken from src when dst lacks them.
+// are unioned; a bound both set keeps the tighter value (an instance must
+// satisfy every allOf member, JSON Schema 2020-12 §10.2.1.1; OAS 3.1
+// siblings of a $ref arrive here as one more member); other keywords are
+// taken from src when dst lacks them.
 func mergeInto(dst, src *obj) {
 	for i, k := range src.k {
 		v := src.v[i]
@@ -667,8 +670,11 @@ func mergeInto(dst, src *obj) {
 			}
 			dst.set("required", r)
 		default:
-			if !dst.has(k) {
+			old, ok := dst.get(k)
+			if !ok {
 				dst.set(k, v)
+			} else if t, ok := tighter(k, old, v); ok {
+				dst.set(k, t)
 			}
 		}
 	}
@@ -795,4 +801,38 @@ func (c *converter) mergeVariants(o *obj, s *openapi3.Schema, alts openapi3.Sche
 		np.set("description", desc+"Variant-specific fields: "+strings.Join(notes, "; ")+".")
 	}
 	props.set(d.PropertyName, np)
+}
+
+// tighter returns the stricter of two values of the bound keyword k, and
+// false when k is not a numeric bound or a value is not a number.
+func tighter(k string, a, b any) (any, bool) {
+	var upper bool
+	switch k {
+	case "maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties":
+		upper = true
+	case "minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties":
+	default:
+		return nil, false
+	}
+	x, okA := boundValue(a)
+	y, okB := boundValue(b)
+	if !okA || !okB {
+		return nil, false
+	}
+	if upper == (y < x) {
+		return b, true
+	}
+	return a, true
+}
+
+func boundValue(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case uint64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
 }
