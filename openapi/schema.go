@@ -456,7 +456,7 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 		o.set("pattern", s.Pattern)
 		c.add(len(s.Pattern))
 	}
-	if typ == "array" || s.Items != nil || slices.Contains(types, "array") {
+	if typ == "array" || s.Items != nil || slices.Contains(types, "array") || len(types) == 0 {
 		if s.Items != nil {
 			o.set("items", c.ref(s.Items, depth+1, name, false))
 		} else if typ == "array" {
