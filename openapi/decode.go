@@ -77,6 +77,35 @@ func rawMembers(data []byte) ([]rawMember, bool) {
 	}
 }
 
+// rawElements splits a JSON array into its elements without decoding
+// them. ok is false when raw is not an array.
+func rawElements(raw []byte) ([][]byte, bool) {
+	p := jsonParser{b: raw}
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '[' {
+		return nil, false
+	}
+	p.i++
+	var out [][]byte
+	for {
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			return out, true
+		}
+		start := p.i
+		if !p.skip() {
+			return nil, false
+		}
+		out = append(out, p.b[start:p.i])
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == ',' {
+			p.i++
+		} else if p.i >= len(p.b) || p.b[p.i] != ']' {
+			return nil, false
+		}
+	}
+}
+
 func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	if !json.Valid(data) {
 		return nil, false

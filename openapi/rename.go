@@ -211,32 +211,3 @@ func (t *renameTree) write(out *bytes.Buffer, raw []byte) {
 	}
 	out.WriteByte('}')
 }
-
-// rawElements splits a JSON array into its elements without decoding
-// them. ok is false when raw is not an array.
-func rawElements(raw []byte) ([][]byte, bool) {
-	p := jsonParser{b: raw}
-	p.ws()
-	if p.i >= len(p.b) || p.b[p.i] != '[' {
-		return nil, false
-	}
-	p.i++
-	var out [][]byte
-	for {
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			return out, true
-		}
-		start := p.i
-		if !p.skip() {
-			return nil, false
-		}
-		out = append(out, p.b[start:p.i])
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ',' {
-			p.i++
-		} else if p.i >= len(p.b) || p.b[p.i] != ']' {
-			return nil, false
-		}
-	}
-}

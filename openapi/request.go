@@ -167,21 +167,19 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key 
 				return nil, &ArgumentError{Param: a.key, Reason: err.Error()}
 			}
 		}
+		// Validated against the schema's keys; sent with the API's (P3).
+		if pp.rename != nil && a.val != nil {
+			raw := pp.rename.apply(a.raw)
+			val, err := (&jsonParser{b: raw}).value()
+			if err != nil {
+				return nil, &ArgumentError{Param: a.key, Reason: "not valid JSON"}
+			}
+			a.raw, a.val = raw, val
+		}
 	}
 	for _, r := range p.required {
 		if _, ok := lookup(list, r); !ok {
 			return nil, &ArgumentError{Param: r, Reason: "required argument is missing"}
-		}
-	}
-	// Validated against the schema's keys; sent with the API's (P3).
-	for i := range list {
-		if t := p.props[list[i].key].rename; t != nil && list[i].val != nil {
-			raw := t.apply(list[i].raw)
-			val, err := (&jsonParser{b: raw}).value()
-			if err != nil {
-				return nil, &ArgumentError{Param: list[i].key, Reason: "not valid JSON"}
-			}
-			list[i].raw, list[i].val = raw, val
 		}
 	}
 	var creds []credential
