@@ -1,9 +1,9 @@
 package adapter
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -20,29 +20,7 @@ type credential struct {
 	key    string // the key itself; never logged
 	keyID  string // KeyID(key); "" when no key was presented
 	source string // "header", "bearer" or "query"; "" when none
-}
-
-// credentialKey is the context key for the request's *credential.
-//
-// The go-sdk in stateless mode connects a fresh session for each POST with
-// the POST's own context (mcp/streamable.go: connectStreamable(req.Context(),
-// …)), and jsonrpc2 derives each handler's context from it, so values set by
-// gin middleware reach the tool handler. The SDK's own carrier,
-// auth.TokenInfo, can only be set by auth.RequireBearerToken (its context
-// key is unexported) and cannot see a key sent as x-api-key or ?api_key=.
-type credentialKey struct{}
-
-func withCredential(ctx context.Context, c *credential) context.Context {
-	return context.WithValue(ctx, credentialKey{}, c)
-}
-
-// credentialFrom returns the credential stored by the middleware, or an
-// empty one.
-func credentialFrom(ctx context.Context) *credential {
-	if c, ok := ctx.Value(credentialKey{}).(*credential); ok && c != nil {
-		return c
-	}
-	return &credential{}
+	unsafe string // non-empty: what in key is unsafe (see unsafeKeyChar); such a key is refused
 }
 
 // extractCredential reads the caller's key from, in order of precedence, the
@@ -63,7 +41,27 @@ func extractCredential(r *http.Request) *credential {
 }
 
 func newCredential(key, source string) *credential {
-	return &credential{key: key, keyID: KeyID(key), source: source}
+	return &credential{key: key, keyID: KeyID(key), source: source, unsafe: unsafeKeyChar(key)}
+}
+
+// unsafeKeyChar names the first character of key that no API key has and
+// that could change the meaning of the upstream request the key is placed
+// in: control characters (CR and LF split headers), space, '"', ',', ';'
+// and '\\' (cookie and header list separators, RFC 6265 §4.1.1), and
+// anything outside printable ASCII. "" when key is safe everywhere: as a
+// header value, a cookie value and (escaped) a query parameter.
+func unsafeKeyChar(key string) string {
+	for i := 0; i < len(key); i++ {
+		switch b := key[i]; {
+		case b < 0x20 || b == 0x7f:
+			return fmt.Sprintf("a control character (byte 0x%02x)", b)
+		case b >= 0x80:
+			return "a non-ASCII character"
+		case b == ' ' || b == '"' || b == ',' || b == ';' || b == '\\':
+			return fmt.Sprintf("the character %q", b)
+		}
+	}
+	return ""
 }
 
 // bearerToken returns the token of an "Authorization: Bearer <token>" value.

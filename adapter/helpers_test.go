@@ -118,3 +118,11 @@ func toolsCallBody(id int, name, args string) string {
 		"params": map[string]any{"name": name, "arguments": json.RawMessage(args)}})
 	return string(b)
 }
+
+// serveHandler serves an already built Server on a real listener.
+func serveHandler(t testing.TB, s *Server) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,23 +12,21 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-)
 
-// gin context keys set by the middleware.
-const (
-	ctxPeek       = "restmcp.peek"
-	ctxCredential = "restmcp.credential"
-	ctxHandler    = "restmcp.handler"
+	"github.com/restmcp/restmcp/openapi"
 )
 
 // newEngine builds the gin engine: gin.New, so every middleware is ours and
@@ -49,7 +48,7 @@ func (s *Server) newEngine() *gin.Engine {
 		s.originCheck,
 		s.bodyLimit,
 		s.extractCredential,
-		s.peek,
+		s.decode,
 		s.gate,
 		s.serveMCP,
 	}
@@ -83,16 +82,18 @@ func (s *Server) recovery(c *gin.Context) {
 			c.Abort()
 			return
 		}
-		abortRPC(c, http.StatusInternalServerError, peekID(c), codeInternalError, "internal error")
+		var id json.RawMessage
+		if m := exchangeFrom(c.Request.Context()).msg; m != nil {
+			id = m.id
+		}
+		abortRPC(c, http.StatusInternalServerError, id, codeInternalError, "internal error")
 	}()
 	c.Next()
 }
 
-type requestIDKey struct{}
-
 // requestID takes a sane X-Request-Id from the client (up to 64 visible
-// ASCII characters) or makes one, echoes it on the response and puts it in
-// the request context for the tool handler's log lines.
+// ASCII characters) or makes one, echoes it on the response, and creates
+// the request's exchange, which carries it to the tool handler's log lines.
 func (s *Server) requestID(c *gin.Context) {
 	id := c.GetHeader("X-Request-Id")
 	if !saneRequestID(id) {
@@ -101,7 +102,8 @@ func (s *Server) requestID(c *gin.Context) {
 		id = hex.EncodeToString(b[:])
 	}
 	c.Header("X-Request-Id", id)
-	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey{}, id))
+	ex := &exchange{requestID: id, cred: &credential{}}
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), exchangeKey{}, ex))
 	c.Next()
 }
 
@@ -115,11 +117,6 @@ func saneRequestID(id string) bool {
 		}
 	}
 	return true
-}
-
-func requestIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
 }
 
 // accessLog writes one Info line per HTTP request (Debug for /health and
@@ -136,24 +133,17 @@ func (s *Server) accessLog(c *gin.Context) {
 		"duration_ms", time.Since(start).Milliseconds(),
 		"request_id", requestIDFrom(c.Request.Context()),
 	}
-	var key string
-	if v, ok := c.Get(ctxCredential); ok {
-		if cred, ok := v.(*credential); ok {
-			key = cred.key
-			if cred.keyID != "" {
-				attrs = append(attrs, "key_id", cred.keyID, "key_source", cred.source)
-			}
-		}
+	ex := exchangeFrom(c.Request.Context())
+	if ex.cred.keyID != "" {
+		attrs = append(attrs, "key_id", ex.cred.keyID, "key_source", ex.cred.source)
 	}
 	if q := c.Request.URL.RawQuery; q != "" {
-		attrs = append(attrs, "query", redactQuery(q, key))
+		attrs = append(attrs, "query", truncate(redactQuery(q, ex.cred.key), maxLoggedField))
 	}
-	if v, ok := c.Get(ctxPeek); ok {
-		if p, ok := v.(*rpcPeek); ok {
-			attrs = append(attrs, "rpc_method", p.method)
-			if p.tool != "" {
-				attrs = append(attrs, "tool", p.tool)
-			}
+	if m := ex.msg; m != nil {
+		attrs = append(attrs, "rpc_method", truncate(m.method, maxLoggedField))
+		if m.tool != "" {
+			attrs = append(attrs, "tool", truncate(m.tool, maxLoggedField))
 		}
 	}
 	level := slog.LevelInfo
@@ -162,6 +152,11 @@ func (s *Server) accessLog(c *gin.Context) {
 	}
 	s.logger.Log(c.Request.Context(), level, "http request", attrs...)
 }
+
+// maxLoggedField caps, in bytes, each access-log field taken from the
+// request (query, JSON-RPC method, tool name): a client cannot grow the log
+// by sending a 1 MiB method name.
+const maxLoggedField = 256
 
 // redactQuery replaces the value of api_key, and any value equal to the
 // caller's key, with REDACTED.
@@ -295,11 +290,9 @@ func (s *Server) bodyLimit(c *gin.Context) {
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(body))
 	c.Request.ContentLength = int64(len(body))
-	c.Set(ctxPeekBody, body)
+	exchangeFrom(c.Request.Context()).body = body
 	c.Next()
 }
-
-const ctxPeekBody = "restmcp.body"
 
 // extractCredential stores the caller's key (see extractCredential in
 // apikey.go) in the request context, where the tool handler finds it, and
@@ -311,45 +304,46 @@ func (s *Server) extractCredential(c *gin.Context) {
 	if cred.source == "bearer" {
 		c.Request.Header.Del("Authorization")
 	}
-	c.Set(ctxCredential, cred)
-	c.Request = c.Request.WithContext(withCredential(c.Request.Context(), cred))
+	exchangeFrom(c.Request.Context()).cred = cred
 	c.Next()
 }
 
-// peek reads the one JSON-RPC message of a POST: a batch gets 400, invalid
-// JSON 400 with a parse error; otherwise method, id and tool name are kept
-// for the gate and the log, and the body is restored for the SDK. It also
+// decode reads the one JSON-RPC message of a POST with decodeMessage
+// (refusals: 400 with a JSON-RPC error, before anything is metered), keeps it
+// in the exchange for the gate, the log and the tool handler, and hands the
+// SDK a body on which its own decoder reaches the same reading. It also
 // settles the Accept header, see acceptMode.
-func (s *Server) peek(c *gin.Context) {
+func (s *Server) decode(c *gin.Context) {
 	if c.Request.Method != http.MethodPost {
 		c.Next()
 		return
 	}
-	v, _ := c.Get(ctxPeekBody)
-	body, _ := v.([]byte)
-	p, err := peekMessage(body)
-	if errors.Is(err, errBatch) {
-		abortRPC(c, http.StatusBadRequest, nil, codeInvalidRequest, err.Error())
-		return
-	}
+	ex := exchangeFrom(c.Request.Context())
+	m, err := decodeMessage(ex.body)
 	if err != nil {
-		abortRPC(c, http.StatusBadRequest, nil, codeParseError, "parse error: the body must be one JSON-RPC message")
+		me, _ := asMessageError(err)
+		abortRPC(c, me.status, nil, me.code, me.message)
 		return
 	}
-	c.Set(ctxPeek, p)
+	ex.msg = m
 
 	jsonOK, sseOK := acceptMode(c.Request.Header.Values("Accept"))
 	switch {
 	case jsonOK:
-		c.Set(ctxHandler, s.jsonHandler)
+		ex.handler = s.jsonHandler
 	case sseOK:
-		c.Set(ctxHandler, s.sseHandler)
+		ex.handler = s.sseHandler
 	default:
-		abortRPC(c, http.StatusNotAcceptable, p.id, codeInvalidRequest, "Accept must allow application/json or text/event-stream")
+		abortRPC(c, http.StatusNotAcceptable, m.id, codeInvalidRequest, "Accept must allow application/json or text/event-stream")
 		return
 	}
 	// The SDK insists on both media types; the choice is made above.
 	c.Request.Header.Set("Accept", "application/json, text/event-stream")
+	if body, sw, ok := m.swapID(c.Writer); ok {
+		c.Request.Body = io.NopCloser(bytes.NewReader(body))
+		c.Request.ContentLength = int64(len(body))
+		c.Writer = sw
+	}
 	c.Next()
 }
 
@@ -396,98 +390,244 @@ func qZero(params string) bool {
 	return false
 }
 
-// gate applies, to tools/call requests for tools of the table, the key
-// requirement, key resolution (Options.Keys), the plan gate and the Meter,
-// and sets the rate-limit headers; its verdict reaches the tool handler
-// through the request context. initialize, tools/list, ping, notifications
-// and responses pass untouched and are never metered; so is a tools/call
-// naming an unknown tool, which the SDK answers with -32602.
+// gate admits tools/call requests: transport checks the go-sdk would make
+// (checkCall), then authenticate (a key, or anonymous), authorize (the
+// key's plan allows the tool) and admit (the Meter). Each refusal is
+// answered here; the verdict reaches the tool handler in the exchange.
+// initialize, tools/list, ping, notifications and responses pass untouched
+// and are never metered; so is a tools/call naming an unknown tool, which
+// is answered -32602 once the caller is authenticated. After the SDK has
+// answered, an admission no tool handler took (the call never ran) is
+// settled: refunded, and recorded with cost 0.
 func (s *Server) gate(c *gin.Context) {
-	v, _ := c.Get(ctxPeek)
-	p, _ := v.(*rpcPeek)
-	if !p.isToolsCall() {
+	ex := exchangeFrom(c.Request.Context())
+	if !ex.msg.isToolsCall() {
 		c.Next()
 		return
 	}
-	start := time.Now()
-	v, _ = c.Get(ctxCredential)
-	cred, _ := v.(*credential)
-	tool := s.tools[p.tool]
-	keyID := cred.keyID
-	if keyID == "" {
-		if !s.opts.AllowAnonymous {
-			if tool != nil {
-				s.metrics.callDone(tool.Name, OutcomeUnauthorized)
-			}
-			c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
-			abortRPC(c, http.StatusUnauthorized, p.id, CodeUnauthorized,
-				"authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
-			return
-		}
-		keyID = AnonymousKeyID
+	if !s.checkCall(c, ex.msg) {
+		return
+	}
+	a := &admission{start: time.Now()}
+	tool := s.tools[ex.msg.tool]
+	if !s.authenticate(c, ex, tool, a) {
+		return
 	}
 	if tool == nil {
 		c.Next()
 		return
 	}
+	a.call.Tool = tool.Name
+	if !s.authorize(c, ex, tool, a) {
+		return
+	}
+	if a.denied == "" && !s.admit(c, ex, a) {
+		return
+	}
+	ex.admission = a
+	c.Next()
+	if a.settle() && a.metered {
+		s.settleUnrun(c.Request.Context(), a)
+	}
+}
 
-	a := &admission{start: start, call: Call{KeyID: keyID, Tool: tool.Name}}
-	if s.opts.Keys != nil {
-		plan, ok := s.resolveKey(c, cred, p.id, tool.Name)
-		if !ok {
-			return
+// checkCall refuses, before admission, a tools/call that the go-sdk's
+// Streamable HTTP transport would refuse after it (MCP 2025-11-25
+// §Transports, https://modelcontextprotocol.io/specification/2025-11-25/basic/transports,
+// and the 2026-07-28 standard headers): a Content-Type other than
+// application/json (415), a Last-Event-ID on a POST, an MCP-Protocol-Version
+// restmcp does not speak, a call without an id, and on the 2026-07-28 wire
+// an Mcp-Method or Mcp-Name header that does not match the body, a missing
+// or different _meta protocol version, or _meta client capabilities or
+// client info that are missing or not objects (400). Whatever else the SDK
+// refuses after admission is settled by the gate (see settleUnrun). A base64-encoded
+// Mcp-Name ("=?base64?…?=") that names the tool is handed to the SDK as the
+// plain name, which the SDK compares without decoding.
+func (s *Server) checkCall(c *gin.Context, m *rpcMessage) bool {
+	h := c.Request.Header
+	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || mt != "application/json" {
+		abortRPC(c, http.StatusUnsupportedMediaType, m.id, codeInvalidRequest, "Content-Type must be application/json")
+		return false
+	}
+	if len(h.Values("Last-Event-ID")) > 0 {
+		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidRequest, "Last-Event-ID is not allowed on a POST")
+		return false
+	}
+	if m.id == nil {
+		abortRPC(c, http.StatusBadRequest, nil, codeInvalidRequest, "invalid request: tools/call needs an id (a notification cannot call a tool)")
+		return false
+	}
+	version := h.Get("Mcp-Protocol-Version")
+	if version != "" && !slices.Contains(mcp.SupportedProtocolVersions(), version) {
+		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(truncate(version, 40))+"; supported: "+strings.Join(mcp.SupportedProtocolVersions(), ", "))
+		return false
+	}
+	if version < protocolVersionStandardHeaders && m.metaVersion == "" {
+		return true
+	}
+	fail := func(msg string) bool {
+		abortRPC(c, http.StatusBadRequest, m.id, CodeHeaderMismatch, msg)
+		return false
+	}
+	switch {
+	case version == "":
+		return fail("Mcp-Protocol-Version header is required for requests carrying " + strconv.Quote(metaKeyProtocolVersion))
+	case m.metaVersion == "":
+		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidParams, "missing or invalid _meta field "+strconv.Quote(metaKeyProtocolVersion))
+		return false
+	case m.metaVersion != version:
+		return fail("Mcp-Protocol-Version header " + strconv.Quote(version) + " does not match _meta " + strconv.Quote(truncate(m.metaVersion, 40)))
+	case m.metaBadClientInfo:
+		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidParams, "invalid _meta field "+strconv.Quote(metaKeyClientInfo))
+		return false
+	case !m.metaCapabilities:
+		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidParams, "missing or invalid _meta field "+strconv.Quote(metaKeyClientCapabilities))
+		return false
+	case h.Get("Mcp-Method") != m.method:
+		return fail("Mcp-Method header " + strconv.Quote(truncate(h.Get("Mcp-Method"), 80)) + " does not match the body's method \"tools/call\"")
+	}
+	name, ok := decodeHeaderValue(h.Get("Mcp-Name"))
+	if !ok || name != m.tool {
+		return fail("Mcp-Name header " + strconv.Quote(truncate(h.Get("Mcp-Name"), 80)) + " does not match the body's params.name " + strconv.Quote(truncate(m.tool, 80)))
+	}
+	h.Set("Mcp-Name", name)
+	return true
+}
+
+// protocolVersionStandardHeaders is the first MCP revision whose requests
+// carry Mcp-Method and Mcp-Name headers and _meta protocol metadata.
+const protocolVersionStandardHeaders = "2026-07-28"
+
+// decodeHeaderValue decodes an MCP standard header value: either plain, or
+// "=?base64?<standard base64 of UTF-8>?=" (MCP 2026-07-28 standard headers).
+func decodeHeaderValue(v string) (string, bool) {
+	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
+		if enc, ok = strings.CutSuffix(enc, "?="); ok {
+			b, err := base64.StdEncoding.DecodeString(enc)
+			return string(b), err == nil
 		}
-		a.call.Plan = plan
-		if !plan.Allows(tool.Name, tool.Tags) {
-			// Answered by the tool handler, so that the go-sdk writes the
-			// result envelope; not metered, nothing sent upstream.
-			a.denied = plan.DeniedMessage(tool.Name)
-			c.Request = c.Request.WithContext(withAdmission(c.Request.Context(), a))
-			c.Next()
-			return
+	}
+	return v, true
+}
+
+// authenticate establishes who the caller is: the key id of a usable key,
+// or AnonymousKeyID when keys are optional and none was sent. It answers
+// 401 for a missing key (when required) or a key with characters no API
+// key has (they could split the upstream header, cookie or query it goes
+// into), and otherwise resolves the key's plan (Options.Keys: 401 for an
+// unknown or revoked key, 503 when the store cannot tell).
+func (s *Server) authenticate(c *gin.Context, ex *exchange, tool *openapi.Tool, a *admission) bool {
+	cred, id := ex.cred, ex.msg.id
+	refuse := func(msg string) bool {
+		if tool != nil {
+			s.metrics.callDone(tool.Name, OutcomeUnauthorized)
 		}
-		a.call.Cost = plan.Cost(tool.Name, tool.Cost)
-	} else {
+		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
+		abortRPC(c, http.StatusUnauthorized, id, CodeUnauthorized, msg)
+		return false
+	}
+	switch {
+	case cred.unsafe != "":
+		return refuse("invalid API key: it contains " + cred.unsafe + ", which no API key has; send the key exactly as issued, in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
+	case cred.keyID != "":
+		a.call.KeyID = cred.keyID
+	case s.opts.AllowAnonymous:
+		a.call.KeyID = AnonymousKeyID
+	default:
+		return refuse("authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
+	}
+	if s.opts.Keys == nil || tool == nil {
+		return true
+	}
+	plan, ok := s.resolveKey(c, cred, id, tool.Name)
+	a.call.Plan = plan
+	return ok
+}
+
+// authorize applies the plan gate: a tool outside the caller's plan is
+// marked denied (answered by the tool handler as a tool error, so that the
+// SDK writes the result envelope; not metered, nothing sent upstream), and
+// an allowed one gets its cost.
+func (s *Server) authorize(_ *gin.Context, _ *exchange, tool *openapi.Tool, a *admission) bool {
+	if a.call.Plan == nil {
 		a.call.Cost = max(tool.Cost, 0)
 		if a.call.Cost == 0 {
 			a.call.Cost = 1
 		}
+		return true
 	}
+	if !a.call.Plan.Allows(tool.Name, tool.Tags) {
+		a.denied = a.call.Plan.DeniedMessage(tool.Name)
+		return true
+	}
+	a.call.Cost = a.call.Plan.Cost(tool.Name, tool.Cost)
+	return true
+}
 
-	if s.opts.Meter != nil {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
-		t := time.Now()
-		d, err := s.opts.Meter.AdmitCall(ctx, a.call)
-		cancel()
-		s.metrics.meterOp("admit", time.Since(t), err)
-		s.metrics.decision(d, err)
-		if err != nil {
-			s.metrics.callDone(tool.Name, OutcomeUnavailable)
-			s.logger.Error("metering failed; refusing tools/call", "key_id", keyID, "tool", tool.Name, "error", err.Error())
-			c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
-			abortRPC(c, http.StatusServiceUnavailable, p.id, CodeUnavailable,
-				"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
-			return
-		}
-		if d.hasHeaders() {
-			setRateLimitHeaders(c.Writer.Header(), d)
-		}
-		if !d.Allowed {
-			retry := ceilSeconds(d.RetryAfter)
-			c.Header("Retry-After", strconv.FormatInt(retry, 10))
-			s.metrics.callDone(tool.Name, OutcomeRefused)
-			e := Event{KeyID: keyID, Tool: tool.Name, Outcome: OutcomeRefused, Latency: time.Since(start), Time: start}
-			if a.call.Plan != nil {
-				e.Plan = a.call.Plan.Name()
-			}
-			s.background(c.Request.Context(), func(ctx context.Context) { s.recordEvent(ctx, e) })
-			abortRPC(c, http.StatusTooManyRequests, p.id, CodeRateLimited, refusalMessage(a.call.Plan, d, retry))
-			return
-		}
-		a.decision, a.metered = d, true
+// admit asks the Meter to admit and count the call, sets the rate-limit
+// headers, and answers 429 (refused, with Retry-After and a usage event)
+// or 503 (the Meter could not decide). Without a Meter every call is
+// admitted, unmetered.
+func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
+	if s.opts.Meter == nil {
+		return true
 	}
-	c.Request = c.Request.WithContext(withAdmission(c.Request.Context(), a))
-	c.Next()
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
+	t := time.Now()
+	d, err := s.opts.Meter.AdmitCall(ctx, a.call)
+	cancel()
+	s.metrics.meterOp("admit", time.Since(t), err)
+	s.metrics.decision(d, err)
+	if err != nil {
+		s.metrics.callDone(a.call.Tool, OutcomeUnavailable)
+		s.logger.Error("metering failed; refusing tools/call", "key_id", a.call.KeyID, "tool", a.call.Tool, "error", err.Error())
+		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
+		abortRPC(c, http.StatusServiceUnavailable, ex.msg.id, CodeUnavailable,
+			"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
+		return false
+	}
+	if d.hasHeaders() {
+		setRateLimitHeaders(c.Writer.Header(), d)
+	}
+	if !d.Allowed {
+		retry := ceilSeconds(d.RetryAfter)
+		c.Header("Retry-After", strconv.FormatInt(retry, 10))
+		s.metrics.callDone(a.call.Tool, OutcomeRefused)
+		e := Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: OutcomeRefused, Latency: time.Since(a.start), Time: a.start}
+		if a.call.Plan != nil {
+			e.Plan = a.call.Plan.Name()
+		}
+		s.background(c.Request.Context(), func(ctx context.Context) { s.recordEvent(ctx, e) })
+		abortRPC(c, http.StatusTooManyRequests, ex.msg.id, CodeRateLimited, refusalMessage(a.call.Plan, d, retry))
+		return false
+	}
+	a.decision, a.metered = d, true
+	return true
+}
+
+// settleUnrun refunds an admitted call that no tool handler ran (the SDK
+// refused the message after admission, or the client left before it was
+// dispatched), whatever the counting policy: a call that never ran is not
+// billed. Its usage event has outcome not_run and cost 0.
+func (s *Server) settleUnrun(ctx context.Context, a *admission) {
+	s.logger.Warn("admitted tools/call was not run; refunding it", "key_id", a.call.KeyID, "tool", a.call.Tool)
+	s.metrics.callDone(a.call.Tool, OutcomeNotRun)
+	e := Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: OutcomeNotRun, Latency: time.Since(a.start), Time: a.start}
+	if a.call.Plan != nil {
+		e.Plan = a.call.Plan.Name()
+	}
+	s.background(ctx, func(ctx context.Context) {
+		t := time.Now()
+		err := s.opts.Meter.Refund(ctx, a.call, a.decision)
+		s.metrics.meterOp("refund", time.Since(t), err)
+		if err != nil {
+			s.logger.Warn("refund failed", "key_id", a.call.KeyID, "tool", a.call.Tool, "error", err.Error())
+			e.Cost = a.decision.Cost
+		} else {
+			s.metrics.refunds.Inc()
+		}
+		s.recordEvent(ctx, e)
+	})
 }
 
 // resolveKey resolves the caller's key to its plan. On failure it answers
@@ -626,13 +766,11 @@ func ceilSecondsMin0(d time.Duration) int64 {
 	return int64(math.Ceil(d.Seconds()))
 }
 
-// serveMCP hands the request to the go-sdk handler chosen by peek.
+// serveMCP hands the request to the go-sdk handler chosen by decode.
 func (s *Server) serveMCP(c *gin.Context) {
-	h := s.jsonHandler
-	if v, ok := c.Get(ctxHandler); ok {
-		if hv, ok := v.(http.Handler); ok {
-			h = hv
-		}
+	h := exchangeFrom(c.Request.Context()).handler
+	if h == nil {
+		h = s.jsonHandler
 	}
 	h.ServeHTTP(c.Writer, c.Request)
 }

@@ -216,7 +216,7 @@ func TestHTTPContract(t *testing.T) {
 		{name: "batch", method: "POST", body: `[` + pingBody + `]`, wantStatus: 400,
 			wantBody: `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch requests are not supported: send one JSON-RPC message per POST"}}`},
 		{name: "not JSON", method: "POST", body: `{"jsonrpc":`, wantStatus: 400,
-			wantBody: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body must be one JSON-RPC message"}}`},
+			wantBody: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body must be one JSON-RPC message (UTF-8 JSON)"}}`},
 		{name: "origin not allowed", method: "POST", body: pingBody, header: map[string]string{"Origin": "https://evil.example"}, wantStatus: 403,
 			wantBody: `{"error":"origin not allowed: https://evil.example"}`},
 		{name: "origin allowed", method: "POST", body: pingBody, header: map[string]string{"Origin": "https://APP.example.com:443"}, wantStatus: 200,
@@ -443,8 +443,9 @@ func TestToolsCallNotificationIsGated(t *testing.T) {
 	up := newUpstream(t, petstoreAPI)
 	srv := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL)})
 	got := post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"get_pet","arguments":{"petId":"p1"}}}`, nil)
-	if got.status != 401 {
-		t.Errorf("tools/call without id and key = %d %s, want 401", got.status, got.body)
+	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: tools/call needs an id (a notification cannot call a tool)"}}`
+	if got.status != 400 || got.body != want {
+		t.Errorf("tools/call without id and key = %d %s, want 400 %s", got.status, got.body, want)
 	}
 	if n := len(up.take()); n != 0 {
 		t.Errorf("%d upstream requests, want 0", n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -138,6 +139,9 @@ const (
 	OutcomeInvalidArguments Outcome = "invalid_arguments"
 	// OutcomeUnavailable: the meter or key store could not decide (503).
 	OutcomeUnavailable Outcome = "unavailable"
+	// OutcomeNotRun: admitted, then refused by the MCP transport before
+	// any tool handler ran it (or the client left first); refunded.
+	OutcomeNotRun Outcome = "not_run"
 	// OutcomeUnauthorized: no key, or an unknown or revoked one (401).
 	// Metrics only: no usage event is recorded for it.
 	OutcomeUnauthorized Outcome = "unauthorized"
@@ -166,32 +170,17 @@ type Event struct {
 }
 
 // admission is the gate's verdict on one tools/call, handed to the tool
-// handler through the request context (the go-sdk keeps the envelope: the
-// handler answers with the request's id).
+// handler in the request's exchange (the go-sdk keeps the envelope: the
+// handler answers with the request's id). A tool handler serves a call only
+// with an admission made for its own tool and the caller's key id, and only
+// once (see take).
 type admission struct {
 	start    time.Time
 	call     Call
 	decision Decision
 	metered  bool   // AdmitCall allowed the call: refund and event apply
 	denied   string // non-empty: the tool is outside the plan; this is the message
-}
-
-type admissionKey struct{}
-
-func withAdmission(ctx context.Context, a *admission) context.Context {
-	return context.WithValue(ctx, admissionKey{}, a)
-}
-
-func admissionFrom(ctx context.Context) *admission {
-	a, _ := ctx.Value(admissionKey{}).(*admission)
-	return a
-}
-
-type planKey struct{}
-
-// withPlan stores the caller's resolved plan (tools/list with list_by_plan).
-func withPlan(ctx context.Context, p Plan) context.Context {
-	return context.WithValue(ctx, planKey{}, p)
+	state    atomic.Int32
 }
 
 // maxPendingAfterCall bounds the refunds and usage events being written in

@@ -107,13 +107,16 @@ func (s *Server) toolMethods(next mcp.MethodHandler) mcp.MethodHandler {
 // protocol error.
 func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		start := time.Now()
-		cred := credentialFrom(ctx)
-		log := s.logger.With("tool", t.Name, "key_id", cred.keyID, "request_id", requestIDFrom(ctx))
-		a := admissionFrom(ctx)
-		if a == nil || a.call.Tool != t.Name {
-			// Not through the gin gate (in-memory transports in tests).
-			a = &admission{start: start, call: Call{KeyID: cred.keyID, Tool: t.Name}}
+		ex := exchangeFrom(ctx)
+		cred := ex.cred
+		log := s.logger.With("tool", t.Name, "key_id", cred.keyID, "request_id", ex.requestID)
+		a := ex.admission
+		if a == nil || a.call.Tool != t.Name || !a.forKey(cred.keyID) || !a.take() {
+			// Defence in depth: the gate admits every tools/call it reads, so
+			// a call here without its own admission means the gate and the
+			// SDK read the request differently. Refuse it, never serve it.
+			log.Error("bug: tools/call reached the tool handler without an admission for this tool and key; refused", "admitted_tool", admittedTool(a))
+			return nil, &jsonrpc.Error{Code: codeInternalError, Message: "internal error: the call was not admitted; it was not run"}
 		}
 		// The go-sdk runs handlers on its own goroutines and has no recovery:
 		// a panic here would take the process down.
@@ -178,10 +181,26 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			"operation_id", t.OperationID,
 			"upstream_status", out.status,
 			"is_error", out.res.IsError,
-			"duration_ms", time.Since(start).Milliseconds())
+			"duration_ms", time.Since(a.start).Milliseconds())
 		s.afterCall(ctx, a, outcome, out.status, out.bytes, out.failed)
 		return out.res, nil
 	}
+}
+
+// forKey reports whether a was made for the caller with key id keyID ("" for
+// no key, which is admitted as AnonymousKeyID).
+func (a *admission) forKey(keyID string) bool {
+	if keyID == "" {
+		return a.call.KeyID == AnonymousKeyID
+	}
+	return a.call.KeyID == keyID
+}
+
+func admittedTool(a *admission) string {
+	if a == nil {
+		return ""
+	}
+	return a.call.Tool
 }
 
 // errorResult is a tool result with isError set and one text item.

@@ -21,9 +21,13 @@ func (s *Server) usage(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "usage metering is not enabled on this server"})
 		return
 	}
-	v, _ := c.Get(ctxCredential)
-	cred, _ := v.(*credential)
-	if cred == nil || cred.key == "" {
+	cred := exchangeFrom(c.Request.Context()).cred
+	if cred.unsafe != "" {
+		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp", error="invalid_token"`)
+		c.JSON(http.StatusUnauthorized, gin.H{"error": "invalid API key: it contains " + cred.unsafe + ", which no API key has; send the key exactly as issued"})
+		return
+	}
+	if cred.key == "" {
 		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
 		c.JSON(http.StatusUnauthorized, gin.H{"error": "authentication required: send your API key in the x-api-key header, as ?api_key=<key>, or as Authorization: Bearer <key>"})
 		return

@@ -34,6 +34,9 @@ const (
 	OutcomeInvalidArguments Outcome = "invalid_arguments"
 	// OutcomeUnavailable: the metering store was down under fail_closed (503).
 	OutcomeUnavailable Outcome = "unavailable"
+	// OutcomeNotRun: admitted, then refused by the MCP transport before the
+	// tool ran (or the client left first); refunded, cost 0.
+	OutcomeNotRun Outcome = "not_run"
 )
 
 // Event is one tools/call, for billing pipelines.
@@ -48,7 +51,8 @@ const (
 //	tool             the MCP tool name
 //	cost             units charged, a decimal integer (0 when not admitted or refunded)
 //	outcome          one of the Outcome values: ok, upstream_error, upstream_failed,
-//	                 refused, not_in_plan, invalid_arguments, unavailable
+//	                 refused, not_in_plan, invalid_arguments, unavailable,
+//	                 not_run
 //	upstream_status  the upstream HTTP status, "0" when none arrived
 //	latency_ms       time spent on the call in milliseconds, 3 decimals ("12.345")
 //	bytes            bytes of the upstream response body read

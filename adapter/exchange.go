@@ -1,0 +1,56 @@
+package adapter
+
+import (
+	"context"
+	"net/http"
+)
+
+// exchange is the state of one HTTP request to restmcp, created once by the
+// first middleware and carried, under one context key, to every later
+// middleware, the tool handler and the after-call writer. Each field is set
+// by one middleware (named beside it) and only read after that.
+type exchange struct {
+	requestID string       // requestID
+	body      []byte       // bodyLimit: the POST body, read once
+	cred      *credential  // extractCredential; never nil after it
+	msg       *rpcMessage  // decode: restmcp's one reading of the body
+	handler   http.Handler // decode: the go-sdk handler chosen by Accept
+	admission *admission   // gate: the verdict on a tools/call
+}
+
+type exchangeKey struct{}
+
+// exchangeFrom returns the request's exchange, or an empty one when ctx did
+// not come through the middleware.
+func exchangeFrom(ctx context.Context) *exchange {
+	if ex, ok := ctx.Value(exchangeKey{}).(*exchange); ok {
+		return ex
+	}
+	return &exchange{cred: &credential{}}
+}
+
+// credentialFrom returns the caller's credential, or an empty one.
+func credentialFrom(ctx context.Context) *credential {
+	if c := exchangeFrom(ctx).cred; c != nil {
+		return c
+	}
+	return &credential{}
+}
+
+func requestIDFrom(ctx context.Context) string { return exchangeFrom(ctx).requestID }
+
+// Admission states: an admission is taken by exactly one tool handler, or
+// settled by the gate when no handler took it (the transport refused the
+// call after admission, or the client left first).
+const (
+	admissionPending int32 = iota
+	admissionTaken
+	admissionSettled
+)
+
+// take marks a as used by the tool handler; false when it already was, or
+// the gate has settled it.
+func (a *admission) take() bool { return a.state.CompareAndSwap(admissionPending, admissionTaken) }
+
+// settle marks a as never run; false when a handler took it.
+func (a *admission) settle() bool { return a.state.CompareAndSwap(admissionPending, admissionSettled) }

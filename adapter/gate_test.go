@@ -1,0 +1,154 @@
+package adapter
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestTransportRefusalsBeforeAdmission: a tools/call the MCP transport would
+// refuse is refused by the gate before the Meter sees it, so only calls that
+// will run are counted.
+func TestTransportRefusalsBeforeAdmission(t *testing.T) {
+	up := newPlanUpstream(t)
+	meter := &fakeMeter{admit: allowedDecision}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":"AAPL"}}}`
+	modern := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":"AAPL"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	modernHeaders := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_quote"}
+	tests := []struct {
+		name    string
+		body    string
+		headers map[string]string
+		status  int
+		want    string
+	}{
+		{"Content-Type text/plain", call, map[string]string{"Content-Type": "text/plain"}, 415,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Content-Type must be application/json"}}`},
+		{"no Content-Type", call, map[string]string{"Content-Type": ""}, 415,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Content-Type must be application/json"}}`},
+		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"get_quote"}}`, nil, 400,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\", got \"1.0\""}}`},
+		{"object id", `{"jsonrpc":"2.0","id":{"x":1},"method":"tools/call","params":{"name":"get_quote"}}`, nil, 400,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id must be a string, a number or null, got {\"x\":1}"}}`},
+		{"bogus MCP-Protocol-Version", call, map[string]string{"MCP-Protocol-Version": "banana"}, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"unsupported MCP-Protocol-Version \"banana\"; supported: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"}}`},
+		{"Last-Event-ID", call, map[string]string{"Last-Event-ID": "1"}, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Last-Event-ID is not allowed on a POST"}}`},
+		{"2026-07-28 without Mcp-Method", modern, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Name": "get_quote"}, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Mcp-Method header \"\" does not match the body's method \"tools/call\""}}`},
+		{"2026-07-28 Mcp-Method mismatch", modern, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping", "Mcp-Name": "get_quote"}, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Mcp-Method header \"ping\" does not match the body's method \"tools/call\""}}`},
+		{"2026-07-28 Mcp-Name mismatch", modern, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "admin_stats"}, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Mcp-Name header \"admin_stats\" does not match the body's params.name \"get_quote\""}}`},
+		{"2026-07-28 without _meta", call, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_quote"}, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"missing or invalid _meta field \"io.modelcontextprotocol/protocolVersion\""}}`},
+		{"2026-07-28 without client capabilities", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_quote","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, modernHeaders, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"missing or invalid _meta field \"io.modelcontextprotocol/clientCapabilities\""}}`},
+		{"2026-07-28 client info not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_quote","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":"x"}}}`, modernHeaders, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid _meta field \"io.modelcontextprotocol/clientInfo\""}}`},
+		{"_meta without header", modern, nil, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Mcp-Protocol-Version header is required for requests carrying \"io.modelcontextprotocol/protocolVersion\""}}`},
+		{"_meta and header differ", modern, map[string]string{"MCP-Protocol-Version": "2025-11-25"}, 400,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Mcp-Protocol-Version header \"2025-11-25\" does not match _meta \"2026-07-28\""}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := map[string]string{"X-API-Key": "k-free"}
+			for k, v := range tt.headers {
+				h[k] = v
+			}
+			got := post(t, srv.URL+"/mcp", tt.body, h)
+			if got.status != tt.status || got.body != tt.want {
+				t.Errorf("= %d %s\nwant %d %s", got.status, got.body, tt.status, tt.want)
+			}
+		})
+	}
+	if n := meter.calls.Load(); n != 0 {
+		t.Errorf("Meter.AdmitCall ran %d times, want 0", n)
+	}
+	if p := up.take(); len(p) != 0 {
+		t.Errorf("upstream saw %v, want nothing", p)
+	}
+
+	// A well-formed 2026-07-28 call, with a base64 Mcp-Name, is admitted once
+	// and runs.
+	got := post(t, srv.URL+"/mcp", modern, map[string]string{"X-API-Key": "k-free", "MCP-Protocol-Version": "2026-07-28",
+		"Mcp-Method": "tools/call", "Mcp-Name": "=?base64?Z2V0X3F1b3Rl?="})
+	if got.status != 200 || meter.calls.Load() != 1 {
+		t.Errorf("2026-07-28 call with base64 Mcp-Name = %d %s, %d admissions; want 200, 1", got.status, got.body, meter.calls.Load())
+	}
+	if diff := cmp.Diff([]string{"/quotes/AAPL"}, up.take()); diff != "" {
+		t.Errorf("upstream (-want +got):\n%s", diff)
+	}
+}
+
+// TestAdmittedButNotRunIsRefunded: when the MCP handler refuses a call after
+// the gate admitted it (here a handler that answers 400 without
+// dispatching), the admission is refunded and recorded as not_run with cost
+// 0, whatever the counting policy.
+func TestAdmittedButNotRunIsRefunded(t *testing.T) {
+	up := newPlanUpstream(t)
+	meter := &fakeMeter{admit: allowedDecision}
+	s, err := New(Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.jsonHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "refused by the transport", http.StatusBadRequest)
+	})
+	srv := serveHandler(t, s)
+	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`), map[string]string{"X-API-Key": "k-free"})
+	if got.status != 400 {
+		t.Fatalf("= %d %s, want 400", got.status, got.body)
+	}
+	ev := meter.waitEvents(t, 1)
+	want := Event{KeyID: KeyID("k-free"), Plan: "free", Tool: "get_quote", Outcome: OutcomeNotRun}
+	ev[0].Latency, ev[0].Time = 0, want.Time
+	if diff := cmp.Diff(want, ev[0]); diff != "" {
+		t.Errorf("event (-want +got):\n%s", diff)
+	}
+	if a, r := meter.calls.Load(), meter.refunds.Load(); a != 1 || r != 1 {
+		t.Errorf("admissions %d, refunds %d; want 1, 1", a, r)
+	}
+}
+
+// TestUnsafeKeysRefused: a key with characters no API key has (they could
+// split the upstream header, cookie or query it is put in) gets 401 with a
+// text that says so, and nothing is metered or sent.
+func TestUnsafeKeysRefused(t *testing.T) {
+	up := newPlanUpstream(t)
+	meter := &fakeMeter{admit: allowedDecision}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Meter: meter})
+	body := toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`)
+	msg := func(what string) string {
+		return `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"invalid API key: it contains ` + what + `, which no API key has; send the key exactly as issued, in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+	}
+	tests := []struct {
+		name, query string
+		headers     map[string]string
+		want        string
+	}{
+		{"semicolon in header", "", map[string]string{"X-API-Key": "abc; admin=1"}, msg(`the character ';'`)},
+		{"space in query", "?api_key=abc%20def", nil, msg(`the character ' '`)},
+		{"semicolon alone", "", map[string]string{"X-API-Key": "abc;admin=1"}, msg(`the character ';'`)},
+		{"CR LF in query", "?api_key=abc%0D%0AX-Admin:%201", nil, msg(`a control character (byte 0x0d)`)},
+		{"comma in bearer", "", map[string]string{"Authorization": "Bearer abc,def"}, msg(`the character ','`)},
+		{"non-ASCII", "?api_key=cl%C3%A9", nil, msg(`a non-ASCII character`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := post(t, srv.URL+"/mcp"+tt.query, body, tt.headers)
+			if got.status != 401 || got.body != tt.want {
+				t.Errorf("= %d %s\nwant 401 %s", got.status, got.body, tt.want)
+			}
+		})
+	}
+	if n := meter.calls.Load(); n != 0 {
+		t.Errorf("Meter.AdmitCall ran %d times, want 0", n)
+	}
+	if p := up.take(); len(p) != 0 {
+		t.Errorf("upstream saw %v, want nothing", p)
+	}
+}

@@ -1,0 +1,436 @@
+package adapter
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+)
+
+// rpcMessage is restmcp's one reading of the JSON-RPC message of a POST
+// (JSON-RPC 2.0 §4: https://www.jsonrpc.org/specification#request_object).
+// decodeMessage produces it once, at the HTTP edge; the gate, the access log
+// and the tool handler's admission check all read this value, and the body
+// handed to the go-sdk is one on which the SDK's own decoder
+// (case-sensitive member names, last duplicate wins, ids as float64) can
+// only reach the same method, id and tool: any body on which two readings
+// could differ is refused before anything is metered.
+type rpcMessage struct {
+	// id is the id exactly as sent (raw JSON: a string or a number); nil
+	// when absent or null (a notification, or a response without id).
+	id json.RawMessage
+	// method is the "method" member; "" when absent (a response).
+	method string
+	// hasMethod reports whether "method" was present (a request).
+	hasMethod bool
+	// params is the raw "params" member (an object); nil when absent or
+	// null.
+	params json.RawMessage
+	// tool is params.name of a tools/call; "" otherwise.
+	tool string
+	// metaVersion is params._meta["io.modelcontextprotocol/protocolVersion"]
+	// of a tools/call (MCP 2026-07-28 per-request metadata); "" when absent.
+	metaVersion string
+	// metaCapabilities reports whether _meta has an object
+	// "io.modelcontextprotocol/clientCapabilities", and metaBadClientInfo
+	// whether it has a "io.modelcontextprotocol/clientInfo" that is not an
+	// object (2026-07-28 requests need the first and may carry the second).
+	metaCapabilities, metaBadClientInfo bool
+
+	// body is the message as read (surrounding white space trimmed);
+	// idStart and idEnd locate the id's bytes in it (0, 0 without an id).
+	body           []byte
+	idStart, idEnd int
+}
+
+// isToolsCall is true for any message naming tools/call, with or without an
+// id: a malformed "notification" form must not slip past the key check and
+// the meter, whatever the SDK then makes of it.
+func (m *rpcMessage) isToolsCall() bool { return m != nil && m.method == "tools/call" }
+
+// messageError is a request decodeMessage refuses: the HTTP status and the
+// JSON-RPC error code and message to answer with.
+type messageError struct {
+	status  int
+	code    int
+	message string
+}
+
+func (e *messageError) Error() string { return e.message }
+
+// errBatch is the refusal of a JSON array body.
+var errBatch = &messageError{http.StatusBadRequest, codeInvalidRequest,
+	"batch requests are not supported: send one JSON-RPC message per POST"}
+
+func invalidRequest(format string, args ...any) *messageError {
+	return &messageError{http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf(format, args...)}
+}
+
+// maxMessageDepth is the deepest nesting of objects and arrays accepted, the
+// go-sdk's own limit (its internal/json defaultMaxDepth), so that nothing
+// the gate admits is refused by the SDK for its depth.
+const maxMessageDepth = 1000
+
+// The members of a JSON-RPC message and of tools/call params that anything
+// downstream reads (JSON-RPC 2.0 §4, §5; MCP 2025-11-25 "Calling Tools":
+// https://modelcontextprotocol.io/specification/2025-11-25/server/tools#calling-tools).
+var (
+	envelopeMembers = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+	callMembers     = []string{"name", "arguments", "_meta", "inputResponses", "requestState"}
+)
+
+// The _meta members of a 2026-07-28 request that the go-sdk checks.
+const (
+	metaKeyProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaKeyClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaKeyClientInfo         = "io.modelcontextprotocol/clientInfo"
+)
+
+var metaMembers = []string{metaKeyProtocolVersion, metaKeyClientCapabilities, metaKeyClientInfo}
+
+// decodeMessage reads the one JSON-RPC message of a POST body. It refuses,
+// with a *messageError:
+//   - a body that is not UTF-8 (RFC 8259 §8.1) or not JSON: -32700;
+//   - an array (batch), or anything but an object: -32600;
+//   - nesting deeper than maxMessageDepth: -32600;
+//   - a member of the envelope, or of tools/call params, that appears twice:
+//     which duplicate wins is decoder-defined, so such a message is
+//     ambiguous and no reading of it is served;
+//   - "jsonrpc" other than "2.0"; an id that is not a string, a number or
+//     null; a method that is not a string; params that are not an object or
+//     null; a message with both a method and a result or error; a
+//     tools/call whose params.name is missing or not a string: -32600.
+//
+// Member names are case-sensitive, as in the go-sdk (encoding/json would
+// fold case and read a decoy "Method" as the method): a member whose name
+// differs from a known one only in case is an unknown member, ignored like
+// every member the message does not need.
+func decodeMessage(body []byte) (*rpcMessage, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, invalidRequest("empty body: send one JSON-RPC message")
+	}
+	if !utf8.Valid(body) || !json.Valid(body) {
+		return nil, &messageError{http.StatusBadRequest, codeParseError, "parse error: the body must be one JSON-RPC message (UTF-8 JSON)"}
+	}
+	switch body[0] {
+	case '[':
+		return nil, errBatch
+	case '{':
+	default:
+		return nil, invalidRequest("invalid request: a JSON-RPC message is a JSON object")
+	}
+	if depthExceeds(body, maxMessageDepth) {
+		return nil, invalidRequest("invalid request: JSON nested deeper than %d levels", maxMessageDepth)
+	}
+
+	m := rpcMessage{body: body}
+	var version, id, method, params, result, rpcErr []byte
+	err := members(body, envelopeMembers, "", func(name string, value []byte) error {
+		switch name {
+		case "jsonrpc":
+			version = value
+		case "id":
+			id = value
+			m.idStart = cap(body) - cap(value)
+			m.idEnd = m.idStart + len(value)
+		case "method":
+			method = value
+		case "params":
+			params = value
+		case "result":
+			result = value
+		case "error":
+			rpcErr = value
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if string(version) != `"2.0"` {
+		if version == nil {
+			return nil, invalidRequest(`invalid request: missing "jsonrpc": "2.0"`)
+		}
+		return nil, invalidRequest(`invalid request: "jsonrpc" must be "2.0", got %s`, truncate(string(version), 40))
+	}
+	switch {
+	case id == nil || string(id) == "null":
+		m.idStart, m.idEnd = 0, 0
+	case id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9'):
+		m.id = id
+	default:
+		return nil, invalidRequest("invalid request: id must be a string, a number or null, got %s", truncate(string(id), 40))
+	}
+	if method != nil {
+		if method[0] != '"' {
+			return nil, invalidRequest("invalid request: method must be a string")
+		}
+		m.hasMethod = true
+		m.method = jsonString(method)
+		if result != nil || rpcErr != nil {
+			return nil, invalidRequest(`invalid request: a message has a "method" or a "result"/"error", not both`)
+		}
+	}
+	if params != nil && string(params) != "null" {
+		if params[0] != '{' {
+			return nil, invalidRequest("invalid request: params must be an object")
+		}
+		m.params = params
+	}
+	if m.method == "tools/call" {
+		if err := m.readCallParams(); err != nil {
+			return nil, err
+		}
+	}
+	return &m, nil
+}
+
+// readCallParams reads name and the protocol-version _meta of tools/call
+// params, refusing duplicate and case-variant members there too.
+func (m *rpcMessage) readCallParams() error {
+	if m.params == nil {
+		return invalidRequest("invalid request: tools/call needs params with the tool's name")
+	}
+	var name, meta []byte
+	err := members(m.params, callMembers, "params.", func(member string, value []byte) error {
+		switch member {
+		case "name":
+			name = value
+		case "_meta":
+			meta = value
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if name == nil || name[0] != '"' {
+		return invalidRequest("invalid request: tools/call params.name must be the tool's name, a string")
+	}
+	m.tool = jsonString(name)
+	if meta != nil && meta[0] == '{' {
+		// A duplicate of a member read here is ambiguous too.
+		err := members(meta, metaMembers, "params._meta.", func(member string, value []byte) error {
+			switch member {
+			case metaKeyProtocolVersion:
+				if value[0] == '"' {
+					m.metaVersion = jsonString(value)
+				}
+			case metaKeyClientCapabilities:
+				m.metaCapabilities = value[0] == '{'
+			case metaKeyClientInfo:
+				m.metaBadClientInfo = value[0] != '{'
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// members calls f with the name and raw value of each member of obj, a valid
+// JSON object, in order. Names are compared exactly, as the go-sdk compares
+// them: "Method" is an unknown member, not "method". A known member that
+// appears twice is an error naming it (where is the path prefix for the
+// message). Unknown members reach f too.
+func members(obj []byte, known []string, where string, f func(name string, value []byte) error) error {
+	var seen uint64 // bit i: known[i] seen
+	i := skipSpace(obj, 1)
+	if obj[i] == '}' {
+		return nil
+	}
+	for {
+		end := skipString(obj, i)
+		name := jsonString(obj[i:end])
+		i = skipSpace(obj, end)
+		i = skipSpace(obj, i+1) // ':'
+		vend := skipValue(obj, i)
+		for k, kn := range known {
+			if name == kn {
+				if seen&(1<<k) != 0 {
+					return invalidRequest("invalid request: member %q appears twice in %s; send it once", where+name, objectName(where))
+				}
+				seen |= 1 << k
+			}
+		}
+		if err := f(name, obj[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(obj, vend)
+		if obj[i] == '}' {
+			return nil
+		}
+		i = skipSpace(obj, i+1) // ','
+	}
+}
+
+func objectName(where string) string {
+	if where == "" {
+		return "the message"
+	}
+	return strings.TrimSuffix(where, ".")
+}
+
+// jsonString decodes a JSON string token (valid JSON: checked by the caller).
+func jsonString(tok []byte) string {
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return string(tok[1 : len(tok)-1])
+	}
+	var s string
+	_ = json.Unmarshal(tok, &s)
+	return s
+}
+
+// The scanners below walk JSON that json.Valid has accepted: they find
+// token boundaries without validating again.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string token starting at i.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the value starting at i.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[j])) {
+		j++
+	}
+	return j
+}
+
+// depthExceeds reports whether valid JSON b nests objects and arrays deeper
+// than max.
+func depthExceeds(b []byte, max int) bool {
+	depth := 0
+	for j := 0; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			j = skipString(b, j) - 1
+		case '{', '[':
+			depth++
+			if depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// sdkEchoesID reports whether the go-sdk echoes id byte for byte: a string
+// without escapes, or an integer it holds exactly (it decodes ids as
+// float64 and keeps int64(v)). Other ids (1.0, 1e3, 2^63, 30 digits,
+// "\u00e9") are swapped for a stand-in on the way in and restored on the way
+// out (see idSwap).
+func sdkEchoesID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return true
+	}
+	if id[0] == '"' {
+		return bytes.IndexByte(id, '\\') < 0
+	}
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil && n > -1<<53 && n < 1<<53 && strconv.FormatInt(n, 10) == string(id)
+}
+
+// idSwap carries an id the go-sdk would not echo byte for byte through it:
+// the body the SDK reads has a stand-in string id, and every response write
+// puts the original back (JSON-RPC 2.0 §5: the response id "MUST be the
+// same as the value of the id member in the Request Object").
+type idSwap struct {
+	gin.ResponseWriter
+	standIn []byte // the quoted stand-in, as the SDK writes it
+	id      []byte // the id as the client sent it
+}
+
+// swapID returns the body with the id replaced by a stand-in, and the
+// response writer that restores it; ok is false when the SDK echoes the id
+// as sent and nothing needs swapping.
+func (m *rpcMessage) swapID(w gin.ResponseWriter) (body []byte, sw *idSwap, ok bool) {
+	if m.id == nil || sdkEchoesID(m.id) {
+		return nil, nil, false
+	}
+	var r [12]byte
+	_, _ = rand.Read(r[:])
+	standIn := []byte(`"restmcp-id-` + hex.EncodeToString(r[:]) + `"`)
+	body = make([]byte, 0, len(m.body)+len(standIn))
+	body = append(body, m.body[:m.idStart]...)
+	body = append(body, standIn...)
+	body = append(body, m.body[m.idEnd:]...)
+	return body, &idSwap{ResponseWriter: w, standIn: standIn, id: m.id}, true
+}
+
+func (w *idSwap) Write(p []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(bytes.ReplaceAll(p, w.standIn, w.id)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *idSwap) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
+
+// truncate cuts s to at most n bytes (at a rune boundary), marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// errorIs reports whether err is a *messageError.
+func asMessageError(err error) (*messageError, bool) {
+	var me *messageError
+	ok := errors.As(err, &me)
+	return me, ok
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/restmcp/restmcp/adapter"
+)
+
+// The decoys of the security report: an extra member that encoding/json
+// (case-insensitive) read as the method, the tool name or the params, while
+// the go-sdk (case-sensitive) ran the real ones.
+const (
+	decoyMethod = `{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"ping","params":{"name":%q,"arguments":{"symbol":"AAPL"}}}`
+	decoyName   = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"Name":"get_quote","arguments":{"symbol":"AAPL"}}}`
+	decoyParams = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":{"symbol":"AAPL"}},"Params":{"name":"get_quote"}}`
+)
+
+func decoy(format, tool string) string { return strings.Replace(format, "%q", `"`+tool+`"`, 1) }
+
+const tinyPlans = gatePlans + `
+  tiny:
+    quotas: {day: 1}
+`
+
+// TestIssue8DecoysThroughWiring sends each decoy through restmcp wired as
+// serve wires it, in registry mode with a plans file and the real Redis:
+// the key check, the plan gate and the quota apply to the call the SDK
+// runs, and no counter moves for a refused call.
+func TestIssue8DecoysThroughWiring(t *testing.T) {
+	redisURL := testRedisURL(t)
+	app := startApp(t, tinyPlans, map[string]string{"RESTMCP_REDIS_URL": redisURL})
+	ctx := context.Background()
+
+	unknown := "rmk_unknown_" + randomHex(8)
+	revoked, revokedID := app.createKey(t, redisURL, "pro")
+	if _, err := app.mw.registry.Revoke(ctx, revokedID); err != nil {
+		t.Fatal(err)
+	}
+	free, freeID := app.createKey(t, redisURL, "free")
+	tiny, tinyID := app.createKey(t, redisURL, "tiny")
+
+	const how = `send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e`
+	unknownBody := `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"unknown API key (key_id ` + adapter.KeyID(unknown) + `): this server does not know the key; check it, or ask the API provider for a key, and ` + how + `"}}`
+	revokedBody := `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"API key revoked (key_id ` + revokedID + `): this key no longer works; ask the API provider for a new key and ` + how + `"}}`
+	missingBody := `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+	notInPlan := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"tool \"admin_stats\" is not included in plan \"free\". Pro includes ETF and admin tools. Upgrade: https://example.com/pricing"}],"isError":true}}`
+
+	tests := []struct {
+		name, key, body string
+		status          int
+		want            string
+	}{
+		{"Method decoy, unknown key", unknown, decoy(decoyMethod, "get_quote"), 401, unknownBody},
+		{"Method decoy, revoked key", revoked, decoy(decoyMethod, "get_quote"), 401, revokedBody},
+		{"Method decoy, no key", "", decoy(decoyMethod, "get_quote"), 401, missingBody},
+		{"Name decoy, unknown key", unknown, decoy(decoyName, "get_quote"), 401, unknownBody},
+		{"Params decoy, no key", "", decoy(decoyParams, "get_quote"), 401, missingBody},
+		{"Method decoy, free key, pro tool", free, decoy(decoyMethod, "admin_stats"), 200, notInPlan},
+		{"Name decoy, free key, pro tool", free, decoy(decoyName, "admin_stats"), 200, notInPlan},
+		{"Params decoy, free key, pro tool", free, decoy(decoyParams, "admin_stats"), 200, notInPlan},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := postMCP(t, app.url, tt.key, tt.body)
+			if got.status != tt.status || got.body != tt.want {
+				t.Errorf("%s\n= %d %s\nwant %d %s", tt.body, got.status, got.body, tt.status, tt.want)
+			}
+		})
+	}
+	if p := app.up.take(); len(p) != 0 {
+		t.Errorf("upstream saw %v, want nothing", p)
+	}
+	if r := app.report(t, freeID, "free"); r.Periods[0].Used != 0 || r.Periods[1].Used != 0 || len(toolUsage(r)) != 0 {
+		t.Errorf("free key after decoys: day %d, month %d, tools %v; want 0, 0, none", r.Periods[0].Used, r.Periods[1].Used, toolUsage(r))
+	}
+
+	// Past the quota: the one call of the day is used, then every decoy is 429.
+	if got := postMCP(t, app.url, tiny, callBody(1, "get_quote", `{"symbol":"AAPL"}`)); got.status != 200 {
+		t.Fatalf("first call on tiny: %d %s", got.status, got.body)
+	}
+	app.up.take()
+	for _, format := range []string{decoyMethod, decoyName, decoyParams} {
+		body := decoy(format, "get_quote")
+		got := postMCP(t, app.url, tiny, body)
+		if got.status != 429 || !strings.Contains(got.body, `"code":-32029,"message":"quota exceeded: the day quota of plan \"tiny\" is 1 units`) {
+			t.Errorf("%s past the quota = %d %s, want 429 quota exceeded", body, got.status, got.body)
+		}
+	}
+	if p := app.up.take(); len(p) != 0 {
+		t.Errorf("upstream saw %v past the quota, want nothing", p)
+	}
+	if r := app.report(t, tinyID, "tiny"); r.Periods[0].Used != 1 {
+		t.Errorf("tiny key: day used %d, want 1", r.Periods[0].Used)
+	}
+}
