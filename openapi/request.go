@@ -119,14 +119,33 @@ func parseArgs(args json.RawMessage) ([]arg, error) {
 	if err != nil {
 		return nil, &ArgumentError{Reason: "arguments are not valid JSON"}
 	}
-	for i := 1; i < len(out); i++ {
-		for j := range i {
-			if out[j].key == out[i].key {
-				return nil, &ArgumentError{Param: out[i].key, Reason: "given more than once"}
-			}
-		}
+	if k, dup := duplicateKey(out); dup {
+		return nil, &ArgumentError{Param: k, Reason: "given more than once"}
 	}
 	return out, nil
+}
+
+// duplicateKey returns the first key of list that an earlier argument
+// already has, in linear time.
+func duplicateKey(list []arg) (string, bool) {
+	if len(list) <= 8 {
+		for i := 1; i < len(list); i++ {
+			for j := range i {
+				if list[j].key == list[i].key {
+					return list[i].key, true
+				}
+			}
+		}
+		return "", false
+	}
+	seen := make(map[string]struct{}, len(list))
+	for _, a := range list {
+		if _, ok := seen[a.key]; ok {
+			return a.key, true
+		}
+		seen[a.key] = struct{}{}
+	}
+	return "", false
 }
 
 // lookup returns the argument with key k.

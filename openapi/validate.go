@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -350,12 +352,8 @@ func (n *vnode) validate(v any) error {
 			}
 		}
 		if n.unique {
-			for i := range x {
-				for j := i + 1; j < len(x); j++ {
-					if jsonEqual(x[i], x[j]) {
-						return vfail("items " + strconv.Itoa(i) + " and " + strconv.Itoa(j) + " are equal (uniqueItems)")
-					}
-				}
+			if i, j, dup := firstDuplicate(x); dup {
+				return vfail("items " + strconv.Itoa(i) + " and " + strconv.Itoa(j) + " are equal (uniqueItems)")
 			}
 		}
 	case map[string]any:
@@ -479,6 +477,93 @@ func jsonEqual(a, b any) bool {
 		return true
 	}
 	return a == b
+}
+
+// firstDuplicate returns the first item j of x equal (as jsonEqual
+// compares) to an earlier item i, in time linear in the size of x: each
+// item is keyed by its canonical JSON (canonicalKey), so equal items, and
+// only those, share a key. (JSON Schema 2020-12 §10.3.1.2 uniqueItems:
+// https://json-schema.org/draft/2020-12/json-schema-validation#section-6.4.3.)
+func firstDuplicate(x []any) (i, j int, dup bool) {
+	if len(x) < 2 {
+		return 0, 0, false
+	}
+	if len(x) <= 8 {
+		// Small arrays, the usual case: pairwise, without allocating keys.
+		for j := 1; j < len(x); j++ {
+			for i := range j {
+				if jsonEqual(x[i], x[j]) {
+					return i, j, true
+				}
+			}
+		}
+		return 0, 0, false
+	}
+	seen := make(map[string]int, len(x))
+	var b []byte
+	for j, v := range x {
+		b = appendCanonical(b[:0], v)
+		if i, ok := seen[string(b)]; ok {
+			return i, j, true
+		}
+		seen[string(b)] = j
+	}
+	return 0, 0, false
+}
+
+// appendCanonical appends a canonical JSON encoding of a decoded value: a
+// number as its float64 value in shortest form (so 1, 1.0 and 1e0 agree, as
+// jsonEqual compares numbers), or its text when it has none (overflow);
+// object members sorted by name. Strings are quoted with strconv, which is
+// unambiguous.
+func appendCanonical(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case string:
+		return strconv.AppendQuote(b, x)
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
+			return appendNumber(b, f)
+		}
+		return append(append(b, '~'), x...)
+	case float64:
+		return appendNumber(b, x)
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCanonical(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(strconv.AppendQuote(b, k), ':')
+			b = appendCanonical(b, x[k])
+		}
+		return append(b, '}')
+	}
+	return fmt.Appendf(b, "?%v", v)
+}
+
+func appendNumber(b []byte, f float64) []byte {
+	if f == 0 {
+		f = 0 // -0 equals 0
+	}
+	return strconv.AppendFloat(append(b, '#'), f, 'g', -1, 64)
 }
 
 func isNumber(v any) bool { _, ok := v.(json.Number); return ok }
