@@ -16,6 +16,11 @@ type exchange struct {
 	msg       *rpcMessage  // decode: restmcp's one reading of the body
 	handler   http.Handler // decode: the go-sdk handler chosen by Accept
 	admission *admission   // gate: the verdict on a tools/call
+	// clientGone is closed when the client has gone (the HTTP request's
+	// context ends): the tool handler cancels its upstream call then. The
+	// go-sdk does not pass that cancellation to handlers on the pre-2026
+	// wire. Set by decode.
+	clientGone <-chan struct{}
 }
 
 type exchangeKey struct{}

@@ -1,8 +1,13 @@
 package adapter
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -150,5 +155,42 @@ func TestUnsafeKeysRefused(t *testing.T) {
 	}
 	if p := up.take(); len(p) != 0 {
 		t.Errorf("upstream saw %v, want nothing", p)
+	}
+}
+
+// TestClientHangUpCancelsUpstream: when the client closes its request while
+// the upstream call is in flight, the upstream request is cancelled, not
+// held for the whole upstream timeout.
+func TestClientHangUpCancelsUpstream(t *testing.T) {
+	received, cancelled := make(chan struct{}), make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(received)
+		<-r.Context().Done()
+		close(cancelled)
+	}))
+	t.Cleanup(up.Close)
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), UpstreamTimeout: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/mcp", strings.NewReader(toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-API-Key", "k-1")
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	<-received
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client request: %v, want context.Canceled", err)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream request was still open 10 s after the client hung up")
 	}
 }

@@ -326,6 +326,7 @@ func (s *Server) decode(c *gin.Context) {
 		return
 	}
 	ex.msg = m
+	ex.clientGone = c.Request.Context().Done()
 
 	jsonOK, sseOK := acceptMode(c.Request.Header.Values("Accept"))
 	switch {

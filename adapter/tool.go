@@ -133,11 +133,23 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			return errorResult(a.denied), nil
 		}
 
-		callCtx := ctx
+		callCtx, stop := context.WithCancel(ctx)
+		defer stop()
 		if s.opts.UpstreamTimeout > 0 {
 			var cancel context.CancelFunc
-			callCtx, cancel = context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+			callCtx, cancel = context.WithTimeout(callCtx, s.opts.UpstreamTimeout)
 			defer cancel()
+		}
+		if gone := ex.clientGone; gone != nil {
+			// A client that hung up gets no answer: stop its upstream call
+			// rather than hold a goroutine and a connection for it.
+			go func() {
+				select {
+				case <-gone:
+					stop()
+				case <-callCtx.Done():
+				}
+			}()
 		}
 
 		var args json.RawMessage
