@@ -61,6 +61,21 @@ const (
 	// DefaultShutdownTimeout is how long in-flight requests get to finish
 	// after SIGINT/SIGTERM.
 	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultReadHeaderTimeout bounds reading one request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds reading one whole request, headers and body
+	// (a 1 MiB body at 35 KB/s fits): a client that sends headers and then
+	// nothing is cut off.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout is how long a keep-alive connection may wait for
+	// its next request.
+	DefaultIdleTimeout = 120 * time.Second
+	// DefaultMaxHeaderBytes caps the request line and headers (64 KiB).
+	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultMaxConnections caps the connections served at once; more wait
+	// in the listen backlog, so a flood of idle connections cannot use up
+	// the process's file descriptors.
+	DefaultMaxConnections = 4096
 	// DefaultPlansFile is empty: one implicit plan from rate_limit and
 	// rate_window, key mode open (any key is accepted and metered).
 	DefaultPlansFile = ""
@@ -187,6 +202,27 @@ type Config struct {
 	// ShutdownTimeout is how long in-flight requests get to finish after
 	// SIGINT or SIGTERM. Must be positive. Default 10s.
 	ShutdownTimeout time.Duration
+	// ReadHeaderTimeout bounds reading a request's headers. Must be
+	// positive. Default 10s.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included (net/http
+	// Server.ReadTimeout). Must be positive. Default 30s.
+	ReadTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that sends no request for
+	// this long. Must be positive. Default 120s.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes caps the request line and headers, in bytes; larger
+	// requests get 431. Must be positive. Default 65536.
+	MaxHeaderBytes int
+	// MaxConnections caps the connections served at once; further ones
+	// wait to be accepted. Must be positive. Default 4096.
+	MaxConnections int
+	// UpstreamHosts lists the hosts (host or host:port, case-insensitive),
+	// besides the upstream's own, that may receive callers' keys: with
+	// Upstream set, an operation or path whose servers entry names another
+	// host is refused at startup unless its host is listed. Empty: only
+	// the upstream's host.
+	UpstreamHosts []string
 	// PlansFile is the plans file (YAML): plans with rate limits, quotas,
 	// allowed tools, costs and upgrade paths; default_plan, key_mode,
 	// counting, outage policy and static keys (see metering.ParsePlans).
@@ -262,6 +298,11 @@ func Default() Config {
 		LogLevel:          DefaultLogLevel,
 		LogFormat:         DefaultLogFormat,
 		ShutdownTimeout:   DefaultShutdownTimeout,
+		ReadHeaderTimeout: DefaultReadHeaderTimeout,
+		ReadTimeout:       DefaultReadTimeout,
+		IdleTimeout:       DefaultIdleTimeout,
+		MaxHeaderBytes:    DefaultMaxHeaderBytes,
+		MaxConnections:    DefaultMaxConnections,
 		PlansFile:         DefaultPlansFile,
 		ListByPlan:        DefaultListByPlan,
 		EventMaxLen:       DefaultEventMaxLen,
@@ -342,6 +383,25 @@ func (c Config) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		bad("shutdown_timeout", "must be positive; got %s", c.ShutdownTimeout)
 	}
+	for _, d := range []struct {
+		key string
+		d   time.Duration
+	}{{"read_header_timeout", c.ReadHeaderTimeout}, {"read_timeout", c.ReadTimeout}, {"idle_timeout", c.IdleTimeout}} {
+		if d.d <= 0 {
+			bad(d.key, "must be positive; got %s", d.d)
+		}
+	}
+	if c.MaxHeaderBytes <= 0 {
+		bad("max_header_bytes", "must be positive; got %d", c.MaxHeaderBytes)
+	}
+	if c.MaxConnections <= 0 {
+		bad("max_connections", "must be positive; got %d", c.MaxConnections)
+	}
+	for _, h := range c.UpstreamHosts {
+		if h == "" || strings.ContainsAny(h, "/?#@ ") {
+			bad("upstream_hosts", "%q is not a host or host:port", h)
+		}
+	}
 	if strings.TrimSpace(c.PlansFile) != c.PlansFile {
 		bad("plans_file", "has leading or trailing spaces")
 	}
@@ -407,6 +467,12 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_level", levelName(c.LogLevel)),
 		slog.String("log_format", string(c.LogFormat)),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.Duration("read_header_timeout", c.ReadHeaderTimeout),
+		slog.Duration("read_timeout", c.ReadTimeout),
+		slog.Duration("idle_timeout", c.IdleTimeout),
+		slog.Int("max_header_bytes", c.MaxHeaderBytes),
+		slog.Int("max_connections", c.MaxConnections),
+		slog.String("upstream_hosts", strings.Join(c.UpstreamHosts, ",")),
 		slog.String("plans_file", c.PlansFile),
 		slog.Bool("list_by_plan", c.ListByPlan),
 		slog.Int64("event_max_len", c.EventMaxLen),

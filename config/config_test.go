@@ -33,6 +33,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		LogFormat:         "xml",
 		ShutdownTimeout:   0,
 		PlansFile:         "plans.yaml ",
+		UpstreamHosts:     []string{"eu.example", "https://eu.example"},
 	}
 	want := []string{
 		`spec: must be an http or https URL; got "ftp://files.example/openapi.yaml"`,
@@ -52,6 +53,12 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`log_level: must be debug, info, warn or error; got INFO+2`,
 		`log_format: must be text or json; got "xml"`,
 		`shutdown_timeout: must be positive; got 0s`,
+		`read_header_timeout: must be positive; got 0s`,
+		`read_timeout: must be positive; got 0s`,
+		`idle_timeout: must be positive; got 0s`,
+		`max_header_bytes: must be positive; got 0`,
+		`max_connections: must be positive; got 0`,
+		`upstream_hosts: "https://eu.example" is not a host or host:port`,
 		`plans_file: has leading or trailing spaces`,
 		`event_max_len: must be at least 1, or -1 to turn usage events off; got 0`,
 		`report_max_tools: must be at least 1, or -1 to disable the warning; got 0`,

@@ -34,6 +34,12 @@ type fileConfig struct {
 	LogLevel          *string        `yaml:"log_level"`
 	LogFormat         *string        `yaml:"log_format"`
 	ShutdownTimeout   *time.Duration `yaml:"shutdown_timeout"`
+	ReadHeaderTimeout *time.Duration `yaml:"read_header_timeout"`
+	ReadTimeout       *time.Duration `yaml:"read_timeout"`
+	IdleTimeout       *time.Duration `yaml:"idle_timeout"`
+	MaxHeaderBytes    *int           `yaml:"max_header_bytes"`
+	MaxConnections    *int           `yaml:"max_connections"`
+	UpstreamHosts     *[]string      `yaml:"upstream_hosts"`
 	PlansFile         *string        `yaml:"plans_file"`
 	ListByPlan        *bool          `yaml:"list_by_plan"`
 	EventMaxLen       *int64         `yaml:"event_max_len"`
@@ -166,6 +172,22 @@ func (f *fileConfig) apply(c *Config) []error {
 	}
 	if f.ShutdownTimeout != nil {
 		c.ShutdownTimeout = *f.ShutdownTimeout
+	}
+	for dst, v := range map[*time.Duration]*time.Duration{&c.ReadHeaderTimeout: f.ReadHeaderTimeout, &c.ReadTimeout: f.ReadTimeout, &c.IdleTimeout: f.IdleTimeout} {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	for dst, v := range map[*int]*int{&c.MaxHeaderBytes: f.MaxHeaderBytes, &c.MaxConnections: f.MaxConnections} {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	if f.UpstreamHosts != nil {
+		c.UpstreamHosts = nil // "upstream_hosts: []" equals leaving it out
+		if len(*f.UpstreamHosts) > 0 {
+			c.UpstreamHosts = append([]string{}, *f.UpstreamHosts...)
+		}
 	}
 	setStr(&c.PlansFile, f.PlansFile)
 	if f.ListByPlan != nil {

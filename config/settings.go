@@ -233,6 +233,30 @@ func table() []setting {
 			Usage: "Time in-flight requests get to finish after SIGINT or SIGTERM.",
 		}, set: func(c *Config, v string) error { return parseDuration(v, &c.ShutdownTimeout) }},
 		{Setting: Setting{
+			Key: "read_header_timeout", Flag: "read-header-timeout", Env: "RESTMCP_READ_HEADER_TIMEOUT", Type: "duration", Default: formatDuration(DefaultReadHeaderTimeout),
+			Usage: "Time a client has to send a request's headers.",
+		}, set: func(c *Config, v string) error { return parseDuration(v, &c.ReadHeaderTimeout) }},
+		{Setting: Setting{
+			Key: "read_timeout", Flag: "read-timeout", Env: "RESTMCP_READ_TIMEOUT", Type: "duration", Default: formatDuration(DefaultReadTimeout),
+			Usage: "Time a client has to send a whole request, body included; a slower one is cut off.",
+		}, set: func(c *Config, v string) error { return parseDuration(v, &c.ReadTimeout) }},
+		{Setting: Setting{
+			Key: "idle_timeout", Flag: "idle-timeout", Env: "RESTMCP_IDLE_TIMEOUT", Type: "duration", Default: formatDuration(DefaultIdleTimeout),
+			Usage: "A keep-alive connection that sends no request for this long is closed.",
+		}, set: func(c *Config, v string) error { return parseDuration(v, &c.IdleTimeout) }},
+		{Setting: Setting{
+			Key: "max_header_bytes", Flag: "max-header-bytes", Env: "RESTMCP_MAX_HEADER_BYTES", Type: "int", Default: strconv.Itoa(DefaultMaxHeaderBytes),
+			Usage: "Largest request line plus headers accepted, in bytes; larger requests get 431.",
+		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxHeaderBytes) }},
+		{Setting: Setting{
+			Key: "max_connections", Flag: "max-connections", Env: "RESTMCP_MAX_CONNECTIONS", Type: "int", Default: strconv.Itoa(DefaultMaxConnections),
+			Usage: "Most connections served at once; further ones wait to be accepted, so a flood of idle connections cannot use up file descriptors.",
+		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxConnections) }},
+		{Setting: Setting{
+			Key: "upstream_hosts", Flag: "upstream-hosts", Env: "RESTMCP_UPSTREAM_HOSTS", Type: "list",
+			Usage: "With upstream set: further hosts (host or host:port) that operation- or path-level servers may name; they receive callers' keys. Any other host is refused at startup.",
+		}, set: func(c *Config, v string) error { c.UpstreamHosts = splitList(v); return nil }},
+		{Setting: Setting{
 			Key: "plans_file", Flag: "plans-file", Env: "RESTMCP_PLANS_FILE", Type: "path", Default: DefaultPlansFile,
 			Usage: "Plans file (YAML): per plan rate limits, quotas, allowed tools, costs and upgrade path; default_plan, key_mode (registry or open), counting, outage policy, static keys. Empty: one plan from rate_limit and rate_window, any key accepted.",
 		}, set: func(c *Config, v string) error { c.PlansFile = v; return nil }},

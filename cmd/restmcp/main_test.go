@@ -27,12 +27,18 @@ func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // startDefault runs `restmcp` with no arguments but a free port, as a new
 // user does with `go run ./cmd/restmcp`, and returns the MCP URL it prints.
-func startDefault(t *testing.T) string {
+func startDefault(t *testing.T) string { return startRun(t, nil) }
+
+// startRun is startDefault with further environment variables.
+func startRun(t *testing.T, extra map[string]string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	env := map[string]string{"RESTMCP_ADDR": "127.0.0.1:0"}
+	for k, v := range extra {
+		env[k] = v
+	}
 	go func() {
 		done <- run(ctx, nil, func(k string) string { return env[k] }, pw, io.Discard)
 		pw.Close()

@@ -2,8 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/restmcp/restmcp/adapter"
 )
@@ -94,4 +100,85 @@ func TestIssue8DecoysThroughWiring(t *testing.T) {
 	if r := app.report(t, tinyID, "tiny"); r.Periods[0].Used != 1 {
 		t.Errorf("tiny key: day used %d, want 1", r.Periods[0].Used)
 	}
+}
+
+// readAll reads from conn until the server closes it or 10 s pass, and
+// reports what arrived and whether the server closed the connection.
+func readAll(t *testing.T, conn net.Conn) (string, bool) {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		return string(b), false
+	}
+	return string(b), true
+}
+
+// TestIssue8ServerDeadlines runs restmcp as `restmcp` runs, with short
+// deadlines: a client that sends headers and no body is cut off, an idle
+// keep-alive connection is closed, oversized headers get 431, and with
+// max_connections 2 a third connection is served only once a slot frees.
+func TestIssue8ServerDeadlines(t *testing.T) {
+	mcpURL := startRun(t, map[string]string{
+		"RESTMCP_READ_HEADER_TIMEOUT": "300ms",
+		"RESTMCP_READ_TIMEOUT":        "300ms",
+		"RESTMCP_IDLE_TIMEOUT":        "300ms",
+		"RESTMCP_MAX_HEADER_BYTES":    "4096",
+		"RESTMCP_MAX_CONNECTIONS":     "2",
+	})
+	u, _ := url.Parse(mcpURL)
+	dial := func() net.Conn {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+
+	t.Run("slow body is cut off", func(t *testing.T) {
+		conn := dial()
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"", u.Host)
+		got, closed := readAll(t, conn)
+		if !closed || !strings.HasPrefix(got, "HTTP/1.1 400 ") || !strings.Contains(got, `"message":"reading request body failed"`) {
+			t.Errorf("slow body: closed %v, got %q; want a 400 and the connection closed", closed, got)
+		}
+	})
+	t.Run("idle keep-alive is closed", func(t *testing.T) {
+		conn := dial()
+		fmt.Fprintf(conn, "GET /health HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host)
+		got, closed := readAll(t, conn)
+		if !closed || !strings.HasPrefix(got, "HTTP/1.1 200 OK") || !strings.HasSuffix(got, `{"status":"ok"}`) {
+			t.Errorf("keep-alive after /health: closed %v, got %q; want 200 and then the connection closed", closed, got)
+		}
+	})
+	t.Run("oversized headers", func(t *testing.T) {
+		conn := dial()
+		fmt.Fprintf(conn, "GET /health HTTP/1.1\r\nHost: %s\r\nX-Big: %s\r\n\r\n", u.Host, strings.Repeat("a", 8192))
+		got, _ := readAll(t, conn)
+		if !strings.HasPrefix(got, "HTTP/1.1 431 ") {
+			t.Errorf("8 KiB header: got %q, want 431", got)
+		}
+	})
+	t.Run("connection cap", func(t *testing.T) {
+		idle1, idle2 := dial(), dial()
+		third := dial()
+		fmt.Fprintf(third, "GET /health HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", u.Host)
+		got, _ := readAll(t, third)
+		if !strings.HasPrefix(got, "HTTP/1.1 200 OK") {
+			t.Fatalf("third connection: %q, want 200", got)
+		}
+		// The third was accepted only after the header deadline closed an
+		// idle one.
+		closed := 0
+		for _, c := range []net.Conn{idle1, idle2} {
+			_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			if _, err := c.Read(make([]byte, 1)); errors.Is(err, io.EOF) {
+				closed++
+			}
+		}
+		if closed == 0 {
+			t.Error("the third connection was served while both idle connections held the two slots")
+		}
+	})
 }

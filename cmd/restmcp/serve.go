@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/restmcp/restmcp/adapter"
@@ -73,11 +74,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
 	}
-	httpSrv := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	ln = netutil.LimitListener(ln, cfg.MaxConnections)
+	httpSrv := newHTTPServer(cfg, srv.Handler(), logger)
 	mcpURL := "http://" + ln.Addr().String() + cfg.MCPPath
 	logger.Info("ready",
 		"mcp_url", mcpURL,
@@ -104,6 +102,25 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Warn("usage events or refunds not written before shutdown", "error", err)
 	}
 	return nil
+}
+
+// newHTTPServer is the HTTP server in front of the handler, with the
+// deadlines and limits a public deployment needs (net/http Server fields):
+// a client must send its headers within ReadHeaderTimeout and its whole
+// request within ReadTimeout, an idle keep-alive connection is closed after
+// IdleTimeout, and headers are capped at MaxHeaderBytes. There is no
+// WriteTimeout: a response lasts as long as its upstream call, which
+// UpstreamTimeout bounds. The listener caps concurrent connections
+// (MaxConnections).
+func newHTTPServer(cfg config.Config, h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
 }
 
 func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config.Config, error) {
