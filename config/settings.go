@@ -254,7 +254,7 @@ func table() []setting {
 		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxConnections) }},
 		{Setting: Setting{
 			Key: "upstream_hosts", Flag: "upstream-hosts", Env: "RESTMCP_UPSTREAM_HOSTS", Type: "list",
-			Usage: "With upstream set: further hosts (host or host:port) that operation- or path-level servers may name; they receive callers' keys. Any other host is refused at startup.",
+			Usage: "With upstream set: further hosts (host or host:port; * for every host the document names) that operation- or path-level servers may name; they receive callers' keys. An operation on any other host is not served (strict: startup fails).",
 		}, set: func(c *Config, v string) error { c.UpstreamHosts = splitList(v); return nil }},
 		{Setting: Setting{
 			Key: "plans_file", Flag: "plans-file", Env: "RESTMCP_PLANS_FILE", Type: "path", Default: DefaultPlansFile,

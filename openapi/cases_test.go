@@ -171,7 +171,7 @@ func TestCaseInputSchemas(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir+"/"+tt.file+"/"+tt.tool, func(t *testing.T) {
-			opts := LoadOptions{Upstream: "http://upstream.test"}
+			opts := LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}}
 			tl := toolByName(t, loadCase(t, tt.dir, tt.file, opts), tt.tool)
 			if diff := cmp.Diff(canonicalJSON(t, tt.want), canonicalJSON(t, string(tl.InputSchema))); diff != "" {
 				t.Errorf("inputSchema (-want +got):\n%s", diff)

@@ -68,6 +68,11 @@ type repairer struct {
 	inlinedOrder []*lenientFile
 	inlinedLine  map[*lenientFile]int // line of the first inlined operation
 	problems     []Problem
+	// breaches are the references that leave the spec root (C02). Lenient
+	// mode repairs nothing about them: they fail the load, as in strict
+	// mode, since serving the operation with a permissive schema would hide
+	// an attempt to read files or URLs the operator never exposed.
+	breaches []error
 }
 
 // maxRefDepth bounds the chains of $refs followed while checking one pointer.
@@ -360,6 +365,7 @@ func (r *repairer) resolve(f *lenientFile, ref string, depth int) resolution {
 				return resolution{err: err.Error()}
 			}
 			if err := r.src.confine(u); err != nil {
+				r.breaches = append(r.breaches, err)
 				return resolution{err: refReason(err)}
 			}
 			return resolution{} // left to the loader
@@ -371,7 +377,15 @@ func (r *repairer) resolve(f *lenientFile, ref string, depth int) resolution {
 			return resolution{err: "external references need a document location; none was given"}
 		}
 		p := filePart
-		if u, err := url.PathUnescape(p); err == nil {
+		if u, err := url.Parse(filePart); err == nil && len(u.Scheme) > 1 {
+			// file:// and other schemes: confined (or refused) as the
+			// loader's reader would, by their path.
+			if err := r.src.confine(u); err != nil {
+				r.breaches = append(r.breaches, err)
+				return resolution{err: refReason(err)}
+			}
+			p = filepath.FromSlash(u.Path)
+		} else if u, err := url.PathUnescape(p); err == nil {
 			p = u
 		}
 		p = filepath.FromSlash(p)
@@ -380,6 +394,7 @@ func (r *repairer) resolve(f *lenientFile, ref string, depth int) resolution {
 		}
 		if _, seen := r.files[p]; !seen { // files already read passed this check
 			if err := r.src.confine(&url.URL{Path: filepath.ToSlash(p)}); err != nil {
+				r.breaches = append(r.breaches, err)
 				return resolution{err: refReason(err)}
 			}
 		}

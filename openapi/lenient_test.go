@@ -171,8 +171,9 @@ func TestLenientCleanDocument(t *testing.T) {
 	}
 }
 
-// TestLenientRefOutsideRoot: a $ref leaving the spec folder (C02) is
-// refused in both modes; lenient mode drops it without reading the target.
+// TestLenientRefOutsideRoot: a $ref leaving the spec folder (C02) fails the
+// load in both modes, with strict mode's error, and the target is never
+// read.
 func TestLenientRefOutsideRoot(t *testing.T) {
 	spec := []byte(`openapi: 3.0.3
 info: {title: t, version: "1"}
@@ -186,19 +187,16 @@ paths:
       responses:
         "200": {description: ok}
 `)
-	read := 0
-	opts := LoadOptions{Lenient: true, ReadFromURI: func(context.Context, *url.URL) ([]byte, error) { read++; return nil, errors.New("read") }}
-	d, err := LoadData(context.Background(), spec, "testdata/lenient/spec.yaml", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Tools) != 1 || read != 0 {
-		t.Fatalf("got %d tools, %d reads; want 1 tool, 0 reads", len(d.Tools), read)
-	}
-	want := []Problem{{SeverityError, "spec.yaml", "/paths/~1a/get/parameters/0", 9, "GET /a",
-		`$ref "../../secret.yaml#/p": points outside the spec root ` + mustAbs(t, "testdata/lenient") + " (" + mustAbs(t, "secret.yaml") + "); parameter dropped"}}
-	if diff := cmp.Diff(want, d.Problems); diff != "" {
-		t.Errorf("problems (-want +got):\n%s", diff)
+	for _, lenient := range []bool{false, true} {
+		read := 0
+		opts := LoadOptions{Lenient: lenient, ReadFromURI: func(context.Context, *url.URL) ([]byte, error) { read++; return nil, errors.New("read") }}
+		d, err := LoadData(context.Background(), spec, "testdata/lenient/spec.yaml", opts)
+		var le *LoadError
+		var re *RefError
+		want := `loading testdata/lenient/spec.yaml: error resolving reference "../../secret.yaml#/p": $ref "../../secret.yaml": points outside the spec root ` + mustAbs(t, "testdata/lenient") + " (" + mustAbs(t, "secret.yaml") + ")"
+		if d != nil || !errors.As(err, &le) || !errors.As(err, &re) || err.Error() != want || read != 0 {
+			t.Errorf("lenient=%v: Load = %v, %v (%d reads); want a *LoadError with %s and no read", lenient, d, err, read, want)
+		}
 	}
 }
 

@@ -40,7 +40,7 @@ func TestListedSizeCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := LoadData(context.Background(), data, p, LoadOptions{Upstream: "http://upstream.test"})
+		d, err := LoadData(context.Background(), data, p, LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -267,7 +267,10 @@ func loadData(ctx context.Context, data []byte, location string, opts LoadOption
 		lopts := opts
 		lopts.Lenient = true
 		ld, lerr := loadLenient(ctx, data, src, lopts)
-		if !opts.Lenient {
+		// A $ref that leaves the spec root fails lenient loads too, with
+		// strict mode's error.
+		var breach *confinementError
+		if !opts.Lenient || errors.As(lerr, &breach) {
 			le := &LoadError{Location: src.name, Err: err, Problems: problems}
 			if ld != nil {
 				le.Problems = append(le.Problems, ld.Problems...)
@@ -332,6 +335,13 @@ func operationRefs(doc *openapi3.T) error {
 	return errors.Join(errs...)
 }
 
+// confinementError is loadLenient's refusal of a document whose $refs leave
+// the spec root (C02): nothing is served, in any mode.
+type confinementError struct{ err error }
+
+func (e *confinementError) Error() string { return e.err.Error() }
+func (e *confinementError) Unwrap() error { return e.err }
+
 // maxLenientRetries bounds how often the lenient pass drops nodes the
 // loader names in its errors and tries again.
 const maxLenientRetries = 8
@@ -344,6 +354,9 @@ func loadLenient(ctx context.Context, data []byte, src *source, opts LoadOptions
 	}
 	r := newRepairer(src, tree)
 	r.run()
+	if len(r.breaches) > 0 {
+		return nil, &confinementError{errors.Join(r.breaches...)}
+	}
 	ls := *src
 	ls.repaired = r.serve
 	for attempt := 0; ; attempt++ {

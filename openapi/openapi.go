@@ -21,7 +21,18 @@ type LoadOptions struct {
 	// itself; an override with a path ("https://api.example.com/v2")
 	// replaces the document-level server URL entirely. Operation- and
 	// path-level servers still apply. Empty means: use the document's servers.
+	//
+	// With Upstream set, callers' keys go only to hosts the operator named:
+	// an operation whose operation- or path-level server is on another host
+	// is never served unless that host is listed in UpstreamHosts (strict
+	// mode: Load fails; lenient mode: the operation is dropped with a
+	// problem). The error is an *UpstreamHostError.
 	Upstream string
+	// UpstreamHosts lists further hosts ("host" or "host:port",
+	// case-insensitive; a host without port matches every port) that
+	// operation- and path-level servers may name when Upstream is set; "*"
+	// allows every host the document names. Nil: only the upstream's host.
+	UpstreamHosts []string
 	// HTTPClient fetches documents given as http(s) URLs. Nil means a client
 	// with a 30 s timeout.
 	HTTPClient *http.Client

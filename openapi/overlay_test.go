@@ -163,7 +163,7 @@ func TestOverlayRepairsCorpus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.folder, func(t *testing.T) {
-			d, err := Load(context.Background(), corpusPath(t, tc.folder), LoadOptions{Upstream: "http://upstream.test", SchemaBudget: -1,
+			d, err := Load(context.Background(), corpusPath(t, tc.folder), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}, SchemaBudget: -1,
 				Overlays: []string{filepath.Join("testdata", "overlay", tc.folder+".overlay.yaml")}})
 			if err != nil {
 				t.Fatalf("strict Load with overlay: %v", err)

@@ -138,6 +138,21 @@ func integerValued(sr *openapi3.SchemaRef) bool {
 	return false
 }
 
+// reservedHeader reports whether name is a header that HTTP itself owns
+// (RFC 9110 §7.6.1 connection-specific fields, framing and routing:
+// Host, Content-Length, Transfer-Encoding, Connection and the hop-by-hop
+// fields it names, Cookie, which carries the caller's credential
+// placement): a model must not set it, and the client would drop or
+// rewrite it anyway. Compared case-insensitively.
+func reservedHeader(name string) bool {
+	switch strings.ToLower(name) {
+	case "host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
+		"te", "trailer", "upgrade", "proxy-authenticate", "proxy-authorization", "cookie", "expect":
+		return true
+	}
+	return false
+}
+
 func schemaType(sr *openapi3.SchemaRef) string {
 	if sr == nil || sr.Value == nil {
 		return ""
@@ -153,6 +168,11 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 	var ps []*openapi3.Parameter
 	for _, p := range mergeParams(item.Parameters, op.Parameters) {
 		if p.In == "header" && (strings.EqualFold(p.Name, "Accept") || strings.EqualFold(p.Name, "Content-Type") || strings.EqualFold(p.Name, "Authorization")) {
+			continue // OAS 3.1 §4.8.12.1: such a definition "SHALL be ignored"
+		}
+		if p.In == "header" && reservedHeader(p.Name) {
+			b.log.Warn("header parameter skipped: HTTP itself sets this header; it is not an argument",
+				"operation_id", op.OperationID, "param", p.Name)
 			continue
 		}
 		if b.isCredentialParam(p) {

@@ -530,28 +530,22 @@ func writeQuery(q *strings.Builder, pp *paramPlan, a *arg) error {
 	return &ArgumentError{Param: pp.key, Reason: "unsupported value"}
 }
 
-// deepObject writes name[k]=v pairs, recursing into nested objects and
-// repeating the pair for array members.
+// deepObject writes name[k]=v pairs for an object of scalars. The style
+// is defined for exactly that (OAS 3.1 §4.8.12.4, style deepObject:
+// https://spec.openapis.org/oas/v3.1.0#style-values), so a member that is
+// an object or an array is an argument error, not a guess at a nested
+// encoding the API may not read.
 func deepObject(pair func(string, string), name string, x map[string]any, pp *paramPlan) error {
 	for _, k := range sortedKeys(x) {
-		n := name + "%5B" + escapeUnreserved(k) + "%5D"
-		switch v := x[k].(type) {
-		case map[string]any:
-			if err := deepObject(pair, n, v, pp); err != nil {
-				return err
+		s, ok := scalarText(x[k], false)
+		if !ok {
+			kind := "an object"
+			if _, isArray := x[k].([]any); isArray {
+				kind = "an array"
 			}
-		case []any:
-			for _, e := range v {
-				s, ok := scalarText(e, false)
-				if !ok {
-					return &ArgumentError{Param: pp.key, Reason: "nested arrays cannot be serialized in the query"}
-				}
-				pair(n, escapeUnreserved(s))
-			}
-		default:
-			s, _ := scalarText(v, false)
-			pair(n, escapeUnreserved(s))
+			return &ArgumentError{Param: pp.key, Reason: fmt.Sprintf("member %q is %s; a deepObject parameter holds only strings, numbers, booleans and nulls", k, kind)}
 		}
+		pair(name+"%5B"+escapeUnreserved(k)+"%5D", escapeUnreserved(s))
 	}
 	return nil
 }

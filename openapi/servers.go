@@ -65,6 +65,9 @@ func (b *builder) server(item *openapi3.PathItem, op *openapi3.Operation) (strin
 		v.Path, v.RawPath = u.Path, u.RawPath
 		u = &v
 	case u.Scheme != "" && u.Host != "":
+		if ov != nil && !b.hostAllowed(u, ov) {
+			return "", &UpstreamHostError{Server: u.Redacted(), Host: u.Host, Upstream: ov.Host}
+		}
 	case ov != nil:
 		u = ov.ResolveReference(&url.URL{Path: "/"}).ResolveReference(u)
 	case b.src.url != nil && b.src.url.Scheme != "":
@@ -74,6 +77,60 @@ func (b *builder) server(item *openapi3.PathItem, op *openapi3.Operation) (strin
 	}
 	u.Fragment = ""
 	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// UpstreamHostError is the error for an operation- or path-level server on
+// a host other than the configured upstream's, not listed in
+// LoadOptions.UpstreamHosts: the caller's key would be sent there, so the
+// operation is not served.
+type UpstreamHostError struct {
+	Server   string // the server URL, as resolved
+	Host     string // its host[:port]
+	Upstream string // the upstream's host[:port]
+}
+
+func (e *UpstreamHostError) Error() string {
+	return fmt.Sprintf("server %q is on host %q, not the upstream's host %q: callers' API keys would be sent there; "+
+		"add %q to upstream_hosts (--upstream-hosts, RESTMCP_UPSTREAM_HOSTS) if that host may receive them", e.Server, e.Host, e.Upstream, e.Host)
+}
+
+// hostAllowed reports whether u may receive callers' keys when the
+// upstream is ov: same host and port as ov, or listed in
+// LoadOptions.UpstreamHosts.
+func (b *builder) hostAllowed(u, ov *url.URL) bool {
+	if hostPort(u) == hostPort(ov) {
+		return true
+	}
+	for _, h := range b.opts.UpstreamHosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "*" || h == hostPort(u) || h == strings.ToLower(u.Hostname()) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostPort is u's lower-case host:port, with the scheme's default port made
+// explicit.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// KeyHosts returns, sorted and without repeats, the host[:port] of every
+// tool's server: the hosts that receive callers' API keys.
+func (d *Document) KeyHosts() []string {
+	var hosts []string
+	for _, t := range d.Tools {
+		if u, err := url.Parse(t.ServerURL); err == nil && !slices.Contains(hosts, u.Host) {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	slices.Sort(hosts)
+	return hosts
 }
 
 // expand substitutes server variables.

@@ -3,6 +3,7 @@ package openapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,17 +18,18 @@ import (
 
 func TestServersC20(t *testing.T) {
 	const dir = "C20-servers"
+	c20Hosts := []string{"uploads.example.test", "reports.example.test"}
 	runCalls(t, []call{
 		{name: "variable defaults", dir: dir, tool: "list_things", args: `{}`, want: "GET https://eu.api.example.test/v2/things\n"},
 		{name: "operation server", dir: dir, tool: "get_upload", args: `{"id":"x"}`, want: "GET https://uploads.example.test/u1/uploads/x\n"},
 		{name: "path server", dir: dir, tool: "get_reports", args: `{}`, want: "GET https://reports.example.test/r/reports\n"},
 		{name: "configured variable", dir: dir, opts: LoadOptions{ServerVariables: map[string]string{"region": "us"}}, tool: "list_things", args: `{}`,
 			want: "GET https://us.api.example.test/v2/things\n"},
-		{name: "origin override keeps path", dir: dir, opts: LoadOptions{Upstream: "http://127.0.0.1:9000"}, tool: "list_things", args: `{}`,
+		{name: "origin override keeps path", dir: dir, opts: LoadOptions{Upstream: "http://127.0.0.1:9000", UpstreamHosts: c20Hosts}, tool: "list_things", args: `{}`,
 			want: "GET http://127.0.0.1:9000/v2/things\n"},
-		{name: "override with path replaces", dir: dir, opts: LoadOptions{Upstream: "https://api.example.com/v3"}, tool: "list_things", args: `{}`,
+		{name: "override with path replaces", dir: dir, opts: LoadOptions{Upstream: "https://api.example.com/v3", UpstreamHosts: c20Hosts}, tool: "list_things", args: `{}`,
 			want: "GET https://api.example.com/v3/things\n"},
-		{name: "override leaves operation servers", dir: dir, opts: LoadOptions{Upstream: "http://127.0.0.1:9000"}, tool: "get_upload", args: `{"id":"x"}`,
+		{name: "override leaves listed operation servers", dir: dir, opts: LoadOptions{Upstream: "http://127.0.0.1:9000", UpstreamHosts: c20Hosts}, tool: "get_upload", args: `{"id":"x"}`,
 			want: "GET https://uploads.example.test/u1/uploads/x\n"},
 		{name: "relative server with origin", dir: dir, file: "openapi-relative.yaml", opts: LoadOptions{Upstream: "http://upstream.test"}, tool: "list_things", args: `{}`,
 			want: "GET http://upstream.test/api/v1/things\n"},
@@ -43,6 +45,9 @@ func TestServersC20(t *testing.T) {
 		{"enum violation", "openapi.yaml", LoadOptions{ServerVariables: map[string]string{"region": "mars"}}, []string{`"region"`, "eu, us"}},
 		{"relative without origin", "openapi-relative.yaml", LoadOptions{}, []string{`server URL "/api/v1" is relative; configure the upstream base URL`}},
 		{"no servers without origin", "openapi-noservers.yaml", LoadOptions{}, []string{`server URL "/" is relative`}},
+		{"override with unlisted operation servers", "openapi.yaml", LoadOptions{Upstream: "http://127.0.0.1:9000"}, []string{
+			`GET /reports (#/paths/~1reports/get): server "https://reports.example.test/r" is on host "reports.example.test", not the upstream's host "127.0.0.1:9000"`,
+			`GET /uploads/{id} (#/paths/~1uploads~1{id}/get): server "https://uploads.example.test/u1" is on host "uploads.example.test"`}},
 	}
 	for _, tt := range errs {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,6 +151,10 @@ func TestExternalRefC02(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
 			}
+			// Lenient mode refuses it too, with strict mode's error.
+			if _, lerr := Load(context.Background(), p, LoadOptions{ReadFromURI: spy, Lenient: true}); lerr == nil || lerr.Error() != err.Error() {
+				t.Errorf("lenient Load error %v, want strict mode's %v", lerr, err)
+			}
 			if !strings.Contains(err.Error(), "doc.yaml") {
 				t.Errorf("error %q does not name the document", err)
 			}
@@ -153,5 +162,60 @@ func TestExternalRefC02(t *testing.T) {
 				t.Errorf("read %v before refusing", read)
 			}
 		})
+	}
+}
+
+// TestUpstreamHosts: with an upstream set, an operation- or path-level
+// server on another host would receive callers' keys; unless upstream_hosts
+// names the host, strict Load fails and lenient Load drops the operation.
+func TestUpstreamHosts(t *testing.T) {
+	spec := []byte(`openapi: 3.0.3
+info: {title: hosts, version: "1"}
+servers: [{url: "https://api.example.com/v1"}]
+paths:
+  /a:
+    get: {operationId: getA, responses: {"200": {description: OK}}}
+  /b:
+    servers: [{url: "https://uploads.example.net/v2"}]
+    get: {operationId: getB, responses: {"200": {description: OK}}}
+  /c:
+    get:
+      operationId: getC
+      servers: [{url: "http://127.0.0.1:9000/c"}]
+      responses: {"200": {description: OK}}
+`)
+	ctx := context.Background()
+	const msg = `server "https://uploads.example.net/v2" is on host "uploads.example.net", not the upstream's host "127.0.0.1:9000": callers' API keys would be sent there; add "uploads.example.net" to upstream_hosts (--upstream-hosts, RESTMCP_UPSTREAM_HOSTS) if that host may receive them`
+	_, err := LoadData(ctx, spec, "", LoadOptions{Upstream: "http://127.0.0.1:9000"})
+	var he *UpstreamHostError
+	if !errors.As(err, &he) || he.Error() != msg {
+		t.Errorf("strict Load error %v\nwant an *UpstreamHostError: %s", err, msg)
+	}
+	d, err := LoadData(ctx, spec, "", LoadOptions{Upstream: "http://127.0.0.1:9000", Lenient: true})
+	if err != nil {
+		t.Fatalf("lenient Load: %v", err)
+	}
+	wantProblems := []Problem{{Severity: SeverityError, File: "<data>", Pointer: "/paths/~1b/get", Operation: "GET /b", Message: msg + "; operation dropped"}}
+	if diff := cmp.Diff(wantProblems, d.Problems); diff != "" || len(d.Tools) != 2 {
+		t.Errorf("lenient: %d tools (want 2); problems (-want +got):\n%s", len(d.Tools), diff)
+	}
+	d, err = LoadData(ctx, spec, "", LoadOptions{Upstream: "http://127.0.0.1:9000", UpstreamHosts: []string{"Uploads.Example.NET"}})
+	if err != nil {
+		t.Fatalf("with upstream_hosts: %v", err)
+	}
+	var got []string
+	for _, tl := range d.Tools {
+		got = append(got, tl.Name+" "+tl.ServerURL)
+	}
+	want := []string{"get_a http://127.0.0.1:9000/v1", "get_b https://uploads.example.net/v2", "get_c http://127.0.0.1:9000/c"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"127.0.0.1:9000", "uploads.example.net"}, d.KeyHosts()); diff != "" {
+		t.Errorf("KeyHosts (-want +got):\n%s", diff)
+	}
+	// Without an upstream the document's own servers are used as published.
+	if _, err := LoadData(ctx, spec, "", LoadOptions{}); err != nil {
+		t.Errorf("without upstream: %v", err)
 	}
 }

@@ -86,6 +86,7 @@ func runValidate(ctx context.Context, args []string, getenv func(string) string,
 func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 	return openapi.LoadOptions{
 		Upstream:      cfg.Upstream,
+		UpstreamHosts: cfg.UpstreamHosts,
 		MaxNameLength: cfg.MaxToolNameLength,
 		Logger:        logger,
 		Select:        selection(cfg),

@@ -57,6 +57,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("loading %s: %w", specLocation, err)
 	}
 	logReport(logger, doc.Report(reportOptions(cfg)))
+	logger.Info("hosts that receive callers' API keys", "hosts", strings.Join(doc.KeyHosts(), ","))
 
 	srv, mw, err := newServer(ctx, cfg, doc, logger)
 	if err != nil {
