@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/restmcp/restmcp/openapi"
 )
 
 // TestTransportRefusalsBeforeAdmission: a tools/call the MCP transport would
@@ -192,5 +195,61 @@ func TestClientHangUpCancelsUpstream(t *testing.T) {
 	case <-cancelled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the upstream request was still open 10 s after the client hung up")
+	}
+}
+
+// TestCredentialRedactedByValue: a key placed in a query parameter of any
+// name never comes back in a tool result: not in an upstream error body that
+// echoes the request, not in a refused redirect's Location, not in a
+// transport failure's URL.
+func TestCredentialRedactedByValue(t *testing.T) {
+	const key = "sk_live_9f8e7d6c5b4a"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/echo":
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error":"bad appid `+r.URL.Query().Get("appid")+`","request":"`+r.URL.RequestURI()+`"}`)
+		case "/v1/move":
+			w.Header().Set("Location", "https://elsewhere.example/v1/echo?"+r.URL.RawQuery)
+			w.WriteHeader(http.StatusFound)
+		}
+	}))
+	t.Cleanup(up.Close)
+	spec := func(server string) []*openapi.Tool {
+		d, err := openapi.LoadData(context.Background(), []byte(`openapi: 3.0.3
+info: {title: redact, version: "1"}
+servers: [{url: "`+server+`/v1"}]
+components:
+  securitySchemes:
+    appid: {type: apiKey, in: query, name: appid}
+security: [{appid: []}]
+paths:
+  /echo:
+    get: {operationId: echo, responses: {"200": {description: OK}}}
+  /move:
+    get: {operationId: move, responses: {"200": {description: OK}}}
+`), "", openapi.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Tools
+	}
+	srv := serve(t, Options{Tools: spec(up.URL)})
+	down := serve(t, Options{Tools: spec("http://127.0.0.1:1")})
+	tests := []struct {
+		name, url, tool, want string
+	}{
+		{"error body", srv.URL, "echo", `HTTP 401 Unauthorized\n{\"error\":\"bad appid REDACTED\",\"request\":\"/v1/echo?appid=REDACTED\"}`},
+		{"redirect Location", srv.URL, "move", `HTTP 302 Found\nLocation: https://elsewhere.example/v1/echo?appid=REDACTED (redirect not followed: restmcp follows redirects only within the same host)`},
+		{"transport failure", down.URL, "echo", `upstream request failed: connection refused (the upstream API is not reachable): Get \"http://127.0.0.1:1/v1/echo?appid=REDACTED\": dial tcp 127.0.0.1:1: connect: connection refused`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := post(t, tt.url+"/mcp", toolsCallBody(1, tt.tool, `{}`), map[string]string{"X-API-Key": key})
+			want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + tt.want + `"}],"isError":true}}`
+			if got.body != want {
+				t.Errorf("= %s\nwant %s", got.body, want)
+			}
+		})
 	}
 }

@@ -78,6 +78,12 @@ func (s *Server) send(ctx context.Context, req *http.Request, key string) sent {
 	if err != nil {
 		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), status: resp.StatusCode, bytes: body.n, failed: true}
 	}
+	if res.IsError {
+		// An error body or a refused redirect's Location may echo the
+		// request URL or the key itself, wherever the operation put it
+		// (a query parameter of any name, a header, a cookie).
+		redactResult(res, key)
+	}
 	return sent{res: res, status: resp.StatusCode, bytes: body.n}
 }
 
@@ -123,6 +129,15 @@ func transportFailure(ctx context.Context, err error, timeout time.Duration, key
 		kind = "error"
 	}
 	return "upstream request failed: " + kind + ": " + redact(err.Error(), key)
+}
+
+// redactResult removes the caller's key from every text item of res.
+func redactResult(res *mcp.CallToolResult, key string) {
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			tc.Text = redact(tc.Text, key)
+		}
+	}
 }
 
 // apiKeyParam matches an api_key-like query parameter value in a URL.
