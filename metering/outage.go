@@ -230,8 +230,12 @@ func (o *OutageMeter) Close(ctx context.Context) error {
 
 // failsOpen reports whether err is a store failure to fail open on, and
 // if so marks Redis down.
+//
+// A call whose own context ran out of time while waiting for Redis counts
+// as a store failure (a stalled Redis looks exactly like that); one whose
+// context was cancelled (the client left) does not.
 func (o *OutageMeter) failsOpen(ctx context.Context, err error) bool {
-	if err == nil || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+	if err == nil || !errors.Is(err, ErrUnavailable) || errors.Is(ctx.Err(), context.Canceled) {
 		return false
 	}
 	o.mu.Lock()

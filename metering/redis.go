@@ -22,6 +22,7 @@ type rediser interface {
 	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
 	Ping(ctx context.Context) *redis.StatusCmd
 	XAdd(ctx context.Context, a *redis.XAddArgs) *redis.StringCmd
+	Time(ctx context.Context) *redis.TimeCmd
 }
 
 // luaPrelude holds what both scripts share: the clock and the choice of the
@@ -151,6 +152,9 @@ type RedisMeter struct {
 
 	eventStream string
 	eventMaxLen int64 // < 0: events off
+
+	// offset is Redis TIME minus the replica's clock (see scriptDeadline).
+	offset clockOffset
 }
 
 // NewRedis returns a meter backed by client, which may be a single node,

@@ -30,6 +30,9 @@ import (
 //	ARGV[b+6..b+9]       starts of the previous, current, next day and the
 //	                     day after, µs: day candidate i holds [ARGV[b+6+i], ARGV[b+7+i])
 //	ARGV[b+10..b+13]     the same for the months
+//	ARGV[b+14]           deadline, µs in the script's clock, "" for none: a
+//	                     script that runs later changes nothing and answers
+//	                     the error errDeadlinePassed (see scriptDeadline)
 //
 // Choosing the period by comparing Redis TIME with boundaries computed by
 // the client (exact calendar arithmetic in Go) costs far less per call than
@@ -45,6 +48,7 @@ local n = tonumber(ARGV[2])
 local b = 3 + 2 * n
 local di, mi = pick(now, b + 6), pick(now, b + 10)
 if not di or not mi then return redis.error_reply(skew_error) end
+if ARGV[b + 14] ~= "" and now > tonumber(ARGV[b + 14]) then return redis.error_reply("` + errDeadlinePassed + `") end
 local dkey, mkey, tkey = KEYS[n + 1 + di], KEYS[n + 4 + mi], KEYS[n + 7 + mi]
 local cost = tonumber(ARGV[b + 2])
 
@@ -93,7 +97,10 @@ return out
 //	ARGV[3]  tool name
 //	ARGV[4]  day counter TTL, s
 //	ARGV[5]  month counter TTL, s
-var adjustScript = redis.NewScript(`
+//	ARGV[6]  deadline, µs in the script's clock, "" for none (as planAdmitScript)
+//	ARGV[7]  "" (use Redis TIME) or now in µs (tests only)
+var adjustScript = redis.NewScript(luaPrelude + `
+if ARGV[6] ~= "" and now_us(ARGV[7]) > tonumber(ARGV[6]) then return redis.error_reply("` + errDeadlinePassed + `") end
 local function adjust(key, field, delta, ttl)
   if delta == 0 then return end
   if delta < 0 then
@@ -187,9 +194,13 @@ func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	if err := c.validate(); err != nil {
 		return Decision{}, err
 	}
+	deadline, err := m.scriptDeadline(ctx)
+	if err != nil {
+		return Decision{}, fmt.Errorf("%w: admitting key_id %s: reading the Redis clock: %w", ErrUnavailable, c.KeyID, err)
+	}
 	n := len(c.Plan.RateLimits)
 	keys, days, months := m.planKeys(c.KeyID, c.Plan)
-	args := make([]any, 0, 2*n+16)
+	args := make([]any, 0, 2*n+17)
 	args = append(args, m.serverClock(), n)
 	for _, rl := range c.Plan.RateLimits {
 		args = append(args, rl.p.interval, rl.p.tau)
@@ -197,8 +208,12 @@ func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	args = append(args,
 		c.Plan.quota(PeriodDay), c.Plan.quota(PeriodMonth), c.Cost, c.Tool,
 		int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second),
-		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3])
+		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3], deadline)
+	t0 := time.Now()
 	r, err := planAdmitScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
+	if err == nil && len(r) > 1 && m.serverNow == nil {
+		m.offset.observe(t0, time.Now(), r[1])
+	}
 	if err != nil {
 		return Decision{}, fmt.Errorf("%w: admitting key_id %s: %w", ErrUnavailable, c.KeyID, err)
 	}
@@ -230,8 +245,11 @@ func (m *RedisMeter) Refund(ctx context.Context, c Call, d Decision) error {
 // adjust runs adjustScript for the periods containing at.
 func (m *RedisMeter) adjust(ctx context.Context, keyID, tool string, at time.Time, cost, calls int64) error {
 	k := keysAt(keyID, at)
-	err := adjustScript.Run(ctx, m.rdb, []string{k.day, k.month, k.tools},
-		cost, calls, tool, int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second)).Err()
+	deadline, err := m.scriptDeadline(ctx)
+	if err == nil {
+		err = adjustScript.Run(ctx, m.rdb, []string{k.day, k.month, k.tools},
+			cost, calls, tool, int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second), deadline, m.serverClock()).Err()
+	}
 	if err != nil {
 		return fmt.Errorf("%w: adjusting counters of key_id %s: %w", ErrUnavailable, keyID, err)
 	}

@@ -1,0 +1,81 @@
+package metering
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestIssue8RedisStallSettles stops Redis with SIGSTOP (it hangs rather
+// than dies) while calls arrive, each waiting at most 300 ms as the adapter's
+// meter timeout makes them. When Redis resumes it runs the scripts that
+// were queued on its sockets; their deadline has passed, so they count
+// nothing. The counters then equal the calls served: under fail_closed the
+// one call before the stall (every stalled call was answered 503), under
+// fail_open that call plus the five admitted Degraded and replayed once.
+func TestIssue8RedisStallSettles(t *testing.T) {
+	for _, tt := range []struct {
+		policy Outage
+		served int64
+	}{{OutageFailClosed, 1}, {OutageFailOpen, 6}} {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			proc := startRedisProc(t)
+			rm := NewRedis(proc.client(), Options{})
+			o := NewOutageMeter(context.Background(), rm, OutageOptions{Policy: tt.policy, RetryInterval: 50 * time.Millisecond})
+			t.Cleanup(func() { _ = o.Close(context.Background()) })
+			p := mustParsePlans(t, outagePlan).Plan("p")
+			c := Call{KeyID: "stall", Plan: p, Tool: "two", Cost: 2}
+			admit := func() (Decision, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+				defer cancel()
+				return o.AdmitCall(ctx, c)
+			}
+			if d, err := admit(); err != nil || !d.Allowed || d.Degraded {
+				t.Fatalf("before the stall: %+v, %v", d, err)
+			}
+			if err := proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			resumed := false
+			resume := func() {
+				if !resumed {
+					resumed = true
+					_ = proc.cmd.Process.Signal(syscall.SIGCONT)
+				}
+			}
+			t.Cleanup(resume)
+			for i := range 5 {
+				d, err := admit()
+				switch tt.policy {
+				case OutageFailClosed:
+					if !errors.Is(err, ErrUnavailable) || d.Allowed {
+						t.Fatalf("stalled call %d under fail_closed: %+v, %v; want ErrUnavailable", i, d, err)
+					}
+				case OutageFailOpen:
+					if err != nil || !d.Allowed || !d.Degraded {
+						t.Fatalf("stalled call %d under fail_open: %+v, %v; want admitted Degraded", i, d, err)
+					}
+				}
+			}
+			resume()
+			ctx := context.Background()
+			waitFor(t, "Redis to answer and the buffer to replay", func() bool {
+				s := o.Stats()
+				return o.Ping(ctx) == nil && !s.Down && s.Buffered == 0
+			})
+			// The stalled scripts reach Redis when it resumes, in no order
+			// relative to this client's commands: read the counters until
+			// they have held still for 200 ms, and check them every time.
+			for i := range 10 {
+				r := mustReport(t, rm, "stall", p)
+				if r.Periods[0].Used != 2*tt.served || r.Periods[1].Tools["two"] != (ToolUsage{tt.served, 2 * tt.served}) {
+					t.Fatalf("read %d: usage %+v, want %d calls and %d units (the calls served)", i, r.Periods, tt.served, 2*tt.served)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			t.Cleanup(func() { deleteKeys(t, proc.client(), "stall") })
+		})
+	}
+}
