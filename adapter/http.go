@@ -518,6 +518,9 @@ func decodeHeaderValue(v string) (string, bool) {
 // into), and otherwise resolves the key's plan (Options.Keys: 401 for an
 // unknown or revoked key, 503 when the store cannot tell).
 func (s *Server) authenticate(c *gin.Context, ex *exchange, tool *openapi.Tool, a *admission) bool {
+	if s.opts.PublicMode {
+		return s.authenticatePublic(c, ex, tool, a)
+	}
 	cred, id := ex.cred, ex.msg.id
 	refuse := func(msg string) bool {
 		if tool != nil {
@@ -533,7 +536,7 @@ func (s *Server) authenticate(c *gin.Context, ex *exchange, tool *openapi.Tool, 
 	case cred.keyID != "":
 		a.call.KeyID = cred.keyID
 	case s.opts.AllowAnonymous:
-		a.call.KeyID = AnonymousKeyID
+		a.call.KeyID, a.anonymous = AnonymousKeyID, true
 	default:
 		return refuse("authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
 	}
@@ -543,6 +546,33 @@ func (s *Server) authenticate(c *gin.Context, ex *exchange, tool *openapi.Tool, 
 	plan, ok := s.resolveKey(c, cred, id, tool.Name)
 	a.call.Plan = plan
 	return ok
+}
+
+// authenticatePublic makes the caller of a public-mode call its client
+// address: whatever credential the request presented is dropped, so it
+// neither changes the budget the call is metered under nor reaches the
+// upstream API. The plan is the one Options.Keys gives to no key.
+func (s *Server) authenticatePublic(c *gin.Context, ex *exchange, tool *openapi.Tool, a *admission) bool {
+	ex.cred = &credential{}
+	a.call.KeyID = AddressKeyID(c.ClientIP())
+	a.anonymous = true
+	if s.opts.Keys == nil || tool == nil {
+		return true
+	}
+	plan, ok := s.resolveKey(c, ex.cred, ex.msg.id, tool.Name)
+	a.call.Plan = plan
+	return ok
+}
+
+// AddressKeyID is the key id of a public-mode caller at a client address:
+// "addr-" and the first 12 hex digits of the SHA-256 of the address, an
+// IPv6 address by its /64 network (one subscriber's allocation: per-address
+// limits would mean nothing if each of its 2^64 addresses had its own).
+func AddressKeyID(addr string) string {
+	if ip := net.ParseIP(addr); ip != nil && ip.To4() == nil {
+		addr = ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	}
+	return "addr-" + KeyID(addr)
 }
 
 // authorize applies the plan gate: a tool outside the caller's plan is
@@ -603,7 +633,77 @@ func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
 		return false
 	}
 	a.decision, a.metered = d, true
+	if s.opts.PublicGlobalPlan != nil {
+		return s.admitGlobal(c, ex, a)
+	}
 	return true
+}
+
+// admitGlobal admits a public-mode call under Options.PublicGlobalPlan too.
+// When that refuses (429) or cannot decide (503), the per-address admission
+// is given back: the call does not run.
+func (s *Server) admitGlobal(c *gin.Context, ex *exchange, a *admission) bool {
+	g := &meteredCall{call: Call{KeyID: PublicKeyID, Plan: s.opts.PublicGlobalPlan, Tool: a.call.Tool,
+		Cost: s.opts.PublicGlobalPlan.Cost(a.call.Tool, s.tools[a.call.Tool].Cost)}}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
+	t := time.Now()
+	d, err := s.opts.Meter.AdmitCall(ctx, g.call)
+	cancel()
+	s.metrics.meterOp("admit", time.Since(t), err)
+	if err == nil && d.Allowed {
+		g.decision = d
+		a.also = g
+		return true
+	}
+	s.refundAdmission(c.Request.Context(), a, false)
+	if err != nil {
+		s.metrics.callDone(a.call.Tool, OutcomeUnavailable)
+		s.logger.Error("metering failed; refusing tools/call", "key_id", PublicKeyID, "tool", a.call.Tool, "error", err.Error())
+		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
+		abortRPC(c, http.StatusServiceUnavailable, ex.msg.id, CodeUnavailable,
+			"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
+		return false
+	}
+	if d.hasHeaders() {
+		setRateLimitHeaders(c.Writer.Header(), d)
+	}
+	retry := ceilSeconds(d.RetryAfter)
+	c.Header("Retry-After", strconv.FormatInt(retry, 10))
+	s.metrics.callDone(a.call.Tool, OutcomeRefused)
+	abortRPC(c, http.StatusTooManyRequests, ex.msg.id, CodeRateLimited,
+		"the public limit for all anonymous callers together: "+refusalMessage(s.opts.PublicGlobalPlan, d, retry))
+	return false
+}
+
+// refundAdmission gives back, in the background, what a's admissions were
+// charged; with event, it also records the call as not run.
+func (s *Server) refundAdmission(ctx context.Context, a *admission, event bool) {
+	s.background(ctx, func(ctx context.Context) {
+		cost := a.decision.Cost
+		for _, m := range []*meteredCall{{call: a.call, decision: a.decision}, a.also} {
+			if m == nil {
+				continue
+			}
+			t := time.Now()
+			err := s.opts.Meter.Refund(ctx, m.call, m.decision)
+			s.metrics.meterOp("refund", time.Since(t), err)
+			if err != nil {
+				s.logger.Warn("refund failed", "key_id", m.call.KeyID, "tool", m.call.Tool, "error", err.Error())
+				continue
+			}
+			s.metrics.refunds.Inc()
+			if m.call.KeyID == a.call.KeyID {
+				cost = 0
+			}
+		}
+		if event {
+			e := Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: OutcomeNotRun, Cost: cost, Latency: time.Since(a.start), Time: a.start}
+			if a.call.Plan != nil {
+				e.Plan = a.call.Plan.Name()
+			}
+			s.recordEvent(ctx, e)
+		}
+	})
 }
 
 // settleUnrun refunds an admitted call that no tool handler ran (the SDK
@@ -613,22 +713,7 @@ func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
 func (s *Server) settleUnrun(ctx context.Context, a *admission) {
 	s.logger.Warn("admitted tools/call was not run; refunding it", "key_id", a.call.KeyID, "tool", a.call.Tool)
 	s.metrics.callDone(a.call.Tool, OutcomeNotRun)
-	e := Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: OutcomeNotRun, Latency: time.Since(a.start), Time: a.start}
-	if a.call.Plan != nil {
-		e.Plan = a.call.Plan.Name()
-	}
-	s.background(ctx, func(ctx context.Context) {
-		t := time.Now()
-		err := s.opts.Meter.Refund(ctx, a.call, a.decision)
-		s.metrics.meterOp("refund", time.Since(t), err)
-		if err != nil {
-			s.logger.Warn("refund failed", "key_id", a.call.KeyID, "tool", a.call.Tool, "error", err.Error())
-			e.Cost = a.decision.Cost
-		} else {
-			s.metrics.refunds.Inc()
-		}
-		s.recordEvent(ctx, e)
-	})
+	s.refundAdmission(ctx, a, true)
 }
 
 // resolveKey resolves the caller's key to its plan. On failure it answers

@@ -181,6 +181,19 @@ type admission struct {
 	metered  bool   // AdmitCall allowed the call: refund and event apply
 	denied   string // non-empty: the tool is outside the plan; this is the message
 	state    atomic.Int32
+	// anonymous: admitted for a caller without a key (its KeyID is
+	// AnonymousKeyID, or an AddressKeyID in public mode).
+	anonymous bool
+	// also is the second admission of a public-mode call, under
+	// Options.PublicGlobalPlan; nil when there is none. It is refunded
+	// whenever the call is.
+	also *meteredCall
+}
+
+// meteredCall is one admission: the call and the Meter's decision.
+type meteredCall struct {
+	call     Call
+	decision Decision
 }
 
 // maxPendingAfterCall bounds the refunds and usage events being written in
@@ -221,6 +234,13 @@ func (s *Server) afterCall(ctx context.Context, a *admission, outcome Outcome, s
 			} else {
 				e.Cost = 0
 				s.metrics.refunds.Inc()
+			}
+			if g := a.also; g != nil {
+				err := s.opts.Meter.Refund(ctx, g.call, g.decision)
+				s.metrics.meterOp("refund", time.Since(t), err)
+				if err != nil {
+					s.logger.Warn("refund failed", "key_id", g.call.KeyID, "tool", g.call.Tool, "error", err.Error())
+				}
 			}
 		}
 		s.recordEvent(ctx, e)

@@ -37,6 +37,10 @@ const (
 // when [Options.AllowAnonymous] is set: they share one budget.
 const AnonymousKeyID = "anonymous"
 
+// PublicKeyID is the key id under which [Options.PublicGlobalPlan] meters
+// every public call together.
+const PublicKeyID = "public"
+
 // Options configures [New]. The zero value of every field is its documented
 // default.
 type Options struct {
@@ -124,6 +128,26 @@ type Options struct {
 	// credentials" otherwise (C25); such calls are metered together under
 	// AnonymousKeyID.
 	AllowAnonymous bool
+
+	// PublicMode serves anonymous public reads: every tools/call is
+	// anonymous, whatever credential it presents (an x-api-key, a bearer
+	// token or ?api_key= never changes who the caller is, so a made-up
+	// token cannot buy a fresh budget, and it is never sent upstream). The
+	// caller is its client address (the TCP peer, or the X-Forwarded-For
+	// hop before the first untrusted proxy when TrustedProxies are set;
+	// IPv6 addresses by their /64), metered under the key id
+	// AddressKeyID(address) and the plan Keys resolves for no key (the
+	// default plan). Implies AllowAnonymous.
+	PublicMode bool
+	// PublicGlobalPlan, in public mode, is a second plan every call is also
+	// admitted under, with the one key id PublicKeyID: the limits of all
+	// public callers together. Nil: none.
+	PublicGlobalPlan Plan
+	// TrustedProxies lists the proxies (IP addresses or CIDR ranges) whose
+	// X-Forwarded-For and X-Real-IP headers name the client address. Empty:
+	// none; the client address is the TCP peer, and those headers are
+	// ignored (anyone can send them).
+	TrustedProxies []string
 
 	// Logger receives the access log and tool-call diagnostics. Keys are never
 	// logged, only their key_id. Nil: discard.
@@ -235,6 +259,13 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("Metrics: %w", err))
 	}
+	if opts.PublicMode {
+		opts.AllowAnonymous = true
+		s.opts.AllowAnonymous = true
+	}
+	if opts.PublicGlobalPlan != nil && !opts.PublicMode {
+		errs = append(errs, errors.New("PublicGlobalPlan needs PublicMode"))
+	}
 	if opts.ListByPlan && opts.Keys == nil {
 		errs = append(errs, errors.New("ListByPlan needs Keys"))
 	}
@@ -307,6 +338,11 @@ func New(opts Options) (*Server, error) {
 	s.jsonHandler = s.streamableHandler(true)
 	s.sseHandler = s.streamableHandler(false)
 	s.engine = s.newEngine()
+	// Only the listed proxies may name the client address (gin trusts every
+	// proxy unless told otherwise).
+	if err := s.engine.SetTrustedProxies(opts.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("TrustedProxies: %w", err)
+	}
 	return s, nil
 }
 

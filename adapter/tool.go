@@ -200,12 +200,12 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 }
 
 // forKey reports whether a was made for the caller with key id keyID ("" for
-// no key, which is admitted as AnonymousKeyID).
+// no key: an anonymous admission).
 func (a *admission) forKey(keyID string) bool {
 	if keyID == "" {
-		return a.call.KeyID == AnonymousKeyID
+		return a.anonymous
 	}
-	return a.call.KeyID == keyID
+	return !a.anonymous && a.call.KeyID == keyID
 }
 
 func admittedTool(a *admission) string {

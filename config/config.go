@@ -194,6 +194,18 @@ type Config struct {
 	// reach the upstream without caller credentials (for public APIs).
 	// Default true.
 	RequireKey bool
+	// PublicMode serves anonymous public reads: every tools/call is metered
+	// under its client address whatever credential it presents, and no
+	// caller credential is sent upstream. RequireKey is ignored. Default
+	// false.
+	PublicMode bool
+	// PublicGlobalPlan, in public mode, names a plan of the plans file whose
+	// limits apply to all public callers together. Empty: none.
+	PublicGlobalPlan string
+	// TrustedProxies lists the proxies (IP addresses or CIDR ranges) whose
+	// X-Forwarded-For names the client address. Empty: the TCP peer is the
+	// client.
+	TrustedProxies []string
 	// LogLevel is one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError.
 	// Default info.
 	LogLevel slog.Level
@@ -397,6 +409,14 @@ func (c Config) Validate() error {
 	if c.MaxConnections <= 0 {
 		bad("max_connections", "must be positive; got %d", c.MaxConnections)
 	}
+	if c.PublicGlobalPlan != "" && !c.PublicMode {
+		bad("public_global_plan", "needs public_mode: true")
+	}
+	for _, p := range c.TrustedProxies {
+		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
+			bad("trusted_proxies", "%q is not an IP address or CIDR range", p)
+		}
+	}
 	for _, h := range c.UpstreamHosts {
 		if h == "" || strings.ContainsAny(h, "/?#@ ") {
 			bad("upstream_hosts", "%q is not a host or host:port", h)
@@ -464,6 +484,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("allowed_origins", strings.Join(c.AllowedOrigins, ",")),
 		slog.Int("max_tool_name_length", c.MaxToolNameLength),
 		slog.Bool("require_key", c.RequireKey),
+		slog.Bool("public_mode", c.PublicMode),
+		slog.String("public_global_plan", c.PublicGlobalPlan),
+		slog.String("trusted_proxies", strings.Join(c.TrustedProxies, ",")),
 		slog.String("log_level", levelName(c.LogLevel)),
 		slog.String("log_format", string(c.LogFormat)),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),

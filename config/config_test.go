@@ -34,6 +34,8 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		ShutdownTimeout:   0,
 		PlansFile:         "plans.yaml ",
 		UpstreamHosts:     []string{"eu.example", "https://eu.example"},
+		PublicGlobalPlan:  "everyone",
+		TrustedProxies:    []string{"10.0.0.0/8", "proxy.example"},
 	}
 	want := []string{
 		`spec: must be an http or https URL; got "ftp://files.example/openapi.yaml"`,
@@ -58,6 +60,8 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`idle_timeout: must be positive; got 0s`,
 		`max_header_bytes: must be positive; got 0`,
 		`max_connections: must be positive; got 0`,
+		`public_global_plan: needs public_mode: true`,
+		`trusted_proxies: "proxy.example" is not an IP address or CIDR range`,
 		`upstream_hosts: "https://eu.example" is not a host or host:port`,
 		`plans_file: has leading or trailing spaces`,
 		`event_max_len: must be at least 1, or -1 to turn usage events off; got 0`,

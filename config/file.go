@@ -31,6 +31,9 @@ type fileConfig struct {
 	AllowedOrigins    *[]string      `yaml:"allowed_origins"`
 	MaxToolNameLength *int           `yaml:"max_tool_name_length"`
 	RequireKey        *bool          `yaml:"require_key"`
+	PublicMode        *bool          `yaml:"public_mode"`
+	PublicGlobalPlan  *string        `yaml:"public_global_plan"`
+	TrustedProxies    *[]string      `yaml:"trusted_proxies"`
 	LogLevel          *string        `yaml:"log_level"`
 	LogFormat         *string        `yaml:"log_format"`
 	ShutdownTimeout   *time.Duration `yaml:"shutdown_timeout"`
@@ -159,6 +162,16 @@ func (f *fileConfig) apply(c *Config) []error {
 	}
 	if f.RequireKey != nil {
 		c.RequireKey = *f.RequireKey
+	}
+	if f.PublicMode != nil {
+		c.PublicMode = *f.PublicMode
+	}
+	setStr(&c.PublicGlobalPlan, f.PublicGlobalPlan)
+	if f.TrustedProxies != nil {
+		c.TrustedProxies = nil // "trusted_proxies: []" equals leaving it out
+		if len(*f.TrustedProxies) > 0 {
+			c.TrustedProxies = append([]string{}, *f.TrustedProxies...)
+		}
 	}
 	if f.LogLevel != nil {
 		if err := parseLevel(strings.TrimSpace(*f.LogLevel), &c.LogLevel); err != nil {

@@ -221,6 +221,18 @@ func table() []setting {
 			Usage: "Answer tools/call without an API key with 401. When false such calls reach the upstream without caller credentials.",
 		}, set: func(c *Config, v string) error { return parseBool(v, &c.RequireKey) }},
 		{Setting: Setting{
+			Key: "public_mode", Flag: "public-mode", Env: "RESTMCP_PUBLIC_MODE", Type: "bool", Default: "false",
+			Usage: "Anonymous public reads: every tools/call is metered under its client address (IPv6 by /64) and the default plan, whatever credential it presents; no caller credential is sent upstream. require_key is ignored.",
+		}, set: func(c *Config, v string) error { return parseBool(v, &c.PublicMode) }},
+		{Setting: Setting{
+			Key: "public_global_plan", Flag: "public-global-plan", Env: "RESTMCP_PUBLIC_GLOBAL_PLAN", Type: "string",
+			Usage: "In public mode: a plan of the plans file whose limits apply to all public callers together. Empty: none.",
+		}, set: func(c *Config, v string) error { c.PublicGlobalPlan = v; return nil }},
+		{Setting: Setting{
+			Key: "trusted_proxies", Flag: "trusted-proxies", Env: "RESTMCP_TRUSTED_PROXIES", Type: "list",
+			Usage: "Proxies (IP addresses or CIDR ranges) whose X-Forwarded-For names the client address. Empty: the TCP peer is the client.",
+		}, set: func(c *Config, v string) error { c.TrustedProxies = splitList(v); return nil }},
+		{Setting: Setting{
 			Key: "log_level", Flag: "log-level", Env: "RESTMCP_LOG_LEVEL", Type: "debug|info|warn|error", Default: levelName(DefaultLogLevel),
 			Usage: "Lowest level logged; debug logs every call.",
 		}, set: func(c *Config, v string) error { return parseLevel(v, &c.LogLevel) }},

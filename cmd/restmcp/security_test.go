@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/metering"
 )
 
 // The decoys of the security report: an extra member that encoding/json
@@ -181,4 +186,98 @@ func TestIssue8ServerDeadlines(t *testing.T) {
 			t.Error("the third connection was served while both idle connections held the two slots")
 		}
 	})
+}
+
+const publicPlans = `
+default_plan: anon
+key_mode: open
+counting: admitted
+plans:
+  anon:
+    quotas: {day: 2}
+  everyone:
+    quotas: {day: 3}
+`
+
+// TestIssue8PublicModeThroughWiring: public mode as serve wires it, with
+// the real Redis: made-up bearer tokens do not buy a fresh budget, each
+// client address (X-Forwarded-For through a trusted proxy) has the default
+// plan's quota, public_global_plan limits them together, and the Redis
+// counters hold exactly the calls served.
+func TestIssue8PublicModeThroughWiring(t *testing.T) {
+	redisURL := testRedisURL(t)
+	app := startApp(t, publicPlans, map[string]string{"RESTMCP_REDIS_URL": redisURL, "RESTMCP_PUBLIC_MODE": "true",
+		"RESTMCP_PUBLIC_GLOBAL_PLAN": "everyone", "RESTMCP_TRUSTED_PROXIES": "127.0.0.1"})
+	a, b := "198.51.100."+fmt.Sprint(1+randomByte()), "203.0.113."+fmt.Sprint(1+randomByte())
+	ids := []string{adapter.AddressKeyID(a), adapter.AddressKeyID(b), adapter.PublicKeyID}
+	for _, id := range ids {
+		cleanupUsage(t, redisURL, id)
+	}
+	var lastBody string
+	call := func(ip, bearer string) int {
+		req, _ := http.NewRequest(http.MethodPost, app.url+"/mcp", strings.NewReader(callBody(1, "get_quote", `{"symbol":"AAPL"}`)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Forwarded-For", ip)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		r := doHTTP(t, req)
+		lastBody = r.body
+		return r.status
+	}
+	got := []int{call(a, ""), call(a, "made-up-1")}
+	// The operation needs an API key, and public mode sends none: the
+	// made-up bearer token did not reach the upstream as a credential.
+	if !strings.Contains(lastBody, `"isError":true`) || !strings.Contains(lastBody, "missing credentials") {
+		t.Errorf("call with a made-up bearer token: %s, want a missing-credentials tool error", lastBody)
+	}
+	got = append(got, call(a, "made-up-2"), call(b, "made-up-3"), call(b, ""))
+	if diff := cmp.Diff([]int{200, 200, 429, 200, 429}, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	anon, everyone := app.mw.plans.Plan("anon"), app.mw.plans.Plan("everyone")
+	for _, tt := range []struct {
+		keyID string
+		plan  *metering.Plan
+		used  int64
+	}{{ids[0], anon, 2}, {ids[1], anon, 1}, {ids[2], everyone, 3}} {
+		waitUsed(t, app, tt.keyID, tt.plan, tt.used)
+	}
+	if p := app.up.take(); len(p) != 0 {
+		t.Errorf("upstream saw %v, want nothing (every call lacked the credential the operation needs)", p)
+	}
+}
+
+func randomByte() int { return int(randomHex(1)[0]) % 200 }
+
+// waitUsed waits up to 5 s for keyID's day usage to be used (refunds are
+// written after the response), then checks it.
+func waitUsed(t *testing.T, app *testApp, keyID string, plan *metering.Plan, used int64) {
+	t.Helper()
+	var r metering.Report
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r = app.report(t, keyID, plan.Name)
+		if r.Periods[0].Used == used || time.Now().After(deadline) {
+			break
+		}
+	}
+	if r.Periods[0].Used != used {
+		t.Errorf("%s: day used %d, want %d", keyID, r.Periods[0].Used, used)
+	}
+}
+
+// cleanupUsage deletes keyID's counters before and after the test.
+func cleanupUsage(t *testing.T, redisURL, keyID string) {
+	opt, _ := redis.ParseURL(redisURL)
+	c := redis.NewClient(opt)
+	del := func() {
+		ctx := context.Background()
+		keys, _ := c.Keys(ctx, metering.Key(keyID, "*")).Result()
+		if len(keys) > 0 {
+			c.Del(ctx, keys...)
+		}
+	}
+	del()
+	t.Cleanup(func() { del(); c.Close() })
 }

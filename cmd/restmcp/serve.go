@@ -173,6 +173,19 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 	if err != nil {
 		return nil, nil, err
 	}
+	var global adapter.Plan
+	if cfg.PublicGlobalPlan != "" {
+		p := mw.plans.Plan(cfg.PublicGlobalPlan)
+		if p == nil {
+			mw.close(ctx)
+			return nil, nil, fmt.Errorf("public_global_plan: no plan %q in %s (plans: %s)", cfg.PublicGlobalPlan, cfg.PlansFile, strings.Join(mw.plans.Names(), ", "))
+		}
+		global = planShim{p}
+	}
+	if cfg.PublicMode {
+		logger.Info("public mode: callers are metered by client address; presented credentials are ignored",
+			"public_global_plan", cfg.PublicGlobalPlan, "trusted_proxies", strings.Join(cfg.TrustedProxies, ","))
+	}
 	srv, err := adapter.New(adapter.Options{
 		Tools:             doc.Tools,
 		Name:              "restmcp",
@@ -191,6 +204,9 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		MaxResponseBytes:  int(cfg.MaxResponseBytes),
 		AllowedOrigins:    cfg.AllowedOrigins,
 		AllowAnonymous:    !cfg.RequireKey,
+		PublicMode:        cfg.PublicMode,
+		PublicGlobalPlan:  global,
+		TrustedProxies:    cfg.TrustedProxies,
 		Logger:            logger,
 	})
 	if err != nil {
