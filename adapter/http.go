@@ -399,7 +399,7 @@ func qZero(params string) bool {
 // and are never metered; so is a tools/call naming an unknown tool, which
 // is answered -32602 once the caller is authenticated. After the SDK has
 // answered, an admission no tool handler took (the call never ran) is
-// settled: refunded, and recorded with cost 0.
+// settled: refunded, and recorded with cost 0 (docs/security.md H4-H7).
 func (s *Server) gate(c *gin.Context) {
 	ex := exchangeFrom(c.Request.Context())
 	if !ex.msg.isToolsCall() {

@@ -22,7 +22,8 @@ import (
 // handed to the go-sdk is one on which the SDK's own decoder
 // (case-sensitive member names, last duplicate wins, ids as float64) can
 // only reach the same method, id and tool: any body on which two readings
-// could differ is refused before anything is metered.
+// could differ is refused before anything is metered (docs/security.md H1,
+// H2).
 type rpcMessage struct {
 	// id is the id exactly as sent (raw JSON: a string or a number); nil
 	// when absent or null (a notification, or a response without id).

@@ -17,7 +17,7 @@ import (
 // not apply: the caller's context deadline less a margin, moved into Redis
 // time by the measured offset between the two clocks. Past it the script
 // changes nothing and answers an error; the replica has already settled
-// the call as not counted.
+// the call as not counted (docs/security.md H8).
 
 // maxDeadlineMargin is the most of a context's remaining time kept back
 // from a script's deadline, so that a script that applies does so while the
