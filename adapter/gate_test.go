@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -251,5 +252,32 @@ paths:
 				t.Errorf("= %s\nwant %s", got.body, want)
 			}
 		})
+	}
+}
+
+// TestLogFieldsTruncated: access-log fields taken from the request (the
+// JSON-RPC method, the tool name, the query) are cut to 256 bytes.
+func TestLogFieldsTruncated(t *testing.T) {
+	logs := &logBuffer{}
+	srv := serve(t, Options{Tools: handTools(), Logger: newLogger(logs), AllowAnonymous: true})
+	long := strings.Repeat("a", 5000)
+	post(t, srv.URL+"/mcp?x="+long, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+long+`"}}`, nil)
+	post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"`+long+`"}`, nil)
+	var got []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err == nil && rec["msg"] == "http request" {
+			got = append(got, rec)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d access-log lines, want 2:\n%s", len(got), logs.String())
+	}
+	cut := strings.Repeat("a", 256) + "…"
+	if got[0]["tool"] != cut || got[1]["rpc_method"] != cut {
+		t.Errorf("tool %q, rpc_method %q; want both cut to 256 bytes and marked", got[0]["tool"], got[1]["rpc_method"])
+	}
+	if q, _ := got[0]["query"].(string); len(q) > 256+len("…") {
+		t.Errorf("query logged with %d bytes, want at most 256 and the mark", len(q))
 	}
 }

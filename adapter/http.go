@@ -603,33 +603,14 @@ func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
 	if s.opts.Meter == nil {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
-	t := time.Now()
-	d, err := s.opts.Meter.AdmitCall(ctx, a.call)
-	cancel()
-	s.metrics.meterOp("admit", time.Since(t), err)
-	s.metrics.decision(d, err)
-	if err != nil {
-		s.metrics.callDone(a.call.Tool, OutcomeUnavailable)
-		s.logger.Error("metering failed; refusing tools/call", "key_id", a.call.KeyID, "tool", a.call.Tool, "error", err.Error())
-		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
-		abortRPC(c, http.StatusServiceUnavailable, ex.msg.id, CodeUnavailable,
-			"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
-		return false
-	}
-	if d.hasHeaders() {
-		setRateLimitHeaders(c.Writer.Header(), d)
-	}
-	if !d.Allowed {
-		retry := ceilSeconds(d.RetryAfter)
-		c.Header("Retry-After", strconv.FormatInt(retry, 10))
-		s.metrics.callDone(a.call.Tool, OutcomeRefused)
+	d, ok := s.meterAdmit(c, ex.msg.id, a.call, "", func() {
 		e := Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: OutcomeRefused, Latency: time.Since(a.start), Time: a.start}
 		if a.call.Plan != nil {
 			e.Plan = a.call.Plan.Name()
 		}
 		s.background(c.Request.Context(), func(ctx context.Context) { s.recordEvent(ctx, e) })
-		abortRPC(c, http.StatusTooManyRequests, ex.msg.id, CodeRateLimited, refusalMessage(a.call.Plan, d, retry))
+	})
+	if !ok {
 		return false
 	}
 	a.decision, a.metered = d, true
@@ -645,34 +626,49 @@ func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
 func (s *Server) admitGlobal(c *gin.Context, ex *exchange, a *admission) bool {
 	g := &meteredCall{call: Call{KeyID: PublicKeyID, Plan: s.opts.PublicGlobalPlan, Tool: a.call.Tool,
 		Cost: s.opts.PublicGlobalPlan.Cost(a.call.Tool, s.tools[a.call.Tool].Cost)}}
+	d, ok := s.meterAdmit(c, ex.msg.id, g.call, "the public limit for all anonymous callers together: ", nil)
+	if !ok {
+		s.refundAdmission(c.Request.Context(), a, false)
+		return false
+	}
+	g.decision = d
+	a.also = g
+	return true
+}
+
+// meterAdmit runs Meter.AdmitCall for call under MeterTimeout, with its
+// metrics and rate-limit headers. When the Meter cannot decide it answers
+// 503; when it refuses, it calls refused (if not nil) and answers 429 with
+// prefix and the refusal's text. ok reports whether the call was admitted.
+func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call Call, prefix string, refused func()) (d Decision, ok bool) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
 	t := time.Now()
-	d, err := s.opts.Meter.AdmitCall(ctx, g.call)
+	d, err := s.opts.Meter.AdmitCall(ctx, call)
 	cancel()
 	s.metrics.meterOp("admit", time.Since(t), err)
-	if err == nil && d.Allowed {
-		g.decision = d
-		a.also = g
-		return true
-	}
-	s.refundAdmission(c.Request.Context(), a, false)
+	s.metrics.decision(d, err)
 	if err != nil {
-		s.metrics.callDone(a.call.Tool, OutcomeUnavailable)
-		s.logger.Error("metering failed; refusing tools/call", "key_id", PublicKeyID, "tool", a.call.Tool, "error", err.Error())
+		s.metrics.callDone(call.Tool, OutcomeUnavailable)
+		s.logger.Error("metering failed; refusing tools/call", "key_id", call.KeyID, "tool", call.Tool, "error", err.Error())
 		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
-		abortRPC(c, http.StatusServiceUnavailable, ex.msg.id, CodeUnavailable,
+		abortRPC(c, http.StatusServiceUnavailable, id, CodeUnavailable,
 			"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
-		return false
+		return d, false
 	}
 	if d.hasHeaders() {
 		setRateLimitHeaders(c.Writer.Header(), d)
 	}
+	if d.Allowed {
+		return d, true
+	}
 	retry := ceilSeconds(d.RetryAfter)
 	c.Header("Retry-After", strconv.FormatInt(retry, 10))
-	s.metrics.callDone(a.call.Tool, OutcomeRefused)
-	abortRPC(c, http.StatusTooManyRequests, ex.msg.id, CodeRateLimited,
-		"the public limit for all anonymous callers together: "+refusalMessage(s.opts.PublicGlobalPlan, d, retry))
-	return false
+	s.metrics.callDone(call.Tool, OutcomeRefused)
+	if refused != nil {
+		refused()
+	}
+	abortRPC(c, http.StatusTooManyRequests, id, CodeRateLimited, prefix+refusalMessage(call.Plan, d, retry))
+	return d, false
 }
 
 // refundAdmission gives back, in the background, what a's admissions were
