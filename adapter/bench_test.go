@@ -35,11 +35,18 @@ func drain(b *testing.B, c *http.Client, req *http.Request) {
 }
 
 // BenchmarkToolsCall is one tools/call end to end: HTTP POST to restmcp
-// over loopback, middleware, go-sdk stateless session, request building,
-// upstream GET over loopback, result mapping, JSON response.
-func BenchmarkToolsCall(b *testing.B) {
+// over loopback, middleware, the fast path (or the go-sdk stateless
+// session), request building, upstream GET over loopback, result mapping,
+// JSON response.
+func BenchmarkToolsCall(b *testing.B) { benchToolsCall(b, false) }
+
+// BenchmarkToolsCallSDK is BenchmarkToolsCall with the fast path off: every
+// call goes through the go-sdk's handler.
+func BenchmarkToolsCallSDK(b *testing.B) { benchToolsCall(b, true) }
+
+func benchToolsCall(b *testing.B, disableFastPath bool) {
 	up := benchUpstream(b)
-	srv := serve(b, Options{Tools: loadTools(b, "testdata/c23.yaml", up.URL), Meter: allowAll(0)})
+	srv := serve(b, Options{Tools: loadTools(b, "testdata/c23.yaml", up.URL), Meter: allowAll(0), DisableFastPath: disableFastPath})
 	c := benchClient()
 	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
 	b.ReportAllocs()

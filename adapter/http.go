@@ -848,9 +848,15 @@ func ceilSecondsMin0(d time.Duration) int64 {
 	return int64(math.Ceil(d.Seconds()))
 }
 
-// serveMCP hands the request to the go-sdk handler chosen by decode.
+// serveMCP answers tools/call and tools/list on the fast path where it
+// applies (fastpath.go), and hands everything else to the go-sdk handler
+// chosen by decode.
 func (s *Server) serveMCP(c *gin.Context) {
-	h := exchangeFrom(c.Request.Context()).handler
+	ex := exchangeFrom(c.Request.Context())
+	if c.Request.Method == http.MethodPost && s.serveFast(c, ex) {
+		return
+	}
+	h := ex.handler
 	if h == nil {
 		h = s.jsonHandler
 	}

@@ -37,6 +37,8 @@ type rpcMessage struct {
 	params json.RawMessage
 	// tool is params.name of a tools/call; "" otherwise.
 	tool string
+	// arguments is params.arguments of a tools/call, raw; nil when absent.
+	arguments json.RawMessage
 	// metaVersion is params._meta["io.modelcontextprotocol/protocolVersion"]
 	// of a tools/call (MCP 2026-07-28 per-request metadata); "" when absent.
 	metaVersion string
@@ -206,6 +208,8 @@ func (m *rpcMessage) readCallParams() error {
 		switch member {
 		case "name":
 			name = value
+		case "arguments":
+			m.arguments = value
 		case "_meta":
 			meta = value
 		}

@@ -149,6 +149,13 @@ type Options struct {
 	// ignored (anyone can send them).
 	TrustedProxies []string
 
+	// DisableFastPath sends every request through the go-sdk's handler,
+	// tools/call and tools/list included. The fast path answers those two
+	// on the pre-2026 wire from restmcp's own tool table with the same bytes
+	// the SDK would write, at a fraction of the cost; this is the switch to
+	// rule it out when diagnosing a client. False: the fast path is on.
+	DisableFastPath bool
+
 	// Logger receives the access log and tool-call diagnostics. Keys are never
 	// logged, only their key_id. Nil: discard.
 	Logger *slog.Logger
@@ -168,6 +175,11 @@ type Server struct {
 	// tools/call handler of each tool by name.
 	listed   []*mcp.Tool
 	handlers map[string]mcp.ToolHandler
+	// listBytes is the tools/list result, encoded once as the SDK encodes
+	// it (the fast path's answer).
+	listBytes []byte
+	// fastServed counts the requests the fast path answered.
+	fastServed atomic.Int64
 
 	// Refunds and usage events written after the response (see afterCall).
 	pending chan struct{}
@@ -335,6 +347,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 
+	if s.listBytes, err = sdkJSON(&mcp.ListToolsResult{Tools: s.listed, Cacheable: mcp.Cacheable{CacheScope: "public"}}); err != nil {
+		return nil, fmt.Errorf("encoding tools/list: %w", err)
+	}
 	s.jsonHandler = s.streamableHandler(true)
 	s.sseHandler = s.streamableHandler(false)
 	s.engine = s.newEngine()

@@ -1,0 +1,152 @@
+package adapter
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path answers stateless tools/call and tools/list on the
+// pre-2026 wire (MCP 2024-11-05 … 2025-11-25 Streamable HTTP:
+// https://modelcontextprotocol.io/specification/2025-11-25/basic/transports)
+// straight from restmcp's tool table, with the message decodeMessage read
+// once, instead of handing the body to the go-sdk, which decodes it about
+// nine more times and connects a throwaway session for it. Its answers are
+// the SDK's byte for byte (TestFastPathMatchesSDK): the same status,
+// headers, JSON-RPC envelope and result encoding, in JSON and SSE form.
+// Everything else, and any request the SDK would treat in a way the fast
+// path does not (another protocol revision, a cursor, list_by_plan with a
+// key, headers the SDK refuses), goes to the SDK.
+
+// fastResult is the JSON-RPC result or error the fast path answers with.
+type fastResult struct {
+	result []byte // the encoded result; nil with err
+	err    *jsonrpc.Error
+}
+
+// serveFast answers the request when the fast path applies, and reports
+// whether it did.
+func (s *Server) serveFast(c *gin.Context, ex *exchange) bool {
+	m := ex.msg
+	if s.opts.DisableFastPath || m == nil || m.id == nil || !s.fastEligible(c.Request, m) {
+		return false
+	}
+	var r fastResult
+	switch m.method {
+	case "tools/call":
+		r = s.fastCall(c, m)
+	case "tools/list":
+		r = fastResult{result: s.listBytes}
+	default:
+		return false
+	}
+	writeFast(c, ex.handler != s.sseHandler, m.id, r)
+	s.fastServed.Add(1)
+	return true
+}
+
+// fastEligible reports whether the SDK would answer r with nothing the fast
+// path leaves out: a POST of a JSON body, no Last-Event-ID, a legacy
+// protocol revision (or none, which the SDK takes as 2025-03-26), no
+// 2026-07-28 _meta, and for tools/list no params and a list that does not
+// depend on the caller.
+func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 || m.metaVersion != "" {
+		return false
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && (v >= protocolVersionStandardHeaders || !slices.Contains(mcp.SupportedProtocolVersions(), v)) {
+		return false
+	}
+	switch m.method {
+	case "tools/call":
+		return true
+	case "tools/list":
+		return m.params == nil && (!s.opts.ListByPlan || credentialFrom(r.Context()).key == "")
+	}
+	return false
+}
+
+// fastCall runs the tool handler for a tools/call the gate admitted (or an
+// unknown tool, which is answered as the SDK does).
+func (s *Server) fastCall(c *gin.Context, m *rpcMessage) fastResult {
+	h, ok := s.handlers[m.tool]
+	if !ok {
+		return fastResult{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", m.tool)}}
+	}
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: m.tool, Arguments: m.arguments}}
+	res, err := h(c.Request.Context(), req)
+	if err != nil {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) {
+			je = &jsonrpc.Error{Code: codeInternalError, Message: err.Error()}
+		}
+		return fastResult{err: je}
+	}
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	b, err := json.Marshal(res) // CallToolResult.MarshalJSON, as the SDK encodes it
+	if err != nil {
+		return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
+	}
+	return fastResult{result: b}
+}
+
+// writeFast writes the JSON-RPC response as the SDK's stateless handler
+// does: status 200, Cache-Control "no-cache, no-transform", and either an
+// application/json body or one "message" server-sent event.
+func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) {
+	var b bytes.Buffer
+	b.Grow(len(r.result) + len(id) + 64)
+	if !jsonMode {
+		b.WriteString("event: message\ndata: ")
+	}
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(id)
+	if r.err != nil {
+		b.WriteString(`,"error":`)
+		e, _ := sdkJSON(r.err)
+		b.Write(e)
+	} else {
+		b.WriteString(`,"result":`)
+		b.Write(r.result)
+	}
+	b.WriteByte('}')
+	h := c.Writer.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	if jsonMode {
+		h.Set("Content-Type", "application/json")
+	} else {
+		b.WriteString("\n\n")
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+	}
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write(b.Bytes())
+	if !jsonMode {
+		c.Writer.Flush()
+	}
+}
+
+// sdkJSON encodes v as the go-sdk's jsonrpc2 package does: without HTML
+// escaping and without the encoder's trailing newline.
+func sdkJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}

@@ -1,0 +1,94 @@
+package adapter
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestFastPathMatchesSDK is the fast path's conformance test: every request
+// goes to a server with the fast path and to one without it (the go-sdk's
+// own handler), and the two answers must be identical: status, headers
+// (but Date and X-Request-Id) and body, byte for byte. It covers the
+// methods the fast path answers, each protocol revision (the fast path takes
+// the pre-2026 ones; 2026-07-28 and unknown revisions must fall through to
+// the SDK) and both response modes.
+func TestFastPathMatchesSDK(t *testing.T) {
+	up := newPlanUpstream(t)
+	tools := loadTools(t, "testdata/plans_api.yaml", up.URL)
+	newSrv := func(disable bool) (*Server, *httptest.Server) {
+		s, err := New(Options{Tools: tools, Keys: planKeys(), Meter: &fakeMeter{admit: allowedDecision}, DisableFastPath: disable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, serveHandler(t, s)
+	}
+	fastServer, fast := newSrv(false)
+	sdkServer, sdk := newSrv(true)
+
+	bodies := map[string]string{
+		"tools/list":            `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		"tools/list null":       `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":null}`,
+		"tools/list cursor":     `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x"}}`,
+		"call ok":               `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":"AAPL"}}}`,
+		"call string id":        `{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":"A<B>&C"}}}`,
+		"call big id":           `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":"AAPL"}}}`,
+		"call no arguments":     `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"admin_stats"}}`,
+		"call upstream 500":     `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"always_fails","arguments":{}}}`,
+		"call invalid args":     `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":5}}}`,
+		"call unknown tool":     `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
+		"call progress token":   `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":"AAPL"},"_meta":{"progressToken":"p1"}}}`,
+		"call not in plan":      `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"etfs_top_holdings","arguments":{"symbol":"SPY"}}}`,
+		"call extra params":     `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":"AAPL"},"requestState":"s"}}`,
+		"ping (never fast)":     `{"jsonrpc":"2.0","id":10,"method":"ping"}`,
+		"initialize (never)":    `{"jsonrpc":"2.0","id":11,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		"call arguments null":   `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"admin_stats","arguments":null}}`,
+		"call arguments array":  `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"admin_stats","arguments":[1]}}`,
+		"call escaped name":     `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"get\u005fquote","arguments":{"symbol":"AAPL"}}}`,
+		"notification (never)":  `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		"tools/list with key":   `{"jsonrpc":"2.0","id":15,"method":"tools/list"}`,
+		"call text/plain (415)": `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":"AAPL"}}}`,
+	}
+	revisions := []string{"", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "2099-01-01"}
+	accepts := []string{"application/json, text/event-stream", "application/json", "text/event-stream"}
+	n := 0
+	for name, body := range bodies {
+		for _, rev := range revisions {
+			for _, accept := range accepts {
+				h := map[string]string{"X-API-Key": "k-free", "Accept": accept, "MCP-Protocol-Version": rev}
+				if name == "call text/plain (415)" {
+					h["Content-Type"] = "text/plain"
+				}
+				got, want := post(t, fast.URL+"/mcp", body, h), post(t, sdk.URL+"/mcp", body, h)
+				for _, r := range []*rpcResponse{&got, &want} {
+					r.header.Del("Date")
+					r.header.Del("X-Request-Id")
+				}
+				if diff := cmp.Diff(want, got, cmp.AllowUnexported(rpcResponse{})); diff != "" {
+					t.Errorf("%s, revision %q, Accept %q (-sdk +fast):\n%s", name, rev, accept, diff)
+				}
+				n++
+			}
+		}
+	}
+	if want := len(bodies) * len(revisions) * len(accepts); n != want {
+		t.Fatalf("%d exchanges compared, want %d", n, want)
+	}
+	// The fast path took every tools/call and plain tools/list on the five
+	// pre-2026 revisions (none, 2024-11-05 … 2025-11-25) in the three modes,
+	// but the 415; the SDK answered the rest.
+	fastBodies := 0
+	for name := range bodies {
+		if strings.HasPrefix(name, "call ") && name != "call text/plain (415)" || name == "tools/list" || name == "tools/list null" || name == "tools/list with key" {
+			fastBodies++
+		}
+	}
+	if got, want := fastServer.fastServed.Load(), int64(fastBodies*5*len(accepts)); got != want {
+		t.Errorf("fast path answered %d requests, want %d", got, want)
+	}
+	if got := sdkServer.fastServed.Load(); got != 0 {
+		t.Errorf("with DisableFastPath the fast path answered %d requests", got)
+	}
+}
