@@ -1,11 +1,15 @@
 package adapter
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/restmcp/restmcp/openapi"
 )
 
 // benchUpstream is a loopback upstream with a small JSON answer.
@@ -91,4 +95,33 @@ func BenchmarkToolsCallParallel(b *testing.B) {
 			drain(b, c, req)
 		}
 	})
+}
+
+// BenchmarkToolsListGitHub is one tools/list of the GitHub REST document
+// (692 tools, about 2 MB), over loopback: the fast path writes bytes encoded
+// once per tool table; "sdk" is the go-sdk's handler encoding it per call.
+func BenchmarkToolsListGitHub(b *testing.B) {
+	doc, err := openapi.Load(context.Background(), filepath.Join(corpusDir, "github-rest-v1.1.3/api.github.com.json"),
+		openapi.LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tools := doc.Tools
+	for _, disable := range []bool{false, true} {
+		name := "fast"
+		if disable {
+			name = "sdk"
+		}
+		b.Run(name, func(b *testing.B) {
+			srv := serve(b, Options{Tools: tools, DisableFastPath: disable})
+			c := benchClient()
+			b.ReportAllocs()
+			for b.Loop() {
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(toolsListBody))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				drain(b, c, req)
+			}
+		})
+	}
 }

@@ -105,37 +105,41 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage) fastResult {
 
 // writeFast writes the JSON-RPC response as the SDK's stateless handler
 // does: status 200, Cache-Control "no-cache, no-transform", and either an
-// application/json body or one "message" server-sent event.
+// application/json body or one "message" server-sent event. The result is
+// written as it is, not copied (a tools/list can be megabytes).
 func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) {
-	var b bytes.Buffer
-	b.Grow(len(r.result) + len(id) + 64)
-	if !jsonMode {
-		b.WriteString("event: message\ndata: ")
-	}
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.Write(id)
-	if r.err != nil {
-		b.WriteString(`,"error":`)
-		e, _ := sdkJSON(r.err)
-		b.Write(e)
-	} else {
-		b.WriteString(`,"result":`)
-		b.Write(r.result)
-	}
-	b.WriteByte('}')
 	h := c.Writer.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	if jsonMode {
 		h.Set("Content-Type", "application/json")
 	} else {
-		b.WriteString("\n\n")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Connection", "keep-alive")
 	}
 	c.Status(http.StatusOK)
-	_, _ = c.Writer.Write(b.Bytes())
+	head := make([]byte, 0, 64+len(id))
 	if !jsonMode {
-		c.Writer.Flush()
+		head = append(head, "event: message\ndata: "...)
+	}
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, id...)
+	body := r.result
+	if r.err != nil {
+		head = append(head, `,"error":`...)
+		body, _ = sdkJSON(r.err)
+	} else {
+		head = append(head, `,"result":`...)
+	}
+	tail := "}"
+	if !jsonMode {
+		tail = "}\n\n"
+	}
+	w := c.Writer
+	_, _ = w.Write(head)
+	_, _ = w.Write(body)
+	_, _ = w.WriteString(tail)
+	if !jsonMode {
+		w.Flush()
 	}
 }
 
