@@ -100,7 +100,7 @@ func TestTransportRefusalsBeforeAdmission(t *testing.T) {
 func TestAdmittedButNotRunIsRefunded(t *testing.T) {
 	up := newPlanUpstream(t)
 	meter := &fakeMeter{admit: allowedDecision}
-	s, err := New(Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	s, err := New(Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, DisableFastPath: true})
 	if err != nil {
 		t.Fatal(err)
 	}
