@@ -25,6 +25,12 @@ import (
 // Everything else, and any request the SDK would treat in a way the fast
 // path does not (another protocol revision, a cursor, list_by_plan with a
 // key, headers the SDK refuses), goes to the SDK.
+//
+// On the 2026-07-28 wire the fast path answers tools/call for a known tool
+// too, with what that revision requires of a result and the SDK leaves out
+// when a receiving middleware answers: "resultType": "complete" (SEP-2322)
+// and the server's identity in _meta (SEP-2575), in the places the SDK's
+// CallToolResult encoding puts them.
 
 // fastResult is the JSON-RPC result or error the fast path answers with.
 type fastResult struct {
@@ -42,7 +48,7 @@ func (s *Server) serveFast(c *gin.Context, ex *exchange) bool {
 	var r fastResult
 	switch m.method {
 	case "tools/call":
-		r = s.fastCall(c, m)
+		r = s.fastCall(c, m, isModernCall(c.Request, m))
 	case "tools/list":
 		r = fastResult{result: s.listBytes}
 	default:
@@ -62,10 +68,15 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return false
 	}
-	if len(r.Header.Values("Last-Event-ID")) > 0 || m.metaVersion != "" {
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
 		return false
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && (v >= protocolVersionStandardHeaders || !slices.Contains(mcp.SupportedProtocolVersions(), v)) {
+	if isModernCall(r, m) {
+		// The gate checked the 2026-07-28 headers and _meta (checkCall).
+		_, known := s.handlers[m.tool]
+		return known
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); m.metaVersion != "" || v != "" && (v >= protocolVersionStandardHeaders || !slices.Contains(mcp.SupportedProtocolVersions(), v)) {
 		return false
 	}
 	switch m.method {
@@ -77,9 +88,20 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 	return false
 }
 
+// isModernCall reports whether m is a tools/call on the 2026-07-28 wire.
+func isModernCall(r *http.Request, m *rpcMessage) bool {
+	return m.method == "tools/call" && m.metaVersion == protocolVersionStandardHeaders &&
+		r.Header.Get("Mcp-Protocol-Version") == protocolVersionStandardHeaders
+}
+
+// metaKeyServerInfo is the _meta member naming the server in every
+// 2026-07-28 result (SEP-2575).
+const metaKeyServerInfo = "io.modelcontextprotocol/serverInfo"
+
 // fastCall runs the tool handler for a tools/call the gate admitted (or an
-// unknown tool, which is answered as the SDK does).
-func (s *Server) fastCall(c *gin.Context, m *rpcMessage) fastResult {
+// unknown tool, which is answered as the SDK does). modern adds the
+// 2026-07-28 result members.
+func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult {
 	h, ok := s.handlers[m.tool]
 	if !ok {
 		return fastResult{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", m.tool)}}
@@ -96,9 +118,22 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage) fastResult {
 	if res.Content == nil {
 		res.Content = []mcp.Content{}
 	}
+	if modern {
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		if _, ok := res.Meta[metaKeyServerInfo]; !ok {
+			res.Meta[metaKeyServerInfo] = s.impl
+		}
+	}
 	b, err := json.Marshal(res) // CallToolResult.MarshalJSON, as the SDK encodes it
 	if err != nil {
 		return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
+	}
+	if modern {
+		// The SDK's encoding puts resultType last (its wire struct embeds
+		// the result, then resultType; inputRequests is absent).
+		b = append(b[:len(b)-1], `,"resultType":"complete"}`...)
 	}
 	return fastResult{result: b}
 }

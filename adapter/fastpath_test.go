@@ -92,3 +92,45 @@ func TestFastPathMatchesSDK(t *testing.T) {
 		t.Errorf("with DisableFastPath the fast path answered %d requests", got)
 	}
 }
+
+// TestModernToolsCallResult: on the 2026-07-28 wire a tools/call result
+// carries "resultType": "complete" and the server's identity in _meta,
+// where the go-sdk's own encoding puts them; the SDK's handler, answering
+// through restmcp's receiving middleware, leaves resultType out, which
+// 2026-07-28 clients refuse ("missing required resultType").
+func TestModernToolsCallResult(t *testing.T) {
+	up := newPlanUpstream(t)
+	tools := loadTools(t, "testdata/plans_api.yaml", up.URL)
+	fast := serve(t, Options{Tools: tools})
+	sdk := serve(t, Options{Tools: tools, DisableFastPath: true})
+	call := func(name, args string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args +
+			`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	}
+	const info = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"restmcp","version":"dev"}}`
+	tests := []struct {
+		name, tool, args, want string
+	}{
+		{"ok", "get_quote", `{"symbol":"AAPL"}`,
+			`{"jsonrpc":"2.0","id":1,"result":{` + info + `,"content":[{"type":"text","text":"{\"ok\":true}"}],"structuredContent":{"ok":true},"resultType":"complete"}}`},
+		{"upstream 500", "always_fails", `{}`,
+			`{"jsonrpc":"2.0","id":1,"result":{` + info + `,"content":[{"type":"text","text":"HTTP 500 Internal Server Error\n{\"error\":\"boom\"}"}],"isError":true,"resultType":"complete"}}`},
+		{"invalid arguments", "get_quote", `{"symbol":5}`,
+			`{"jsonrpc":"2.0","id":1,"result":{` + info + `,"content":[{"type":"text","text":"invalid arguments: symbol: has type integer, want string"}],"isError":true,"resultType":"complete"}}`},
+	}
+	for _, tt := range tests {
+		for _, accept := range []string{"application/json", "text/event-stream"} {
+			h := map[string]string{"X-API-Key": "k-1", "Accept": accept, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tt.tool}
+			want := tt.want
+			if accept == "text/event-stream" {
+				want = "event: message\ndata: " + want + "\n\n"
+			}
+			if got := post(t, fast.URL+"/mcp", call(tt.tool, tt.args), h); got.status != 200 || got.body != want {
+				t.Errorf("%s (%s) = %d %s\nwant 200 %s", tt.name, accept, got.status, got.body, want)
+			}
+			if got := post(t, sdk.URL+"/mcp", call(tt.tool, tt.args), h); got.body != strings.Replace(want, `,"resultType":"complete"`, "", 1) {
+				t.Errorf("%s (%s) through the SDK = %s; the SDK's answer is expected to lack only resultType", tt.name, accept, got.body)
+			}
+		}
+	}
+}

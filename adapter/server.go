@@ -180,6 +180,8 @@ type Server struct {
 	listBytes []byte
 	// fastServed counts the requests the fast path answered.
 	fastServed atomic.Int64
+	// impl is the server's name and version, as initialize reports it.
+	impl *mcp.Implementation
 
 	// Refunds and usage events written after the response (see afterCall).
 	pending chan struct{}
@@ -282,7 +284,8 @@ func New(opts Options) (*Server, error) {
 		errs = append(errs, errors.New("ListByPlan needs Keys"))
 	}
 
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+	s.impl = &mcp.Implementation{Name: opts.Name, Version: opts.Version}
+	s.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		// All tools in one tools/list page: the table is static and clients
 		// differ in how well they follow cursors.
