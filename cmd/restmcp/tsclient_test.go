@@ -88,3 +88,46 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		})
 	}
 }
+
+// TestTypeScriptClientV2Modern drives the default demo server with the
+// official TypeScript MCP client v2 (@modelcontextprotocol/client) pinned to
+// the 2026-07-28 revision, which refuses a tools/call result without
+// resultType: the whole result is compared.
+func TestTypeScriptClientV2Modern(t *testing.T) {
+	node := requireTSClient(t)
+	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "client")); err != nil {
+		msg := "!!! SKIPPING the TypeScript client v2 check: needs `npm ci` in examples/ts-client !!!"
+		if os.Getenv("RESTMCP_REQUIRE_NODE") == "1" {
+			t.Fatal(msg + " (RESTMCP_REQUIRE_NODE=1)")
+		}
+		t.Skip(msg)
+	}
+	mcpURL := startDefault(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "check-v2.mjs", mcpURL, "demo-key", "fx_rates", `{"base":"USD","symbols":["EUR","JPY"]}`)
+	cmd.Dir = tsClientDir
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node check-v2.mjs: %v\n%s", err, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output is not JSON: %v: %s", err, out)
+	}
+	want := map[string]any{
+		"tools": []any{"equities_profile", "equities_quote", "etfs_top_holdings", "fx_rates", "status_get", "watchlists_create"},
+		"result": map[string]any{
+			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "restmcp", "version": version}},
+			"content":           []any{map[string]any{"type": "text", "text": "{\"base\":\"USD\",\"date\":\"2025-06-30\",\"rates\":{\"EUR\":0.9215,\"JPY\":157.42}}\n"}},
+			"structuredContent": map[string]any{"base": "USD", "date": "2025-06-30", "rates": map[string]any{"EUR": 0.9215, "JPY": 157.42}},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("client v2 output (-want +got):\n%s", diff)
+	}
+}
