@@ -2,12 +2,14 @@ package adapter
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -50,7 +52,7 @@ func (s *Server) serveFast(c *gin.Context, ex *exchange) bool {
 	case "tools/call":
 		r = s.fastCall(c, m, isModernCall(c.Request, m))
 	case "tools/list":
-		r = fastResult{result: s.listBytes}
+		r = fastResult{result: s.listFor(c)}
 	default:
 		return false
 	}
@@ -83,9 +85,44 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 	case "tools/call":
 		return true
 	case "tools/list":
-		return m.params == nil && (!s.opts.ListByPlan || credentialFrom(r.Context()).key == "")
+		return m.params == nil
 	}
 	return false
+}
+
+// listFor is the encoded tools/list result for the caller: every tool, or
+// with Options.ListByPlan and a key that resolves, the tools of the key's
+// plan ("cacheScope": "private"), encoded once per plan and kept. As in
+// listByPlan, a key that cannot be resolved gets every tool.
+func (s *Server) listFor(c *gin.Context) []byte {
+	cred := exchangeFrom(c.Request.Context()).cred
+	if !s.opts.ListByPlan || cred.key == "" {
+		return s.listBytes
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
+	t := time.Now()
+	plan, err := s.opts.Keys.ResolveKey(ctx, cred.key)
+	cancel()
+	s.metrics.meterOp("resolve", time.Since(t), nil)
+	if err != nil || plan == nil {
+		s.logger.Debug("tools/list not filtered: key not resolved", "key_id", cred.keyID, "error", errString(err))
+		return s.listBytes
+	}
+	if b, ok := s.planLists.Load(plan.Name()); ok {
+		return b.([]byte)
+	}
+	tools := make([]*mcp.Tool, 0, len(s.listed))
+	for _, t := range s.listed {
+		if ot := s.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {
+			tools = append(tools, t)
+		}
+	}
+	b, err := sdkJSON(&mcp.ListToolsResult{Tools: tools, Cacheable: mcp.Cacheable{CacheScope: "private"}})
+	if err != nil {
+		return s.listBytes // unreachable: the same tools encoded at startup
+	}
+	s.planLists.Store(plan.Name(), b)
+	return b
 }
 
 // isModernCall reports whether m is a tools/call on the 2026-07-28 wire.

@@ -19,7 +19,7 @@ func TestFastPathMatchesSDK(t *testing.T) {
 	up := newPlanUpstream(t)
 	tools := loadTools(t, "testdata/plans_api.yaml", up.URL)
 	newSrv := func(disable bool) (*Server, *httptest.Server) {
-		s, err := New(Options{Tools: tools, Keys: planKeys(), Meter: &fakeMeter{admit: allowedDecision}, DisableFastPath: disable})
+		s, err := New(Options{Tools: tools, Keys: planKeys(), Meter: &fakeMeter{admit: allowedDecision}, DisableFastPath: disable, ListByPlan: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,12 +52,18 @@ func TestFastPathMatchesSDK(t *testing.T) {
 		"call text/plain (415)": `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"get_quote","arguments":{"symbol":"AAPL"}}}`,
 	}
 	revisions := []string{"", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "2099-01-01"}
+	keys := map[string]string{"tools/list with key": "k-pro", "tools/list unknown key": "k-unknown", "tools/list no key": ""}
+	bodies["tools/list unknown key"] = bodies["tools/list"]
+	bodies["tools/list no key"] = bodies["tools/list"]
 	accepts := []string{"application/json, text/event-stream", "application/json", "text/event-stream"}
 	n := 0
 	for name, body := range bodies {
 		for _, rev := range revisions {
 			for _, accept := range accepts {
 				h := map[string]string{"X-API-Key": "k-free", "Accept": accept, "MCP-Protocol-Version": rev}
+				if k, ok := keys[name]; ok {
+					h["X-API-Key"] = k
+				}
 				if name == "call text/plain (415)" {
 					h["Content-Type"] = "text/plain"
 				}
@@ -81,7 +87,7 @@ func TestFastPathMatchesSDK(t *testing.T) {
 	// but the 415; the SDK answered the rest.
 	fastBodies := 0
 	for name := range bodies {
-		if strings.HasPrefix(name, "call ") && name != "call text/plain (415)" || name == "tools/list" || name == "tools/list null" || name == "tools/list with key" {
+		if strings.HasPrefix(name, "call ") && name != "call text/plain (415)" || strings.HasPrefix(name, "tools/list") && name != "tools/list cursor" {
 			fastBodies++
 		}
 	}

@@ -178,6 +178,9 @@ type Server struct {
 	// listBytes is the tools/list result, encoded once as the SDK encodes
 	// it (the fast path's answer).
 	listBytes []byte
+	// planLists holds, by plan name, the encoded tools/list of a plan
+	// (Options.ListByPlan), made on first use.
+	planLists sync.Map
 	// fastServed counts the requests the fast path answered.
 	fastServed atomic.Int64
 	// impl is the server's name and version, as initialize reports it.
