@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/restmcp/restmcp/openapi"
@@ -87,7 +88,7 @@ func TestC22ResponseTypes(t *testing.T) {
 		{name: "204 no body", tool: "delete_item", args: `{"id":"i1"}`, wantMethod: "DELETE", wantPath: "/v1/items/i1",
 			want: `{"content":[{"type":"text","text":"HTTP 204 No Content"}]}`},
 		{name: "200 JSON with empty body", tool: "get_item", args: `{"id":"i1"}`, wantMethod: "GET", wantPath: "/v1/items/i1",
-			want: `{"content":[{"type":"text","text":"HTTP 200 OK"}],"structuredContent":{}}`},
+			want: `{"content":[{"type":"text","text":"` + notJSONObject + `"},{"type":"text","text":"HTTP 200 OK"}],"structuredContent":{}}`},
 		{name: "200 JSON object", tool: "get_item", args: `{"id":"i2"}`, wantMethod: "GET", wantPath: "/v1/items/i2",
 			want: `{"content":[{"type":"text","text":"{\"id\":\"i2\",\"name\":\"Lamp\"}"}],"structuredContent":{"id":"i2","name":"Lamp"}}`},
 		{name: "image", tool: "get_thumbnail", args: `{"id":"i1"}`, wantMethod: "GET", wantPath: "/v1/items/i1/thumbnail",
@@ -99,7 +100,7 @@ func TestC22ResponseTypes(t *testing.T) {
 		{name: "csv text", tool: "export_item", args: `{"id":"i1"}`, wantMethod: "GET", wantPath: "/v1/items/i1/export",
 			want: `{"content":[{"type":"text","text":"id,name\n1,a\n"}]}`},
 		{name: "invalid JSON passed through", tool: "get_item", args: `{"id":"i3"}`, wantMethod: "GET", wantPath: "/v1/items/i3",
-			want: `{"content":[{"type":"text","text":"{\"a\":"}],"structuredContent":{}}`},
+			want: `{"content":[{"type":"text","text":"` + notJSONObject + `"},{"type":"text","text":"{\"a\":"}],"structuredContent":{}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,10 +210,16 @@ paths:
 	}
 }
 
-// TestOutputSchemaContract covers the structuredContent rule for tools
-// that declare an outputSchema (conformToOutputSchema): present on every
-// success, never on errors, and an isError result explaining the mismatch
-// when the upstream's 2xx body is not an object and {} does not conform.
+// notJSONObject is the text item R8 puts before a 2xx body that is not a
+// JSON object when the tool declares an output schema.
+const notJSONObject = "the upstream's 2xx response is not a JSON object, so structuredContent is empty; the response follows."
+
+// TestOutputSchemaContract covers R8 for tools that declare an
+// outputSchema: the schema describes (no required, every value below the
+// root may be null), structuredContent is on every success and always fits
+// it (a value of the wrong type becomes null; the text keeps the body
+// verbatim), a body that is not an object gets {} and a text saying so,
+// and errors never carry structuredContent.
 func TestOutputSchemaContract(t *testing.T) {
 	spec := `openapi: 3.0.3
 info: {title: out, version: 1.0.0}
@@ -222,7 +229,11 @@ components:
     Thing:
       type: object
       required: [id]
-      properties: {id: {type: string}}
+      properties:
+        id: {type: string, pattern: '^t-'}
+        count: {type: integer, minimum: 1}
+        owner: {type: object, required: [login], properties: {login: {type: string}}}
+        tags: {type: array, items: {type: string, enum: [a, b]}}
 paths:
   /strict:
     get:
@@ -263,9 +274,12 @@ paths:
 			t.Errorf("%s: outputSchema = %s; want one only for object responses", tl.Name, tl.OutputSchema)
 		}
 	}
+	const wantSchema = `{"type":"object","properties":{"id":{"anyOf":[{"type":"string"},{"type":"null"}]},"count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"owner":{"anyOf":[{"type":"object","properties":{"login":{"anyOf":[{"type":"string"},{"type":"null"}]}}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"null"}]}},{"type":"null"}]}}}`
+	if got := string(toolNamed(t, doc, "strict").OutputSchema); got != wantSchema {
+		t.Errorf("strict outputSchema:\n got %s\nwant %s", got, wantSchema)
+	}
 	srv := serve(t, Options{Tools: doc.Tools})
 	cs := connect(t, srv.URL+"/mcp", map[string]string{"X-API-Key": "k-123"}, "")
-	const mismatch = "the upstream returned a 2xx response that is not the JSON object this tool's outputSchema declares, so it cannot be returned as structured content; the call itself may have succeeded. The response follows."
 	tests := []struct {
 		name, tool  string
 		status      int
@@ -276,14 +290,20 @@ paths:
 			want: `{"content":[{"type":"text","text":"{\"id\":\"x\"}"}],"structuredContent":{"id":"x"}}`},
 		{name: "201 object", tool: "strict", status: 201, ctype: "application/problem+json", body: `{"id":"x"}`,
 			want: `{"content":[{"type":"text","text":"{\"id\":\"x\"}"}],"structuredContent":{"id":"x"}}`},
-		{name: "array where an object with required fields is declared", tool: "strict", status: 200, ctype: "application/json", body: `[1]`,
-			want: `{"content":[{"type":"text","text":"` + mismatch + `"},{"type":"text","text":"[1]"}],"isError":true}`},
-		{name: "empty body where an object with required fields is declared", tool: "strict", status: 200, ctype: "application/json",
-			want: `{"content":[{"type":"text","text":"` + mismatch + `"},{"type":"text","text":"HTTP 200 OK"}],"isError":true}`},
-		{name: "image where an object with required fields is declared", tool: "strict", status: 200, ctype: "image/gif", body: "GIF89a",
-			want: `{"content":[{"type":"text","text":"` + mismatch + `"},{"type":"image","data":"R0lGODlh","mimeType":"image/gif"}],"isError":true}`},
-		{name: "text where {} conforms", tool: "loose", status: 200, ctype: "text/plain", body: "fine",
-			want: `{"content":[{"type":"text","text":"fine"}],"structuredContent":{}}`},
+		{name: "drift: null object, missing required, broken pattern, enum and bound", tool: "strict", status: 200, ctype: "application/json",
+			body: `{"owner":null,"id":"zz","count":0,"tags":["c"],"extra":{"k":1}}`,
+			want: `{"content":[{"type":"text","text":"{\"owner\":null,\"id\":\"zz\",\"count\":0,\"tags\":[\"c\"],\"extra\":{\"k\":1}}"}],"structuredContent":{"owner":null,"id":"zz","count":0,"tags":["c"],"extra":{"k":1}}}`},
+		{name: "drift: wrong types become null, the text keeps the body", tool: "strict", status: 200, ctype: "application/json",
+			body: `{"id":7,"count":1.5,"owner":"octocat","tags":[1,"a"]}`,
+			want: `{"content":[{"type":"text","text":"{\"id\":7,\"count\":1.5,\"owner\":\"octocat\",\"tags\":[1,\"a\"]}"}],"structuredContent":{"id":null,"count":null,"owner":null,"tags":[null,"a"]}}`},
+		{name: "array body", tool: "strict", status: 200, ctype: "application/json", body: `[1]`,
+			want: `{"content":[{"type":"text","text":"` + notJSONObject + `"},{"type":"text","text":"[1]"}],"structuredContent":{}}`},
+		{name: "empty body", tool: "strict", status: 200, ctype: "application/json",
+			want: `{"content":[{"type":"text","text":"` + notJSONObject + `"},{"type":"text","text":"HTTP 200 OK"}],"structuredContent":{}}`},
+		{name: "image body", tool: "strict", status: 200, ctype: "image/gif", body: "GIF89a",
+			want: `{"content":[{"type":"text","text":"` + notJSONObject + `"},{"type":"image","data":"R0lGODlh","mimeType":"image/gif"}],"structuredContent":{}}`},
+		{name: "text body", tool: "loose", status: 200, ctype: "text/plain", body: "fine",
+			want: `{"content":[{"type":"text","text":"` + notJSONObject + `"},{"type":"text","text":"fine"}],"structuredContent":{}}`},
 		{name: "error results never carry structuredContent", tool: "strict", status: 422, ctype: "application/json", body: `{"id":"bad"}`,
 			want: `{"content":[{"type":"text","text":"HTTP 422 Unprocessable Entity\n{\"id\":\"bad\"}"}],"isError":true}`},
 		{name: "no outputSchema: array stays text only", tool: "list", status: 200, ctype: "application/json", body: `[{"id":"x"}]`,
@@ -301,7 +321,42 @@ paths:
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
 			checkContent(t, res)
+			if out := toolNamed(t, doc, tt.tool).OutputSchema; len(out) > 0 && res.StructuredContent != nil {
+				validateJSONSchema(t, out, res.StructuredContent)
+			}
 			up.take()
 		})
 	}
+}
+
+// validateJSONSchema fails t unless v validates against schema under a
+// JSON Schema 2020-12 validator (the one the go-sdk uses), as an SDK
+// client checks structuredContent.
+func validateJSONSchema(t *testing.T, schema json.RawMessage, v any) {
+	t.Helper()
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("resolving schema: %v", err)
+	}
+	b, _ := json.Marshal(v)
+	var inst any
+	_ = json.Unmarshal(b, &inst)
+	if err := r.Validate(inst); err != nil {
+		t.Errorf("structuredContent %s does not validate against %s: %v", b, schema, err)
+	}
+}
+
+func toolNamed(t *testing.T, d *openapi.Document, name string) *openapi.Tool {
+	t.Helper()
+	for _, tl := range d.Tools {
+		if tl.Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %q", name)
+	return nil
 }

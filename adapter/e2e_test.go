@@ -181,7 +181,9 @@ func TestToolsList(t *testing.T) {
 			if res.NextCursor != "" {
 				t.Errorf("NextCursor = %q, want all tools in one page", res.NextCursor)
 			}
-			pet := `{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"tag":{"type":"string"}},"required":["id","name"]}`
+			// R8: the output schema describes (no required; every
+			// property may be null).
+			pet := `{"type":"object","properties":{"id":{"anyOf":[{"type":"string"},{"type":"null"}]},"name":{"anyOf":[{"type":"string"},{"type":"null"}]},"tag":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`
 			petID := `{"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"]}`
 			want := parseJSON(t, `[
 {"name":"create_pet","title":"Create a pet","description":"Create a pet",

@@ -246,11 +246,18 @@ func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult) *mcp.CallTo
 		res.StructuredContent = nil
 		return res
 	}
-	if len(t.OutputSchema) == 0 || res.StructuredContent != nil {
+	if len(t.OutputSchema) == 0 {
+		return res
+	}
+	if obj, ok := res.StructuredContent.(map[string]any); ok {
+		res.StructuredContent = t.ConformStructured(obj)
 		return res
 	}
 	if acceptsEmptyObject(t.OutputSchema) {
+		// R8: no invented structuredContent without a text that says so.
 		res.StructuredContent = map[string]any{}
+		note := "the upstream's 2xx response is not a JSON object, so structuredContent is empty; the response follows."
+		res.Content = append([]mcp.Content{&mcp.TextContent{Text: note}}, res.Content...)
 		return res
 	}
 	note := "the upstream returned a 2xx response that is not the JSON object this tool's outputSchema declares, so it cannot be returned as structured content; the call itself may have succeeded. The response follows."

@@ -90,6 +90,9 @@ const (
 	// DefaultReportMaxTools is the tool count above which startup warns
 	// (openapi.DefaultReportMaxTools): many clients degrade past it.
 	DefaultReportMaxTools = 128
+	// DefaultOutputSchemaBudget caps one output schema (4 KiB;
+	// openapi.DefaultOutputSchemaBudget).
+	DefaultOutputSchemaBudget = 4 << 10
 	// DefaultReportMaxListBytes is the tools/list size above which startup
 	// warns (256 KiB; openapi.DefaultReportMaxListBytes).
 	DefaultReportMaxListBytes = 256 << 10
@@ -279,6 +282,14 @@ type Config struct {
 	// startup report is logged as a warning; -1 disables the check.
 	// Default 262144 (256 KiB).
 	ReportMaxListBytes int
+	// OutputSchemas lists each tool's outputSchema (R8: it describes the
+	// 2xx response and never constrains it). False: tools have no
+	// outputSchema; structuredContent is still sent for JSON objects.
+	// Default true.
+	OutputSchemas bool
+	// OutputSchemaBudget caps one output schema in bytes; deeper structure
+	// is cut (S2). -1: no cap. Default 4096.
+	OutputSchemaBudget int
 
 	// ConfigFile is the YAML file the values were read from ("" when none);
 	// informational, for the startup log.
@@ -322,6 +333,8 @@ func Default() Config {
 
 		ReportMaxTools:     DefaultReportMaxTools,
 		ReportMaxListBytes: DefaultReportMaxListBytes,
+		OutputSchemas:      true,
+		OutputSchemaBudget: DefaultOutputSchemaBudget,
 	}
 }
 
@@ -451,6 +464,9 @@ func (c Config) Validate() error {
 	if c.ReportMaxTools < 1 && c.ReportMaxTools != -1 {
 		bad("report_max_tools", "must be at least 1, or -1 to disable the warning; got %d", c.ReportMaxTools)
 	}
+	if c.OutputSchemaBudget < 1 && c.OutputSchemaBudget != -1 {
+		bad("output_schema_budget", "must be at least 1, or -1 for no cap; got %d", c.OutputSchemaBudget)
+	}
 	if c.ReportMaxListBytes < 1 && c.ReportMaxListBytes != -1 {
 		bad("report_max_list_bytes", "must be at least 1, or -1 to disable the warning; got %d", c.ReportMaxListBytes)
 	}
@@ -512,6 +528,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("tool_names", len(c.ToolNames)),
 		slog.Int("report_max_tools", c.ReportMaxTools),
 		slog.Int("report_max_list_bytes", c.ReportMaxListBytes),
+		slog.Bool("output_schemas", c.OutputSchemas),
+		slog.Int("output_schema_budget", c.OutputSchemaBudget),
 	)
 }
 

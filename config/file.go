@@ -60,6 +60,8 @@ type fileConfig struct {
 	ToolNames          *map[string]string `yaml:"tool_names"`
 	ReportMaxTools     *int               `yaml:"report_max_tools"`
 	ReportMaxListBytes *int               `yaml:"report_max_list_bytes"`
+	OutputSchemas      *bool              `yaml:"output_schemas"`
+	OutputSchemaBudget *int               `yaml:"output_schema_budget"`
 }
 
 // loadFile reads the YAML file at path into c. Every error names the file.
@@ -249,6 +251,12 @@ func (f *fileConfig) apply(c *Config) []error {
 	}
 	if f.ReportMaxListBytes != nil {
 		c.ReportMaxListBytes = *f.ReportMaxListBytes
+	}
+	if f.OutputSchemas != nil {
+		c.OutputSchemas = *f.OutputSchemas
+	}
+	if f.OutputSchemaBudget != nil {
+		c.OutputSchemaBudget = *f.OutputSchemaBudget
 	}
 	return errs
 }

@@ -217,6 +217,14 @@ func table() []setting {
 			Usage: "Log the startup tool report as a warning when tools/list is larger than this many bytes (about 4 bytes per model token); -1 never warns.",
 		}, set: func(c *Config, v string) error { return parseInt(v, &c.ReportMaxListBytes) }},
 		{Setting: Setting{
+			Key: "output_schemas", Flag: "output-schemas", Env: "RESTMCP_OUTPUT_SCHEMAS", Type: "bool", Default: "true",
+			Usage: "List each tool's outputSchema. It describes the 2xx response and never constrains it: no required, enum, pattern, format or bounds, every value below the root may be null, and structuredContent is made to fit it. false: no outputSchema; structuredContent is still sent.",
+		}, set: func(c *Config, v string) error { return parseBool(v, &c.OutputSchemas) }},
+		{Setting: Setting{
+			Key: "output_schema_budget", Flag: "output-schema-budget", Env: "RESTMCP_OUTPUT_SCHEMA_BUDGET", Type: "int", Default: strconv.Itoa(DefaultOutputSchemaBudget),
+			Usage: "Largest output schema in bytes; deeper structure is cut (the text content always has the whole response). -1: no cap.",
+		}, set: func(c *Config, v string) error { return parseInt(v, &c.OutputSchemaBudget) }},
+		{Setting: Setting{
 			Key: "require_key", Flag: "require-key", Env: "RESTMCP_REQUIRE_KEY", Type: "bool", Default: strconv.FormatBool(DefaultRequireKey),
 			Usage: "Answer tools/call without an API key with 401. When false such calls reach the upstream without caller credentials.",
 		}, set: func(c *Config, v string) error { return parseBool(v, &c.RequireKey) }},

@@ -20,11 +20,13 @@ type schemaCache struct {
 	cutSizes map[sizeKey]int
 	defs     map[defKey]*defEntry // $defs mode: one entry per named schema and mode
 	defNames map[defNameKey]bool
+	// describer applies R8 to response schemas (describe.go).
+	describer *describer
 }
 
 func newSchemaCache() schemaCache {
 	return schemaCache{memo: map[memoKey]memoEntry{}, sizes: map[*obj]int{}, needs: map[*obj]int{}, cutSizes: map[sizeKey]int{},
-		defs: map[defKey]*defEntry{}, defNames: map[defNameKey]bool{}}
+		defs: map[defKey]*defEntry{}, defNames: map[defNameKey]bool{}, describer: &describer{done: map[describeKey]*obj{}}}
 }
 
 // fit builds a schema with build and applies the S2 budget. The schema
@@ -152,7 +154,14 @@ type sizeKey struct {
 func placeholderFor(o *obj) *obj {
 	p := &obj{}
 	p.set("type", "object")
-	p.set("description", o.cutName+": nested structure omitted; pass it as a JSON object")
+	if !o.outCut {
+		p.set("description", o.cutName+": nested structure omitted; pass it as a JSON object")
+		return p
+	}
+	p.set("description", o.cutName+": nested structure omitted; the text content has the whole response")
+	if o.nullCut {
+		return nullable(p)
+	}
 	return p
 }
 
@@ -571,7 +580,11 @@ func (b *builder) withDefs(build func(c *converter) *obj) *obj {
 		slices.SortFunc(all, func(x, y *defEntry) int { return strings.Compare(x.name, y.name) })
 		defs := &obj{}
 		for _, e := range all {
-			defs.set(e.name, e.body)
+			body := e.body
+			if !c.request {
+				body = b.describer.describe(body, true) // R8, as build did for the root
+			}
+			defs.set(e.name, body)
 		}
 		o = o.clone()
 		o.set("$defs", defs)

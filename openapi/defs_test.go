@@ -57,8 +57,10 @@ components:
 		output string
 	}{
 		{name: "C01 self-recursion", spec: c01, tool: "create_comment",
-			input:  `{"type":"object","properties":{"threadId":{"type":"string"},"text":{"type":"string"},"replies":{"type":"array","items":{"$ref":"#/$defs/Comment"}}},"required":["threadId","text"],"$defs":{"Comment":{"type":"object","properties":{"text":{"type":"string"},"replies":{"type":"array","items":{"$ref":"#/$defs/Comment"}}},"required":["text"]}}}`,
-			output: `{"type":"object","properties":{"text":{"type":"string"},"replies":{"type":"array","items":{"$ref":"#/$defs/Comment"}}},"required":["text"],"$defs":{"Comment":{"type":"object","properties":{"text":{"type":"string"},"replies":{"type":"array","items":{"$ref":"#/$defs/Comment"}}},"required":["text"]}}}`},
+			input: `{"type":"object","properties":{"threadId":{"type":"string"},"text":{"type":"string"},"replies":{"type":"array","items":{"$ref":"#/$defs/Comment"}}},"required":["threadId","text"],"$defs":{"Comment":{"type":"object","properties":{"text":{"type":"string"},"replies":{"type":"array","items":{"$ref":"#/$defs/Comment"}}},"required":["text"]}}}`,
+			// R8: the output schema describes (no required, every value
+			// below the root may be null), in $defs too.
+			output: `{"type":"object","properties":{"text":{"anyOf":[{"type":"string"},{"type":"null"}]},"replies":{"anyOf":[{"type":"array","items":{"anyOf":[{"$ref":"#/$defs/Comment"},{"type":"null"}]}},{"type":"null"}]}},"$defs":{"Comment":{"type":"object","properties":{"text":{"anyOf":[{"type":"string"},{"type":"null"}]},"replies":{"anyOf":[{"type":"array","items":{"anyOf":[{"$ref":"#/$defs/Comment"},{"type":"null"}]}},{"type":"null"}]}}}}}`},
 		{name: "C01 indirect cycle", spec: c01, tool: "search_records",
 			input: `{"type":"object","properties":{"filter":{"$ref":"#/$defs/Filter"}},"required":["filter"],"$defs":{"Filter":{"type":"object","properties":{"field":{"type":"string"},"equals":{"type":"string"},"group":{"$ref":"#/$defs/FilterGroup"}}},"FilterGroup":{"type":"object","properties":{"op":{"type":"string","enum":["and","or"]},"filters":{"type":"array","items":{"$ref":"#/$defs/Filter"}}}}}}`},
 		{name: "allOf merged, readOnly dropped, defs shared (body under body: owner collides, B3)", spec: allOf, tool: "create_pet",

@@ -51,6 +51,12 @@ type LoadOptions struct {
 	// marker in the schema text. Zero means DefaultSchemaBudget; -1
 	// disables the cap.
 	SchemaBudget int
+	// OutputSchemaBudget caps each tool's output schema, in bytes, the same
+	// way (S2). Zero means DefaultOutputSchemaBudget; -1 disables the cap.
+	OutputSchemaBudget int
+	// NoOutputSchemas leaves every tool without an OutputSchema. False: a
+	// tool whose 2xx response is a JSON object gets one (R8).
+	NoOutputSchemas bool
 	// SchemaDefs emits each named component schema a tool uses once under
 	// the schema's "$defs", referenced as {"$ref":"#/$defs/<Name>"}, for
 	// clients that resolve local references; recursion becomes a real
@@ -86,6 +92,12 @@ type LoadOptions struct {
 
 // DefaultSchemaBudget is the default per-tool schema size cap in bytes (S2).
 const DefaultSchemaBudget = 32 << 10
+
+// DefaultOutputSchemaBudget is the default size cap of one tool's output
+// schema in bytes. An output schema only describes results (R8), and every
+// client pays for it in each tools/list; deeper structure is cut as S2 cuts
+// input schemas. The full response still arrives as text.
+const DefaultOutputSchemaBudget = 4 << 10
 
 // Document is a loaded OpenAPI document turned into tools.
 type Document struct {
@@ -124,7 +136,10 @@ type Tool struct {
 	// InputSchema is the JSON Schema of the arguments (B1–B5, S1–S8),
 	// serialized; its root is always {"type":"object","properties":{…}}.
 	InputSchema json.RawMessage
-	// OutputSchema is the 2xx response schema when it is an object; nil otherwise.
+	// OutputSchema is the 2xx response schema when it is an object; nil
+	// otherwise. It describes and does not constrain (R8): no required,
+	// enum, pattern, format or bounds, and every value below the root may be
+	// null. ConformStructured makes a response body fit it.
 	OutputSchema json.RawMessage
 	// Annotations from the method: GET/HEAD read-only, DELETE destructive,
 	// PUT idempotent.
@@ -141,8 +156,9 @@ type Tool struct {
 	// ServerURL is the resolved base URL the operation is sent to.
 	ServerURL string
 
-	plan   *requestPlan
-	wanted string // the N1–N5 name or the override, before N6 suffixes
+	plan     *requestPlan
+	wanted   string       // the N1–N5 name or the override, before N6 suffixes
+	outShape *outputShape // OutputSchema parsed for ConformStructured, on first use
 }
 
 // NewRequest builds the upstream request for one tools/call: args is the

@@ -115,6 +115,10 @@ func (b *builder) build() (*Document, error) {
 	// same N6 order as a serial build: the output is identical.
 	outputs := make([][]byte, len(kept))
 	responses := b.withCache()
+	responses.budget = b.opts.OutputSchemaBudget
+	if responses.budget == 0 {
+		responses.budget = DefaultOutputSchemaBudget
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -143,6 +147,7 @@ func (b *builder) build() (*Document, error) {
 	<-done
 	for j, i := range builtIdx {
 		d.Tools[j].OutputSchema = outputs[i]
+		d.Tools[j].outShape = &outputShape{}
 	}
 	// Lenient mode drops the operations that fail, unless all of them do:
 	// that is a setting to fix (a relative server URL without --upstream,
@@ -264,7 +269,7 @@ func pickMedia(content openapi3.Content) (string, *openapi3.MediaType) {
 
 // output returns the serialized 2xx response schema when it is an object.
 func (b *builder) output(op *openapi3.Operation) []byte {
-	if op.Responses == nil {
+	if op.Responses == nil || b.opts.NoOutputSchemas {
 		return nil
 	}
 	codes := []string{}
@@ -295,7 +300,7 @@ func (b *builder) output(op *openapi3.Operation) []byte {
 		}
 		out := b.fit(func(c *converter) *obj {
 			c.request = false
-			return c.ref(m.Schema, 0, "", true)
+			return b.describer.describe(c.ref(m.Schema, 0, "", true), true) // R8
 		})
 		if !objectRoot(out) {
 			return nil
