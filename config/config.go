@@ -90,6 +90,9 @@ const (
 	// DefaultReportMaxTools is the tool count above which startup warns
 	// (openapi.DefaultReportMaxTools): many clients degrade past it.
 	DefaultReportMaxTools = 128
+	// DefaultMaxDescriptionLength caps a tool description (S10;
+	// openapi.DefaultMaxDescriptionLength).
+	DefaultMaxDescriptionLength = 1024
 	// DefaultOutputSchemaBudget caps one output schema (4 KiB;
 	// openapi.DefaultOutputSchemaBudget).
 	DefaultOutputSchemaBudget = 4 << 10
@@ -290,6 +293,9 @@ type Config struct {
 	// OutputSchemaBudget caps one output schema in bytes; deeper structure
 	// is cut (S2). -1: no cap. Default 4096.
 	OutputSchemaBudget int
+	// MaxDescriptionLength caps a tool description in characters (S10);
+	// -1: no cap. Default 1024.
+	MaxDescriptionLength int
 
 	// ConfigFile is the YAML file the values were read from ("" when none);
 	// informational, for the startup log.
@@ -331,10 +337,11 @@ func Default() Config {
 		EventMaxLen:       DefaultEventMaxLen,
 		Metrics:           DefaultMetrics,
 
-		ReportMaxTools:     DefaultReportMaxTools,
-		ReportMaxListBytes: DefaultReportMaxListBytes,
-		OutputSchemas:      true,
-		OutputSchemaBudget: DefaultOutputSchemaBudget,
+		ReportMaxTools:       DefaultReportMaxTools,
+		ReportMaxListBytes:   DefaultReportMaxListBytes,
+		OutputSchemas:        true,
+		OutputSchemaBudget:   DefaultOutputSchemaBudget,
+		MaxDescriptionLength: DefaultMaxDescriptionLength,
 	}
 }
 
@@ -464,6 +471,9 @@ func (c Config) Validate() error {
 	if c.ReportMaxTools < 1 && c.ReportMaxTools != -1 {
 		bad("report_max_tools", "must be at least 1, or -1 to disable the warning; got %d", c.ReportMaxTools)
 	}
+	if c.MaxDescriptionLength < 16 && c.MaxDescriptionLength != -1 {
+		bad("max_description_length", "must be at least 16, or -1 for no cap; got %d", c.MaxDescriptionLength)
+	}
 	if c.OutputSchemaBudget < 1 && c.OutputSchemaBudget != -1 {
 		bad("output_schema_budget", "must be at least 1, or -1 for no cap; got %d", c.OutputSchemaBudget)
 	}
@@ -530,6 +540,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("report_max_list_bytes", c.ReportMaxListBytes),
 		slog.Bool("output_schemas", c.OutputSchemas),
 		slog.Int("output_schema_budget", c.OutputSchemaBudget),
+		slog.Int("max_description_length", c.MaxDescriptionLength),
 	)
 }
 

@@ -66,6 +66,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`plans_file: has leading or trailing spaces`,
 		`event_max_len: must be at least 1, or -1 to turn usage events off; got 0`,
 		`report_max_tools: must be at least 1, or -1 to disable the warning; got 0`,
+		`max_description_length: must be at least 16, or -1 for no cap; got 0`,
 		`output_schema_budget: must be at least 1, or -1 for no cap; got 0`,
 		`report_max_list_bytes: must be at least 1, or -1 to disable the warning; got 0`,
 	}

@@ -62,6 +62,7 @@ type fileConfig struct {
 	ReportMaxListBytes *int               `yaml:"report_max_list_bytes"`
 	OutputSchemas      *bool              `yaml:"output_schemas"`
 	OutputSchemaBudget *int               `yaml:"output_schema_budget"`
+	MaxDescription     *int               `yaml:"max_description_length"`
 }
 
 // loadFile reads the YAML file at path into c. Every error names the file.
@@ -257,6 +258,9 @@ func (f *fileConfig) apply(c *Config) []error {
 	}
 	if f.OutputSchemaBudget != nil {
 		c.OutputSchemaBudget = *f.OutputSchemaBudget
+	}
+	if f.MaxDescription != nil {
+		c.MaxDescriptionLength = *f.MaxDescription
 	}
 	return errs
 }

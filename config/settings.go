@@ -225,6 +225,10 @@ func table() []setting {
 			Usage: "Largest output schema in bytes; deeper structure is cut (the text content always has the whole response). -1: no cap.",
 		}, set: func(c *Config, v string) error { return parseInt(v, &c.OutputSchemaBudget) }},
 		{Setting: Setting{
+			Key: "max_description_length", Flag: "max-description-length", Env: "RESTMCP_MAX_DESCRIPTION_LENGTH", Type: "int", Default: strconv.Itoa(DefaultMaxDescriptionLength),
+			Usage: "Longest tool description in characters; a longer one is cut at a word boundary and ends with \" …\" (OpenAI-API hosts refuse longer ones). -1: no cap.",
+		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxDescriptionLength) }},
+		{Setting: Setting{
 			Key: "require_key", Flag: "require-key", Env: "RESTMCP_REQUIRE_KEY", Type: "bool", Default: strconv.FormatBool(DefaultRequireKey),
 			Usage: "Answer tools/call without an API key with 401. When false such calls reach the upstream without caller credentials.",
 		}, set: func(c *Config, v string) error { return parseBool(v, &c.RequireKey) }},

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/iancoleman/strcase"
 )
@@ -33,7 +35,8 @@ func fallbackBase(method, path string) string {
 // "_", runs of "_" collapsed, leading/trailing "_" trimmed, the N4 fallback
 // when that leaves nothing, and the N5 cap: names longer than max keep
 // their first max−9 characters (trailing "_" trimmed) plus "_" and the first
-// 8 hex characters of sha256(base). max ≤ 0 means DefaultMaxNameLength.
+// 8 hex characters of sha256(base), after N7 has prefixed "op_" to a name
+// whose first character is not a letter. max ≤ 0 means DefaultMaxNameLength.
 // The result always matches ^[a-zA-Z0-9_-]{1,max}$.
 func ToolName(operationID, method, path string, max int) string {
 	if max <= 0 {
@@ -50,6 +53,9 @@ func ToolName(operationID, method, path string, max int) string {
 	}
 	if name == "" {
 		name = "op"
+	}
+	if c := name[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		name = "op_" + name // N7: some hosts refuse a name that starts with a digit
 	}
 	return capLength(name, base, max)
 }
@@ -159,4 +165,46 @@ func propertyKeys(wires []string, taken map[string]bool) []string {
 		keys[i] = uniqueName(k, taken, 64)
 	}
 	return keys
+}
+
+// maxDescription is the S10 cap in force: LoadOptions.MaxDescriptionLength,
+// DefaultMaxDescriptionLength when zero, none when negative.
+func (b *builder) maxDescription() int {
+	switch n := b.opts.MaxDescriptionLength; {
+	case n == 0:
+		return DefaultMaxDescriptionLength
+	case n < 0:
+		return -1
+	default:
+		return n
+	}
+}
+
+// cutDescription applies S10: a description of more than max characters
+// (runes) is cut at the last white space that leaves room for " …", and
+// gets that marker; without white space it is cut at the limit. max < 0:
+// no cap.
+func cutDescription(s string, max int) string {
+	if max < 0 || utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	const mark = " …"
+	limit := max - utf8.RuneCountInString(mark)
+	if limit < 1 {
+		limit = 1
+	}
+	// byte offset of the limit-th rune
+	end, n := len(s), 0
+	for i := range s {
+		if n == limit {
+			end = i
+			break
+		}
+		n++
+	}
+	cut := s[:end]
+	if i := strings.LastIndexFunc(cut, unicode.IsSpace); i > 0 {
+		cut = cut[:i]
+	}
+	return strings.TrimRightFunc(cut, unicode.IsSpace) + mark
 }

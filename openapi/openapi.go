@@ -54,6 +54,10 @@ type LoadOptions struct {
 	// OutputSchemaBudget caps each tool's output schema, in bytes, the same
 	// way (S2). Zero means DefaultOutputSchemaBudget; -1 disables the cap.
 	OutputSchemaBudget int
+	// MaxDescriptionLength caps a tool's description in characters (S10):
+	// a longer one is cut at the last white space before the cap and ends
+	// with " …". Zero means DefaultMaxDescriptionLength; -1 disables the cap.
+	MaxDescriptionLength int
 	// NoOutputSchemas leaves every tool without an OutputSchema. False: a
 	// tool whose 2xx response is a JSON object gets one (R8).
 	NoOutputSchemas bool
@@ -92,6 +96,11 @@ type LoadOptions struct {
 
 // DefaultSchemaBudget is the default per-tool schema size cap in bytes (S2).
 const DefaultSchemaBudget = 32 << 10
+
+// DefaultMaxDescriptionLength is the default cap on a tool description,
+// in characters (S10): OpenAI-API hosts refuse a whole request whose tool
+// list has a longer one.
+const DefaultMaxDescriptionLength = 1024
 
 // DefaultOutputSchemaBudget is the default size cap of one tool's output
 // schema in bytes. An output schema only describes results (R8), and every

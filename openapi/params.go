@@ -328,8 +328,8 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 			if body.whole != "" {
 				ws := c.ref(media.Schema, 1, "body", false)
 				props.set(body.whole, ws)
-				if body.required {
-					req = append(req, body.whole)
+				if body.required && !slices.Contains(req, body.whole) {
+					req = append(req, body.whole) // S9: once, on every budget attempt
 				}
 			} else {
 				bp := bs.props()

@@ -426,14 +426,32 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 		}
 		o.set("description", d)
 	} else if s.Format != "" {
-		o.set("format", s.Format)
+		switch {
+		case standardFormat[s.Format]:
+			o.set("format", s.Format)
+		case !silentFormat[s.Format]:
+			// S11: not a JSON Schema format; the description says it.
+			d := "Format: " + s.Format + "."
+			if s.Description != "" {
+				d = s.Description + " " + d
+			}
+			o.set("description", d)
+			c.add(len(s.Format) + 10)
+		}
 	}
 	if len(s.Enum) > 0 {
 		var e []any
+		seen := map[string]bool{}
 		for _, v := range s.Enum {
 			if v == nil {
 				nullable = true
 				continue
+			}
+			if k, err := json.Marshal(v); err == nil {
+				if seen[string(k)] {
+					continue // S9: the first occurrence only
+				}
+				seen[string(k)] = true
 			}
 			e = append(e, literal{v})
 			c.add(8)
@@ -547,6 +565,20 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 	}
 	return o
 }
+
+// standardFormat lists JSON Schema 2020-12's own format values (§7.3:
+// https://json-schema.org/draft/2020-12/json-schema-validation#section-7.3),
+// the only ones emitted as "format" (S11).
+var standardFormat = map[string]bool{
+	"date-time": true, "date": true, "time": true, "duration": true,
+	"email": true, "idn-email": true, "hostname": true, "idn-hostname": true,
+	"ipv4": true, "ipv6": true, "uri": true, "uri-reference": true, "iri": true, "iri-reference": true,
+	"uuid": true, "uri-template": true, "json-pointer": true, "relative-json-pointer": true, "regex": true,
+}
+
+// silentFormat lists OpenAPI formats that tell a model nothing the type
+// does not: dropped without a note (S11).
+var silentFormat = map[string]bool{"int32": true, "int64": true, "float": true, "double": true}
 
 func (c *converter) numeric(o *obj, s *openapi3.Schema) {
 	if s.Min != nil {

@@ -204,6 +204,7 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 	if t.Description == "" {
 		t.Description = method + " " + path
 	}
+	t.Description = cutDescription(t.Description, b.maxDescription())
 	server, err := b.server(item, op)
 	if err != nil {
 		return nil, err

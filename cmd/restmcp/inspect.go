@@ -85,16 +85,17 @@ func runValidate(ctx context.Context, args []string, getenv func(string) string,
 // loadOptions are the openapi.LoadOptions of cfg: the ones serve uses.
 func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 	return openapi.LoadOptions{
-		Upstream:           cfg.Upstream,
-		UpstreamHosts:      cfg.UpstreamHosts,
-		MaxNameLength:      cfg.MaxToolNameLength,
-		Logger:             logger,
-		Select:             selection(cfg),
-		Lenient:            cfg.Lenient,
-		Overlays:           cfg.Overlays,
-		RefRoot:            cfg.RefRoot,
-		NoOutputSchemas:    !cfg.OutputSchemas,
-		OutputSchemaBudget: cfg.OutputSchemaBudget,
+		Upstream:             cfg.Upstream,
+		UpstreamHosts:        cfg.UpstreamHosts,
+		MaxNameLength:        cfg.MaxToolNameLength,
+		Logger:               logger,
+		Select:               selection(cfg),
+		Lenient:              cfg.Lenient,
+		Overlays:             cfg.Overlays,
+		RefRoot:              cfg.RefRoot,
+		NoOutputSchemas:      !cfg.OutputSchemas,
+		OutputSchemaBudget:   cfg.OutputSchemaBudget,
+		MaxDescriptionLength: cfg.MaxDescriptionLength,
 	}
 }
 

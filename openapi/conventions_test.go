@@ -1,0 +1,115 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestN7LeadingLetter: a generated name whose first character is not a
+// letter gets "op_", counted toward the N5 limit.
+func TestN7LeadingLetter(t *testing.T) {
+	tests := []struct{ opID, want string }{
+		{"2faVerify", "op_2_fa_verify"},
+		{"123", "op_123"},
+		{"_x", "x"},
+		{"1-2", "op_1_2"},
+		{"listPets", "list_pets"},
+		{"9" + strings.Repeat("a", 80), "op_9" + strings.Repeat("a", 51) + "_" + "7b7f0d5c"},
+	}
+	for _, tt := range tests {
+		got := ToolName(tt.opID, "GET", "/x", 64)
+		if tt.opID[0] == '9' {
+			if !strings.HasPrefix(got, "op_9") || len(got) != 64 {
+				t.Errorf("ToolName(%q) = %q (%d), want op_9… of 64 characters", tt.opID, got, len(got))
+			}
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("ToolName(%q) = %q, want %q", tt.opID, got, tt.want)
+		}
+	}
+}
+
+const conventionsSpec = `openapi: 3.0.3
+info: {title: conv, version: "1"}
+servers: [{url: "http://upstream.test"}]
+paths:
+  /things:
+    get:
+      operationId: listThings
+      description: DESC
+      parameters:
+        - {name: state, in: query, schema: {type: string, enum: [open, closed, open, closed]}}
+        - {name: since, in: query, schema: {type: integer, format: unix-time, description: Start.}}
+        - {name: count, in: query, schema: {type: integer, format: int64}}
+        - {name: at, in: query, schema: {type: string, format: date-time}}
+        - {name: secret, in: query, schema: {type: string, format: password}}
+      responses: {"200": {description: OK}}
+`
+
+// TestS9S11EmittedSchemas: enum values appear once (S9); only JSON Schema
+// formats are emitted, others are said in the description or, for the
+// numeric widths, dropped (S11).
+func TestS9S11EmittedSchemas(t *testing.T) {
+	d, err := LoadData(context.Background(), []byte(strings.Replace(conventionsSpec, "DESC", "Lists things.", 1)), "", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"state":{"type":"string","enum":["open","closed"]},"since":{"type":"integer","description":"Start. Format: unix-time."},"count":{"type":"integer"},"at":{"type":"string","format":"date-time"},"secret":{"type":"string","description":"Format: password."}}}`
+	if got := string(d.Tools[0].InputSchema); got != want {
+		t.Errorf("input schema:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestS10DescriptionCap: a description over 1,024 characters is cut at the
+// last white space before the cap and ends with " …"; the cap is a setting.
+func TestS10DescriptionCap(t *testing.T) {
+	long := strings.Repeat("wörd ", 300) // 1,500 characters
+	spec := []byte(strings.Replace(conventionsSpec, "DESC", long, 1))
+	d, err := LoadData(context.Background(), spec, "", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.Tools[0].Description
+	want := strings.Repeat("wörd ", 203) + "wörd …" // 1,021 characters: the last word that fits whole
+	if got != want {
+		t.Errorf("description (%d characters) = %q…, want %d characters ending in %q", utf8.RuneCountInString(got), got[:40], utf8.RuneCountInString(want), "wörd …")
+	}
+	d, err = LoadData(context.Background(), spec, "", LoadOptions{MaxDescriptionLength: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Tools[0].Description; got != strings.TrimSpace(long) {
+		t.Errorf("with no cap the description is %d characters, want %d", utf8.RuneCountInString(got), utf8.RuneCountInString(strings.TrimSpace(long)))
+	}
+	if got := cutDescription(strings.Repeat("x", 2000), 1024); utf8.RuneCountInString(got) != 1024 || !strings.HasSuffix(got, "x …") {
+		t.Errorf("no white space: cut to %d characters %q…", utf8.RuneCountInString(got), got[len(got)-10:])
+	}
+}
+
+// TestS9KubernetesRequiredOnce: the budget refit of a body parameter no
+// longer lists it twice in required (create_core_v_1_namespaced_pod).
+func TestS9KubernetesRequiredOnce(t *testing.T) {
+	d, err := Load(context.Background(), corpusPath(t, "kubernetes-1.36-swagger20"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range d.Tools {
+		var root struct{ Required []string }
+		if err := jsonUnmarshal(tl.InputSchema, &root); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, r := range root.Required {
+			if seen[r] {
+				t.Errorf("%s: %q twice in required %v", tl.Name, r, root.Required)
+			}
+			seen[r] = true
+		}
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
