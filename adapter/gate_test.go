@@ -281,3 +281,29 @@ func TestLogFieldsTruncated(t *testing.T) {
 		t.Errorf("query logged with %d bytes, want at most 256 and the mark", len(q))
 	}
 }
+
+// TestUndeclaredMethods: a request for a method restmcp does not serve, or
+// of a capability it does not declare, is a JSON-RPC -32601 (HTTP 200; 404
+// on the 2026-07-28 wire), never a text/plain 400 or an empty list.
+func TestUndeclaredMethods(t *testing.T) {
+	srv := serve(t, Options{Tools: handTools()})
+	for _, method := range []string{"no/such", "prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list", "logging/setLevel", "completion/complete"} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{}}`
+		want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found: \"` + method + `\""}}`
+		for rev, status := range map[string]int{"": 200, "2025-11-25": 200, "2026-07-28": 404} {
+			got := post(t, srv.URL+"/mcp", body, map[string]string{"MCP-Protocol-Version": rev})
+			if got.status != status || got.body != want || got.header.Get("Content-Type") != "application/json" {
+				t.Errorf("%s (revision %q) = %d %s %s, want %d %s", method, rev, got.status, got.header.Get("Content-Type"), got.body, status, want)
+			}
+		}
+	}
+	// Notifications still reach the SDK, which accepts them.
+	if got := post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); got.status != 202 {
+		t.Errorf("notification = %d %s, want 202", got.status, got.body)
+	}
+	// Event streams tell proxies not to buffer them.
+	got := post(t, srv.URL+"/mcp", pingBody, map[string]string{"Accept": "text/event-stream"})
+	if got.status != 200 || got.header.Get("X-Accel-Buffering") != "no" {
+		t.Errorf("SSE ping = %d, X-Accel-Buffering %q; want 200, no", got.status, got.header.Get("X-Accel-Buffering"))
+	}
+}

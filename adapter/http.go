@@ -327,6 +327,19 @@ func (s *Server) decode(c *gin.Context) {
 	}
 	ex.msg = m
 	ex.clientGone = c.Request.Context().Done()
+	if m.hasMethod && m.id != nil && !servedMethods[m.method] {
+		// A request for a method restmcp does not serve, or of a capability
+		// it does not declare (prompts, resources, logging, completion), is
+		// a JSON-RPC "method not found" (JSON-RPC 2.0 §5.1), on the
+		// 2026-07-28 wire with HTTP 404, before it with 200 as the SDK
+		// answers server/discover on that wire.
+		status := http.StatusOK
+		if c.Request.Header.Get("Mcp-Protocol-Version") >= protocolVersionStandardHeaders {
+			status = http.StatusNotFound
+		}
+		abortRPC(c, status, m.id, codeMethodNotFound, "method not found: "+strconv.Quote(truncate(m.method, 80)))
+		return
+	}
 
 	jsonOK, sseOK := acceptMode(c.Request.Header.Values("Accept"))
 	switch {
@@ -334,6 +347,8 @@ func (s *Server) decode(c *gin.Context) {
 		ex.handler = s.jsonHandler
 	case sseOK:
 		ex.handler = s.sseHandler
+		// Proxies such as nginx buffer event streams unless told not to.
+		c.Header("X-Accel-Buffering", "no")
 	default:
 		abortRPC(c, http.StatusNotAcceptable, m.id, codeInvalidRequest, "Accept must allow application/json or text/event-stream")
 		return
@@ -810,6 +825,14 @@ func formatSeconds(d time.Duration) string {
 		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
 	}
 	return d.String()
+}
+
+// servedMethods are the JSON-RPC request methods restmcp answers: the
+// lifecycle, tools (the one capability it declares) and the 2026-07-28
+// discovery and subscription methods the go-sdk serves.
+var servedMethods = map[string]bool{
+	"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
+	"server/discover": true, "subscriptions/listen": true,
 }
 
 // meterRetryAfterSeconds is the Retry-After sent when the Meter fails.

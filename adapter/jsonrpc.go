@@ -25,6 +25,7 @@ const (
 
 	codeParseError     = -32700
 	codeInvalidParams  = -32602
+	codeMethodNotFound = -32601
 	codeInvalidRequest = -32600
 	codeInternalError  = -32603
 )
