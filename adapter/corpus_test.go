@@ -50,11 +50,11 @@ func TestCorpusPetstoreEndToEnd(t *testing.T) {
 			calls: []call{
 				{tool: "find_pets_by_status", args: `{"status":"sold"}`, want: recorded{
 					Method: "GET", RequestURI: "/api/v3/pet/findByStatus?status=sold",
-					Header: upstreamHeaders(map[string]string{"Authorization": "Bearer k-123"}),
+					Header: upstreamHeaders(map[string]string{"Authorization": "Bearer k-123", "Accept": "application/json, application/xml"}),
 				}},
 				{tool: "add_pet", args: `{"name":"Rex","photoUrls":["https://img.example/rex.png"],"status":"available"}`, want: recorded{
 					Method: "POST", RequestURI: "/api/v3/pet",
-					Header: upstreamHeaders(map[string]string{"Authorization": "Bearer k-123", "Content-Type": "application/json", "Content-Length": "79"}),
+					Header: upstreamHeaders(map[string]string{"Authorization": "Bearer k-123", "Content-Type": "application/json", "Content-Length": "79", "Accept": "application/json, application/xml"}),
 					Body:   `{"name":"Rex","photoUrls":["https://img.example/rex.png"],"status":"available"}`,
 				}},
 			},
@@ -64,10 +64,10 @@ func TestCorpusPetstoreEndToEnd(t *testing.T) {
 			file: "petstore-swagger20/petstore.json",
 			calls: []call{
 				{tool: "list_pets", args: `{"limit":20}`, want: recorded{
-					Method: "GET", RequestURI: "/v1/pets?limit=20", Header: upstreamHeaders(nil),
+					Method: "GET", RequestURI: "/v1/pets?limit=20", Header: upstreamHeaders(map[string]string{"Accept": "application/json"}),
 				}},
 				{tool: "show_pet_by_id", args: `{"petId":"p 1/2"}`, want: recorded{
-					Method: "GET", RequestURI: "/v1/pets/p%201%2F2", Header: upstreamHeaders(nil),
+					Method: "GET", RequestURI: "/v1/pets/p%201%2F2", Header: upstreamHeaders(map[string]string{"Accept": "application/json"}),
 				}},
 			},
 		},

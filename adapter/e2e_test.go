@@ -211,8 +211,11 @@ func TestToolsList(t *testing.T) {
 
 // baseUpstreamHeaders are the headers every upstream request carries: Go's
 // transport adds Accept-Encoding, restmcp its User-Agent. Nothing else.
+// upstreamHeaders is what restmcp sends upstream on every call, plus
+// extra: Accept is "*/*" (Q9, an operation without declared 2xx media
+// types) unless extra sets it.
 func upstreamHeaders(extra map[string]string) http.Header {
-	h := http.Header{"Accept-Encoding": {"gzip"}, "User-Agent": {"restmcp/dev"}}
+	h := http.Header{"Accept": {"*/*"}, "Accept-Encoding": {"gzip"}, "User-Agent": {"restmcp/dev"}}
 	for k, v := range extra {
 		h[k] = []string{v}
 	}
@@ -244,18 +247,18 @@ func TestKeyPlacementEndToEnd(t *testing.T) {
 	}{
 		{
 			name: "query key after the operation's parameters", tool: "list_pets", args: `{"limit":5,"tags":["a","b c"]}`,
-			want:       recorded{Method: "GET", RequestURI: "/v1/pets?limit=5&tags=a&tags=b%20c&api_key=k-123", Header: upstreamHeaders(nil)},
+			want:       recorded{Method: "GET", RequestURI: "/v1/pets?limit=5&tags=a&tags=b%20c&api_key=k-123", Header: upstreamHeaders(map[string]string{"Accept": "application/json"})},
 			wantResult: `{"content":[{"type":"text","text":"[{\"id\":\"p1\",\"name\":\"Rex\"}]"}]}`,
 		},
 		{
 			name: "header key, escaped path", tool: "get_pet", args: `{"petId":"p 1/x"}`,
-			want:       recorded{Method: "GET", RequestURI: "/v1/pets/p%201%2Fx", Header: upstreamHeaders(map[string]string{"X-Api-Key": "k-123"})},
+			want:       recorded{Method: "GET", RequestURI: "/v1/pets/p%201%2Fx", Header: upstreamHeaders(map[string]string{"X-Api-Key": "k-123", "Accept": "application/json"})},
 			wantResult: `{"content":[{"type":"text","text":"{\"id\":\"p1\",\"name\":\"Rex\",\"age\":3.50}"}],"structuredContent":{"id":"p1","name":"Rex","age":3.50}}`,
 		},
 		{
 			name: "bearer key and JSON body", tool: "create_pet", args: `{"name":"Rex","tag":"dog"}`,
 			want: recorded{Method: "POST", RequestURI: "/v1/pets", Body: `{"name":"Rex","tag":"dog"}`, Header: upstreamHeaders(map[string]string{
-				"Authorization": "Bearer k-123", "Content-Type": "application/json", "Content-Length": "26"})},
+				"Authorization": "Bearer k-123", "Content-Type": "application/json", "Content-Length": "26", "Accept": "application/json"})},
 			wantResult: `{"content":[{"type":"text","text":"{\"id\":\"p2\",\"name\":\"Rex\",\"tag\":\"dog\"}"}],"structuredContent":{"id":"p2","name":"Rex","tag":"dog"}}`,
 		},
 		{
@@ -270,7 +273,7 @@ func TestKeyPlacementEndToEnd(t *testing.T) {
 		},
 		{
 			name: "image", tool: "get_pet_photo", args: `{"petId":"p1"}`,
-			want:       recorded{Method: "GET", RequestURI: "/v1/pets/p1/photo", Header: upstreamHeaders(map[string]string{"X-Api-Key": "k-123"})},
+			want:       recorded{Method: "GET", RequestURI: "/v1/pets/p1/photo", Header: upstreamHeaders(map[string]string{"X-Api-Key": "k-123", "Accept": "image/png"})},
 			wantResult: `{"content":[{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo="}]}`,
 		},
 	}

@@ -113,3 +113,64 @@ func TestS9KubernetesRequiredOnce(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// TestQ7Q9Q11Requests: Accept upstream lists the 2xx media types, JSON
+// first (Q9); a wildcard request media type is never sent as Content-Type
+// (Q11); a required body the caller gave nothing for is the empty value of
+// its media type (Q7).
+func TestQ7Q9Q11Requests(t *testing.T) {
+	spec := `openapi: 3.0.3
+info: {title: q, version: "1"}
+servers: [{url: "http://upstream.test"}]
+paths:
+  /json:
+    post:
+      operationId: postJSON
+      requestBody:
+        required: true
+        content: {"*/*": {schema: {type: object, properties: {a: {type: string}}}}}
+      responses:
+        "200": {description: OK, content: {application/xml: {}, text/plain: {}, application/json: {}}}
+        "201": {description: Created, content: {application/problem+json: {}}}
+        "404": {description: Missing, content: {application/vnd.error+json: {}}}
+  /flat:
+    post:
+      operationId: postFlat
+      requestBody:
+        required: true
+        content: {application/json: {schema: {type: object, properties: {a: {type: string}}}}}
+      responses: {"204": {description: No content}}
+  /form:
+    post:
+      operationId: postForm
+      requestBody:
+        required: true
+        content: {application/x-www-form-urlencoded: {schema: {type: object, properties: {a: {type: string}}}}}
+      responses: {"204": {description: No content}}
+  /optional:
+    post:
+      operationId: postOptional
+      requestBody:
+        content: {application/json: {schema: {type: object, properties: {a: {type: string}}}}}
+      responses: {"200": {description: OK}}
+`
+	d, err := LoadData(context.Background(), []byte(spec), "", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ tool, args, want string }{
+		{"post_json", `{"body":{"a":"x"}}`, "POST http://upstream.test/json\nAccept: application/json, application/problem+json, application/xml, text/plain\nContent-Type: application/json\n\n{\"a\":\"x\"}"},
+		{"post_flat", `{}`, "POST http://upstream.test/flat\nAccept: */*\nContent-Type: application/json\n\n{}"},
+		{"post_form", `{}`, "POST http://upstream.test/form\nAccept: */*\nContent-Type: application/x-www-form-urlencoded\n\n"},
+		{"post_optional", `{}`, "POST http://upstream.test/optional\nAccept: */*\n"},
+	}
+	for _, tt := range tests {
+		req, err := toolByName(t, d, tt.tool).NewRequest(context.Background(), json.RawMessage(tt.args), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dumpRequest(t, req); got != tt.want {
+			t.Errorf("%s %s:\n got %q\nwant %q", tt.tool, tt.args, got, tt.want)
+		}
+	}
+}

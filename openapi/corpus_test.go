@@ -95,17 +95,17 @@ func TestCorpusPetstore(t *testing.T) {
 	}
 	runCorpus("petstore-oas30", LoadOptions{Upstream: "http://upstream.test"}, []call{
 		{name: "findPetsByStatus", tool: "find_pets_by_status", args: `{"status":"sold"}`, key: "k-123",
-			want: "GET http://upstream.test/api/v3/pet/findByStatus?status=sold\nAuthorization: Bearer k-123\n"},
+			want: "GET http://upstream.test/api/v3/pet/findByStatus?status=sold\nAccept: application/json, application/xml\nAuthorization: Bearer k-123\n"},
 		{name: "addPet", tool: "add_pet", args: `{"name":"Rex","photoUrls":["u"],"status":"available"}`, key: "k-123",
-			want: "POST http://upstream.test/api/v3/pet\nAuthorization: Bearer k-123\nContent-Type: application/json\n\n" + `{"name":"Rex","photoUrls":["u"],"status":"available"}`},
+			want: "POST http://upstream.test/api/v3/pet\nAccept: application/json, application/xml\nAuthorization: Bearer k-123\nContent-Type: application/json\n\n" + `{"name":"Rex","photoUrls":["u"],"status":"available"}`},
 		{name: "getOrderById", tool: "get_order_by_id", args: `{"orderId":7}`,
-			want: "GET http://upstream.test/api/v3/store/order/7\n"},
+			want: "GET http://upstream.test/api/v3/store/order/7\nAccept: application/json, application/xml\n"},
 	})
 	runCorpus("petstore-swagger20", LoadOptions{}, []call{
 		{name: "listPets", tool: "list_pets", args: `{"limit":20}`,
-			want: "GET http://petstore.swagger.io/v1/pets?limit=20\n"},
+			want: "GET http://petstore.swagger.io/v1/pets?limit=20\nAccept: application/json\n"},
 		{name: "showPetById", tool: "show_pet_by_id", args: `{"petId":"p 1"}`,
-			want: "GET http://petstore.swagger.io/v1/pets/p%201\n"},
+			want: "GET http://petstore.swagger.io/v1/pets/p%201\nAccept: application/json\n"},
 	})
 }
 

@@ -79,7 +79,7 @@ func TestIssue8DeepObjectScalarsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := dumpRequest(t, req), "GET http://upstream.test/v1/records?filter%5Bextra%5D=true&filter%5Bmin%5D=2&filter%5Bnone%5D=&filter%5Bstatus%5D=open\n"; got != want {
+	if got, want := dumpRequest(t, req), "GET http://upstream.test/v1/records?filter%5Bextra%5D=true&filter%5Bmin%5D=2&filter%5Bnone%5D=&filter%5Bstatus%5D=open\nAccept: */*\n"; got != want {
 		t.Errorf("request:\n%s\nwant:\n%s", got, want)
 	}
 	for args, want := range map[string]string{

@@ -119,16 +119,16 @@ func TestNestedPropertyKeys(t *testing.T) {
 			{"create_thing", `{"top_x":"t","meta":{"a_b_2":"s","a_b":1},` +
 				`"list":[{"k_v":"x","next":{"k v":"raw"}},{"k_v":"y"}],` +
 				`"labels":{"fixed":"f","any":{"v_2":"w","v.1":"u"}},"choice":{"p_q":"z"}}`,
-				"POST http://upstream.test/things\nContent-Type: application/json\n\n" +
+				"POST http://upstream.test/things\nAccept: */*\nContent-Type: application/json\n\n" +
 					`{"top[x]":"t","meta":{"a[b]":"s","a_b":1},"list":[{"k v":"x","next":{"k v":"raw"}},{"k v":"y"}],` +
 					`"labels":{"$fixed":"f","any":{"v 2":"w","v.1":"u"}},"choice":{"p q":"z"}}`},
 			{"create_thing", `{"top_x":"t","choice":"plain"}`,
-				"POST http://upstream.test/things\nContent-Type: application/json\n\n" + `{"top[x]":"t","choice":"plain"}`},
+				"POST http://upstream.test/things\nAccept: */*\nContent-Type: application/json\n\n" + `{"top[x]":"t","choice":"plain"}`},
 			{"post_form", `{"card_number":"4242","owner":{"first_name":"Ada"}}`,
-				"POST http://upstream.test/forms\nContent-Type: application/x-www-form-urlencoded\n\n" +
+				"POST http://upstream.test/forms\nAccept: */*\nContent-Type: application/x-www-form-urlencoded\n\n" +
 					`card%5Bnumber%5D=4242&owner=%7B%22first+name%22%3A%22Ada%22%7D`},
 			{"post_list", `{"body":[{"item_id":1},{"item_id":2}]}`,
-				"POST http://upstream.test/lists\nContent-Type: application/json\n\n" + `[{"item id":1},{"item id":2}]`},
+				"POST http://upstream.test/lists\nAccept: */*\nContent-Type: application/json\n\n" + `[{"item id":1},{"item id":2}]`},
 		}
 		for _, tt := range tests {
 			r, err := tools[tt.tool].NewRequest(context.Background(), json.RawMessage(tt.args), "")

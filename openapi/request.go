@@ -27,6 +27,7 @@ type requestPlan struct {
 	props    map[string]*propPlan // input-schema key → where it goes (P3)
 	required []string             // input-schema keys, in schema order
 	sec      *securityPlan
+	accept   string // the Accept header sent upstream (Q9)
 
 	inputSchema []byte
 	compileOnce sync.Once
@@ -332,6 +333,9 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key 
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
+	if p.accept != "" {
+		req.Header.Set("Accept", p.accept)
+	}
 	return req, nil
 }
 
@@ -559,7 +563,14 @@ func (bp *bodyPlan) build(list []arg, props map[string]*propPlan) ([]byte, strin
 				continue
 			}
 			b, err := bp.wholeBody(a)
-			return b, bp.contentType(), err
+			ct := bp.contentType()
+			if bp.wildcard() && bp.kind == bodyText {
+				// Q11: what the body is decides, a string being text.
+				if t := bytes.TrimSpace(a.raw); len(t) > 0 && t[0] != '"' {
+					ct = "application/json"
+				}
+			}
+			return b, ct, err
 		}
 		return nil, "", nil
 	}
@@ -572,7 +583,19 @@ func (bp *bodyPlan) build(list []arg, props map[string]*propPlan) ([]byte, strin
 		}
 	}
 	if len(fields) == 0 {
-		return nil, "", nil
+		if !bp.required {
+			return nil, "", nil
+		}
+		// Q7: a required body the caller gave nothing for is the empty value
+		// of its media type, with its Content-Type.
+		switch bp.kind {
+		case bodyJSON:
+			return []byte("{}"), bp.contentType(), nil
+		case bodyMultipart:
+			return bp.multipartBody(nil, nil)
+		default:
+			return []byte{}, bp.contentType(), nil
+		}
 	}
 	switch bp.kind {
 	case bodyForm:
@@ -601,9 +624,26 @@ func (bp *bodyPlan) build(list []arg, props map[string]*propPlan) ([]byte, strin
 	}
 }
 
+// wildcard reports whether the document gives the body a wildcard or range
+// media type (*/*, application/*), which is never sent as Content-Type.
+func (bp *bodyPlan) wildcard() bool { return strings.Contains(bp.mediaType, "*") }
+
 func (bp *bodyPlan) contentType() string {
 	if bp.kind == bodyMultipart {
 		return ""
+	}
+	if bp.wildcard() {
+		// Q11: a wildcard or range is no Content-Type; send what the body is.
+		switch bp.kind {
+		case bodyJSON:
+			return "application/json"
+		case bodyForm:
+			return "application/x-www-form-urlencoded"
+		case bodyText:
+			return "text/plain"
+		default:
+			return "application/octet-stream"
+		}
 	}
 	return bp.mediaType
 }

@@ -20,21 +20,21 @@ func TestServersC20(t *testing.T) {
 	const dir = "C20-servers"
 	c20Hosts := []string{"uploads.example.test", "reports.example.test"}
 	runCalls(t, []call{
-		{name: "variable defaults", dir: dir, tool: "list_things", args: `{}`, want: "GET https://eu.api.example.test/v2/things\n"},
-		{name: "operation server", dir: dir, tool: "get_upload", args: `{"id":"x"}`, want: "GET https://uploads.example.test/u1/uploads/x\n"},
-		{name: "path server", dir: dir, tool: "get_reports", args: `{}`, want: "GET https://reports.example.test/r/reports\n"},
+		{name: "variable defaults", dir: dir, tool: "list_things", args: `{}`, want: "GET https://eu.api.example.test/v2/things\nAccept: */*\n"},
+		{name: "operation server", dir: dir, tool: "get_upload", args: `{"id":"x"}`, want: "GET https://uploads.example.test/u1/uploads/x\nAccept: */*\n"},
+		{name: "path server", dir: dir, tool: "get_reports", args: `{}`, want: "GET https://reports.example.test/r/reports\nAccept: */*\n"},
 		{name: "configured variable", dir: dir, opts: LoadOptions{ServerVariables: map[string]string{"region": "us"}}, tool: "list_things", args: `{}`,
-			want: "GET https://us.api.example.test/v2/things\n"},
+			want: "GET https://us.api.example.test/v2/things\nAccept: */*\n"},
 		{name: "origin override keeps path", dir: dir, opts: LoadOptions{Upstream: "http://127.0.0.1:9000", UpstreamHosts: c20Hosts}, tool: "list_things", args: `{}`,
-			want: "GET http://127.0.0.1:9000/v2/things\n"},
+			want: "GET http://127.0.0.1:9000/v2/things\nAccept: */*\n"},
 		{name: "override with path replaces", dir: dir, opts: LoadOptions{Upstream: "https://api.example.com/v3", UpstreamHosts: c20Hosts}, tool: "list_things", args: `{}`,
-			want: "GET https://api.example.com/v3/things\n"},
+			want: "GET https://api.example.com/v3/things\nAccept: */*\n"},
 		{name: "override leaves listed operation servers", dir: dir, opts: LoadOptions{Upstream: "http://127.0.0.1:9000", UpstreamHosts: c20Hosts}, tool: "get_upload", args: `{"id":"x"}`,
-			want: "GET https://uploads.example.test/u1/uploads/x\n"},
+			want: "GET https://uploads.example.test/u1/uploads/x\nAccept: */*\n"},
 		{name: "relative server with origin", dir: dir, file: "openapi-relative.yaml", opts: LoadOptions{Upstream: "http://upstream.test"}, tool: "list_things", args: `{}`,
-			want: "GET http://upstream.test/api/v1/things\n"},
+			want: "GET http://upstream.test/api/v1/things\nAccept: */*\n"},
 		{name: "no servers with origin", dir: dir, file: "openapi-noservers.yaml", opts: LoadOptions{Upstream: "http://upstream.test"}, tool: "list_things", args: `{}`,
-			want: "GET http://upstream.test/things\n"},
+			want: "GET http://upstream.test/things\nAccept: */*\n"},
 	})
 
 	errs := []struct {
@@ -82,8 +82,8 @@ func TestServersFromURL(t *testing.T) {
 	}))
 	defer srv.Close()
 	tests := []struct{ path, want string }{
-		{"/specs/relative.yaml", "GET " + srv.URL + "/api/v1/things\n"},
-		{"/specs/noservers.yaml", "GET " + srv.URL + "/things\n"},
+		{"/specs/relative.yaml", "GET " + srv.URL + "/api/v1/things\nAccept: */*\n"},
+		{"/specs/noservers.yaml", "GET " + srv.URL + "/things\nAccept: */*\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

@@ -222,10 +222,41 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 	plan.method = method
 	plan.base = server
 	plan.sec = sec
+	plan.accept = acceptOf(op)
 	t.plan = plan
 	t.InputSchema = in
 	plan.inputSchema = in
 	return t, nil
+}
+
+// acceptOf is the Accept header of an operation's upstream requests (Q9):
+// the media types of its 2xx responses, JSON types first, then the others
+// in byte order; "*/*" when none are declared.
+func acceptOf(op *openapi3.Operation) string {
+	var json, other []string
+	if op.Responses != nil {
+		for code, r := range op.Responses.Map() {
+			if len(code) != 3 || code[0] != '2' || r == nil || r.Value == nil {
+				continue
+			}
+			for mt := range r.Value.Content {
+				mt = strings.TrimSpace(mt)
+				l := &other
+				if mediaRank(mt) <= 1 {
+					l = &json
+				}
+				if mt != "" && !slices.Contains(*l, mt) {
+					*l = append(*l, mt)
+				}
+			}
+		}
+	}
+	slices.Sort(json)
+	slices.Sort(other)
+	if all := append(json, other...); len(all) > 0 {
+		return strings.Join(all, ", ")
+	}
+	return "*/*"
 }
 
 // mediaRank orders request media types per B5; -1 means unsupported.
