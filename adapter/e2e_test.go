@@ -215,7 +215,7 @@ func TestToolsList(t *testing.T) {
 // extra: Accept is "*/*" (Q9, an operation without declared 2xx media
 // types) unless extra sets it.
 func upstreamHeaders(extra map[string]string) http.Header {
-	h := http.Header{"Accept": {"*/*"}, "Accept-Encoding": {"gzip"}, "User-Agent": {"restmcp/dev"}}
+	h := http.Header{"Accept": {"*/*"}, "Accept-Encoding": {"gzip, deflate, br, zstd"}, "User-Agent": {"restmcp/dev"}}
 	for k, v := range extra {
 		h[k] = []string{v}
 	}

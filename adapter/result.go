@@ -24,6 +24,19 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 	mediaType := contentType(resp.Header.Get("Content-Type"))
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	kind := bodyKind(mediaType)
+	coding := resp.Header.Get("Content-Encoding")
+	known, err := decodeContent(resp) // R9
+	if err != nil {
+		return nil, err
+	}
+	if !known {
+		// A coding restmcp cannot undo: the bytes as they came, as a blob,
+		// never as garbled text (R9, R4).
+		if !ok {
+			return errorResult(fmt.Sprintf("%s\n[the response body is in content coding %q, which restmcp does not decode; not shown]", statusLine(resp.StatusCode), coding)), nil
+		}
+		kind, mediaType = kindBlob, "application/octet-stream"
+	}
 
 	if ok && kind != kindText {
 		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(s.opts.MaxBinaryBytes)+1))

@@ -174,6 +174,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 				return errorResult("internal error: building the upstream request: " + redact(err.Error(), cred.key)), nil
 			}
 		}
+		upReq.Header.Set("Accept-Encoding", acceptEncoding) // R9
 		if upReq.Header.Get("User-Agent") == "" {
 			upReq.Header.Set("User-Agent", s.opts.Name+"/"+s.opts.Version)
 		}
