@@ -174,3 +174,76 @@ paths:
 		}
 	}
 }
+
+// TestQ10FormEncoding: form fields follow their Encoding Object: Stripe's
+// deepObject nests objects and indexes arrays; form without explode joins;
+// pipeDelimited joins with "|"; no Encoding Object is OpenAPI's default
+// (form, explode).
+func TestQ10FormEncoding(t *testing.T) {
+	spec := `openapi: 3.0.3
+info: {title: forms, version: "1"}
+servers: [{url: "http://upstream.test"}]
+paths:
+  /v1/customers:
+    post:
+      operationId: postCustomers
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              properties:
+                address: {type: object, properties: {city: {type: string}, line1: {type: string}}}
+                metadata: {type: object, additionalProperties: {type: string}}
+                expand: {type: array, items: {type: string}}
+                shipping: {type: object, properties: {address: {type: object, properties: {line1: {type: string}}}, name: {type: string}}}
+                tags: {type: array, items: {type: string}}
+                ids: {type: array, items: {type: integer}}
+                name: {type: string}
+                prefs: {type: object, properties: {a: {type: string}, b: {type: string}}}
+            encoding:
+              address: {style: deepObject, explode: true}
+              metadata: {style: deepObject, explode: true}
+              expand: {style: deepObject, explode: true}
+              shipping: {style: deepObject, explode: true}
+              tags: {style: form, explode: false}
+              ids: {style: pipeDelimited}
+      responses: {"200": {description: OK}}
+`
+	d, err := LoadData(context.Background(), []byte(spec), "", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := `{"address":{"city":"Berlin","line1":"Unter den Linden 1"},"metadata":{"order_id":"6735"},"expand":["customer","invoice"],` +
+		`"shipping":{"address":{"line1":"X"},"name":"Ada"},"tags":["a","b"],"ids":[1,2],"name":"Ada L","prefs":{"a":"1","b":"2"}}`
+	req, err := toolByName(t, d, "post_customers").NewRequest(context.Background(), json.RawMessage(args), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "POST http://upstream.test/v1/customers\nAccept: */*\nContent-Type: application/x-www-form-urlencoded\n\n" +
+		"a=1&address%5Bcity%5D=Berlin&address%5Bline1%5D=Unter+den+Linden+1&b=2&expand%5B0%5D=customer&expand%5B1%5D=invoice&" +
+		"ids=1%7C2&metadata%5Border_id%5D=6735&name=Ada+L&shipping%5Baddress%5D%5Bline1%5D=X&shipping%5Bname%5D=Ada&tags=a%2Cb"
+	if got := dumpRequest(t, req); got != want {
+		t.Errorf("request:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestQ10StripeCustomers: Stripe's own document, POST /v1/customers: the
+// nested fields its Encoding Object declares deepObject go as Stripe reads
+// them.
+func TestQ10StripeCustomers(t *testing.T) {
+	d, err := Load(context.Background(), corpusPath(t, "stripe-2022-04-12"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := toolByName(t, d, "post_customers").NewRequest(context.Background(),
+		json.RawMessage(`{"address":{"city":"Berlin","line1":"Unter den Linden 1"},"metadata":{"order_id":"6735"},"expand":["sources","tax"],"email":"ada@example.com"}`), "sk_test_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "POST http://upstream.test/v1/customers\nAccept: application/json\nAuthorization: Basic c2tfdGVzdF8xOg==\nContent-Type: application/x-www-form-urlencoded\n\n" +
+		"address%5Bcity%5D=Berlin&address%5Bline1%5D=Unter+den+Linden+1&email=ada%40example.com&expand%5B0%5D=sources&expand%5B1%5D=tax&metadata%5Border_id%5D=6735"
+	if got := dumpRequest(t, req); got != want {
+		t.Errorf("request:\n got %q\nwant %q", got, want)
+	}
+}

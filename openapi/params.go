@@ -304,6 +304,7 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 			if !decided {
 				decided = true
 				b.decideBody(body, bs, paramKeys)
+				setEncodings(body, media)
 				if body.whole != "" {
 					plan.props[body.whole] = &propPlan{body: true}
 					if body.required {
@@ -409,6 +410,26 @@ func (b *builder) decideBody(body *bodyPlan, bs *obj, paramKeys map[string]bool)
 		name = "request_body"
 	}
 	body.whole = uniqueName(name, maps.Clone(paramKeys), 64)
+}
+
+// setEncodings copies each form field's Encoding Object style and explode
+// into its plan (Q10; OAS 3.1 §4.8.15 Encoding Object:
+// https://spec.openapis.org/oas/v3.1.0#encoding-object).
+func setEncodings(body *bodyPlan, media *openapi3.MediaType) {
+	for i := range body.fields {
+		f := &body.fields[i]
+		f.explode = true
+		e := media.Encoding[f.wire]
+		if e == nil {
+			continue
+		}
+		f.style = e.Style
+		if e.Explode != nil {
+			f.explode = *e.Explode
+		} else if e.Style != "" && e.Style != "form" {
+			f.explode = false
+		}
+	}
 }
 
 func sortedKeys[M ~map[string]V, V any](m M) []string {

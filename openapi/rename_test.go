@@ -126,7 +126,9 @@ func TestNestedPropertyKeys(t *testing.T) {
 				"POST http://upstream.test/things\nAccept: */*\nContent-Type: application/json\n\n" + `{"top[x]":"t","choice":"plain"}`},
 			{"post_form", `{"card_number":"4242","owner":{"first_name":"Ada"}}`,
 				"POST http://upstream.test/forms\nAccept: */*\nContent-Type: application/x-www-form-urlencoded\n\n" +
-					`card%5Bnumber%5D=4242&owner=%7B%22first+name%22%3A%22Ada%22%7D`},
+					// Q10: no Encoding Object, so OpenAPI's default for a form
+					// field (style form, explode): an object's members are fields.
+					`card%5Bnumber%5D=4242&first+name=Ada`},
 			{"post_list", `{"body":[{"item_id":1},{"item_id":2}]}`,
 				"POST http://upstream.test/lists\nAccept: */*\nContent-Type: application/json\n\n" + `[{"item id":1},{"item id":2}]`},
 		}

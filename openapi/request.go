@@ -93,6 +93,11 @@ type bodyField struct {
 	key, wire string
 	bkey      string // the key in the converted body schema (wire, or its P2 rename)
 	binary    bool   // base64 argument decoded to bytes (multipart)
+	// style and explode are the form field's Encoding Object serialization
+	// (Q10); style "" is form, OpenAPI's default for form bodies, and
+	// explode then defaults to true.
+	style   string
+	explode bool
 }
 
 // arg is one top-level argument as the client sent it: its raw text
@@ -600,8 +605,8 @@ func (bp *bodyPlan) build(list []arg, props map[string]*propPlan) ([]byte, strin
 	switch bp.kind {
 	case bodyForm:
 		vals := url.Values{}
-		for _, f := range fields {
-			if err := formValues(vals, f); err != nil {
+		for i, f := range fields {
+			if err := formField(vals, f, plans[i]); err != nil {
 				return nil, "", err
 			}
 		}
@@ -681,6 +686,99 @@ func (bp *bodyPlan) wholeBody(a arg) ([]byte, error) {
 		}
 		return bytes.TrimSpace(a.raw), nil
 	}
+}
+
+// formField adds one flattened field of a form body as its Encoding Object
+// says (Q10): deepObject nests objects recursively (a[b][c]=v) and indexes
+// arrays (a[0]=v), as Stripe and Rails-style parsers read them; form with
+// explode writes arrays as repeated fields and an object's members as
+// their own fields; without explode, values are joined with "," (or "|",
+// " " for pipeDelimited and spaceDelimited). Values nested deeper than form
+// can say are JSON text.
+func formField(vals url.Values, f arg, plan *bodyField) error {
+	if plan == nil || (plan.style == "" || plan.style == "form") && plan.explode {
+		if plan == nil || !isObject(f.raw) {
+			return formValues(vals, f)
+		}
+	}
+	v, err := decodeNumber(f.raw)
+	if err != nil {
+		return &ArgumentError{Param: f.key, Reason: "not valid JSON"}
+	}
+	if v == nil {
+		return nil
+	}
+	switch plan.style {
+	case "deepObject":
+		deepForm(vals, f.key, v)
+		return nil
+	}
+	sep := ","
+	switch plan.style {
+	case "pipeDelimited":
+		sep = "|"
+	case "spaceDelimited":
+		sep = " "
+	}
+	text := func(x any) string {
+		if s, ok := scalarText(x, false); ok {
+			return s
+		}
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	switch x := v.(type) {
+	case []any:
+		if plan.explode {
+			for _, e := range x {
+				vals.Add(f.key, text(e))
+			}
+			return nil
+		}
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = text(e)
+		}
+		vals.Add(f.key, strings.Join(parts, sep))
+	case map[string]any:
+		if plan.explode {
+			for _, k := range sortedKeys(x) {
+				vals.Add(k, text(x[k]))
+			}
+			return nil
+		}
+		var parts []string
+		for _, k := range sortedKeys(x) {
+			parts = append(parts, k, text(x[k]))
+		}
+		vals.Add(f.key, strings.Join(parts, sep))
+	default:
+		vals.Add(f.key, text(x))
+	}
+	return nil
+}
+
+// deepForm writes v under name in deepObject form: object members as
+// name[k], array items as name[i], recursively; null as an empty value.
+func deepForm(vals url.Values, name string, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			deepForm(vals, name+"["+k+"]", x[k])
+		}
+	case []any:
+		for i, e := range x {
+			deepForm(vals, name+"["+strconv.Itoa(i)+"]", e)
+		}
+	default:
+		s, _ := scalarText(x, false)
+		vals.Add(name, s)
+	}
+}
+
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
 }
 
 // formValues adds one field to a form body: scalars as text, arrays as
