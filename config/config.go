@@ -278,6 +278,11 @@ type Config struct {
 	// x-mcp-name operation extension. Names must match
 	// ^[a-zA-Z0-9_-]{1,max_tool_name_length}$. Nil means none.
 	ToolNames map[string]string
+	// ServerVariables sets server URL variables by name (OAS Server
+	// Variable Object): a variable not set takes the document's default, and
+	// a value outside its enum fails startup naming the allowed values. Nil:
+	// every default.
+	ServerVariables map[string]string
 	// ReportMaxTools is the tool count above which the startup report is
 	// logged as a warning; -1 disables the check. Default 128.
 	ReportMaxTools int
@@ -536,6 +541,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("include_methods", strings.Join(c.IncludeMethods, ",")),
 		slog.String("exclude_methods", strings.Join(c.ExcludeMethods, ",")),
 		slog.Int("tool_names", len(c.ToolNames)),
+		slog.Any("server_variables", c.ServerVariables),
 		slog.Int("report_max_tools", c.ReportMaxTools),
 		slog.Int("report_max_list_bytes", c.ReportMaxListBytes),
 		slog.Bool("output_schemas", c.OutputSchemas),

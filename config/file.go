@@ -58,6 +58,7 @@ type fileConfig struct {
 	IncludeMethods     *[]string          `yaml:"include_methods"`
 	ExcludeMethods     *[]string          `yaml:"exclude_methods"`
 	ToolNames          *map[string]string `yaml:"tool_names"`
+	ServerVariables    *map[string]string `yaml:"server_variables"`
 	ReportMaxTools     *int               `yaml:"report_max_tools"`
 	ReportMaxListBytes *int               `yaml:"report_max_list_bytes"`
 	OutputSchemas      *bool              `yaml:"output_schemas"`
@@ -238,6 +239,15 @@ func (f *fileConfig) apply(c *Config) []error {
 	setList(&c.ExcludeOperations, f.ExcludeOperations)
 	setList(&c.IncludeMethods, f.IncludeMethods)
 	setList(&c.ExcludeMethods, f.ExcludeMethods)
+	if f.ServerVariables != nil {
+		c.ServerVariables = nil // "{}" equals leaving the key out
+		for k, v := range *f.ServerVariables {
+			if c.ServerVariables == nil {
+				c.ServerVariables = map[string]string{}
+			}
+			c.ServerVariables[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
 	if f.ToolNames != nil {
 		c.ToolNames = nil // "{}" equals leaving the key out
 		for k, v := range *f.ToolNames {

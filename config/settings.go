@@ -209,6 +209,10 @@ func table() []setting {
 			Usage: "Tool names by operationId (listPets=pets,getPet=pet), overriding generated names and the x-mcp-name extension. They are taken before generated names, which get _2 on a clash; two operations with the same name are an error.",
 		}, set: func(c *Config, v string) error { return parseMap(v, &c.ToolNames) }},
 		{Setting: Setting{
+			Key: "server_variables", Flag: "server-variables", Env: "RESTMCP_SERVER_VARIABLES", Type: "map",
+			Usage: "Values for the document's server URL variables (region=eu,version=v2); unset ones take their default, and a value outside a variable's enum fails startup with the allowed values.",
+		}, set: func(c *Config, v string) error { return parseMap(v, &c.ServerVariables) }},
+		{Setting: Setting{
 			Key: "report_max_tools", Flag: "report-max-tools", Env: "RESTMCP_REPORT_MAX_TOOLS", Type: "int", Default: strconv.Itoa(DefaultReportMaxTools),
 			Usage: "Log the startup tool report as a warning when there are more tools than this; -1 never warns.",
 		}, set: func(c *Config, v string) error { return parseInt(v, &c.ReportMaxTools) }},

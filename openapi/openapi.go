@@ -28,6 +28,12 @@ type LoadOptions struct {
 	// mode: Load fails; lenient mode: the operation is dropped with a
 	// problem). The error is an *UpstreamHostError.
 	Upstream string
+	// RelativeServers keeps a relative server URL that nothing resolves (no
+	// Upstream, a document read from a file) as the tool's ServerURL
+	// ("/api/v1") instead of failing the operation: enough to list and
+	// check tools. Such a tool cannot be called; serve refuses to start
+	// with one (see Document.RelativeServer).
+	RelativeServers bool
 	// UpstreamHosts lists further hosts ("host" or "host:port",
 	// case-insensitive; a host without port matches every port) that
 	// operation- and path-level servers may name when Upstream is set; "*"

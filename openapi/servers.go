@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -72,6 +73,8 @@ func (b *builder) server(item *openapi3.PathItem, op *openapi3.Operation) (strin
 		u = ov.ResolveReference(&url.URL{Path: "/"}).ResolveReference(u)
 	case b.src.url != nil && b.src.url.Scheme != "":
 		u = b.src.url.ResolveReference(u)
+	case b.opts.RelativeServers:
+		return strings.TrimRight(u.String(), "/"), nil
 	default:
 		return "", fmt.Errorf("server URL %q is relative; configure the upstream base URL", raw)
 	}
@@ -120,6 +123,21 @@ func hostPort(u *url.URL) string {
 	return strings.ToLower(u.Hostname()) + ":" + port
 }
 
+// RelativeServer returns the first relative ServerURL among the tools (kept
+// by LoadOptions.RelativeServers), or "" when every tool has an absolute
+// one.
+func (d *Document) RelativeServer() string {
+	for _, t := range d.Tools {
+		if u, err := url.Parse(t.ServerURL); err != nil || u.Scheme == "" || u.Host == "" {
+			if t.ServerURL == "" {
+				return "/"
+			}
+			return t.ServerURL
+		}
+	}
+	return ""
+}
+
 // KeyHosts returns, sorted and without repeats, the host[:port] of every
 // tool's server: the hosts that receive callers' API keys.
 func (d *Document) KeyHosts() []string {
@@ -131,6 +149,58 @@ func (d *Document) KeyHosts() []string {
 	}
 	slices.Sort(hosts)
 	return hosts
+}
+
+// checkServerVariables checks LoadOptions.ServerVariables against every
+// server of the document (document, path and operation level) before any
+// tool is built, so that a wrong setting fails the load in every mode: a
+// name no server URL has, or a value outside a variable's enum (with the
+// allowed values).
+func (b *builder) checkServerVariables() error {
+	if len(b.opts.ServerVariables) == 0 {
+		return nil
+	}
+	vars := map[string]*openapi3.ServerVariable{}
+	add := func(ss openapi3.Servers) {
+		for _, s := range ss {
+			if s == nil {
+				continue
+			}
+			for name, v := range s.Variables {
+				if prev, ok := vars[name]; !ok || prev == nil {
+					vars[name] = v
+				}
+			}
+		}
+	}
+	add(b.doc.Servers)
+	if b.doc.Paths != nil {
+		for _, p := range b.doc.Paths.Keys() {
+			item := b.doc.Paths.Value(p)
+			if item == nil {
+				continue
+			}
+			add(item.Servers)
+			for _, op := range item.Operations() {
+				if op != nil && op.Servers != nil {
+					add(*op.Servers)
+				}
+			}
+		}
+	}
+	var errs []error
+	for _, name := range sortedKeys(b.opts.ServerVariables) {
+		val := b.opts.ServerVariables[name]
+		v, ok := vars[name]
+		switch {
+		case !ok:
+			known := sortedKeys(vars)
+			errs = append(errs, fmt.Errorf("server_variables: no server URL of the document has a variable %q (variables: %s)", name, strings.Join(known, ", ")))
+		case v != nil && len(v.Enum) > 0 && !slices.Contains(v.Enum, val):
+			errs = append(errs, fmt.Errorf("server variable %q: value %q is not allowed; allowed values: %s", name, val, strings.Join(v.Enum, ", ")))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // expand substitutes server variables.

@@ -101,6 +101,9 @@ func (b *builder) build() (*Document, error) {
 	if b.doc.Paths == nil {
 		return d, nil
 	}
+	if err := b.checkServerVariables(); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
+	}
 	paths := b.doc.Paths.Keys()
 	slices.Sort(paths)
 	kept, problems, err := b.selectOperations(paths)

@@ -22,9 +22,9 @@ func runTools(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tMETHOD\tPATH\tSCHEMA BYTES")
+	fmt.Fprintln(tw, "NAME\tMETHOD\tPATH\tSCHEMA BYTES\tSERVER")
 	for _, t := range doc.Tools {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", t.Name, t.Method, t.PathTemplate, len(t.InputSchema)+len(t.OutputSchema))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", t.Name, t.Method, t.PathTemplate, len(t.InputSchema)+len(t.OutputSchema), t.ServerURL)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -86,6 +86,7 @@ func runValidate(ctx context.Context, args []string, getenv func(string) string,
 func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 	return openapi.LoadOptions{
 		Upstream:             cfg.Upstream,
+		ServerVariables:      cfg.ServerVariables,
 		UpstreamHosts:        cfg.UpstreamHosts,
 		MaxNameLength:        cfg.MaxToolNameLength,
 		Logger:               logger,
@@ -96,6 +97,9 @@ func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 		NoOutputSchemas:      !cfg.OutputSchemas,
 		OutputSchemaBudget:   cfg.OutputSchemaBudget,
 		MaxDescriptionLength: cfg.MaxDescriptionLength,
+		// Listing and checking tools needs no upstream; serve refuses a
+		// relative server once (runServe).
+		RelativeServers: true,
 	}
 }
 

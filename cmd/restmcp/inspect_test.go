@@ -58,3 +58,52 @@ func TestToolsCommandBadOverride(t *testing.T) {
 		t.Errorf("run error = %v, want the duplicate override named", err)
 	}
 }
+
+// TestServerVariablesSetting: server_variables picks a server URL variable
+// (the tool table shows the URL); a value outside the enum fails with the
+// allowed values.
+func TestServerVariablesSetting(t *testing.T) {
+	const spec = "../../openapi/testdata/C20-servers/openapi.yaml"
+	for _, tt := range []struct{ vars, want string }{{"", "https://eu.api.example.test/v2"}, {"region=us", "https://us.api.example.test/v2"}} {
+		var stdout, stderr strings.Builder
+		args := []string{"tools", "--spec", spec}
+		if tt.vars != "" {
+			args = append(args, "--server-variables", tt.vars)
+		}
+		if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+			t.Fatalf("run %v: %v\n%s", args, err, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "list_things") || !strings.Contains(stdout.String(), tt.want) {
+			t.Errorf("server_variables %q: output lacks list_things at %s:\n%s", tt.vars, tt.want, stdout.String())
+		}
+	}
+	var stdout, stderr strings.Builder
+	env := map[string]string{"RESTMCP_SERVER_VARIABLES": "region=mars"}
+	err := run(context.Background(), []string{"tools", "--spec", spec}, func(k string) string { return env[k] }, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `server variable "region": value "mars" is not allowed; allowed values: eu, us`) {
+		t.Errorf("region=mars: %v, want the allowed values named", err)
+	}
+}
+
+// TestRelativeServersNeedNoUpstream: tools and validate list a document
+// with a relative server URL without an upstream; serve refuses it with one
+// line that names the setting.
+func TestRelativeServersNeedNoUpstream(t *testing.T) {
+	const spec = "../../openapi/testdata/C20-servers/openapi-relative.yaml"
+	for _, cmd := range []string{"tools", "validate"} {
+		var stdout, stderr strings.Builder
+		if err := run(context.Background(), []string{cmd, "--spec", spec}, func(string) string { return "" }, &stdout, &stderr); err != nil {
+			t.Errorf("%s: %v\n%s%s", cmd, err, stdout.String(), stderr.String())
+		}
+		if strings.Contains(stdout.String()+stderr.String(), "configure the upstream base URL") {
+			t.Errorf("%s still reports the relative server per operation:\n%s%s", cmd, stdout.String(), stderr.String())
+		}
+	}
+	var stdout, stderr strings.Builder
+	env := map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_ADDR": "127.0.0.1:0"}
+	err := run(context.Background(), nil, func(k string) string { return env[k] }, &stdout, &stderr)
+	want := `loading ` + spec + `: the document's server URL "/api/v1" is relative: set the upstream base URL with --upstream or RESTMCP_UPSTREAM (upstream in the config file)`
+	if err == nil || err.Error() != want {
+		t.Errorf("serve: %v\nwant %s", err, want)
+	}
+}

@@ -56,6 +56,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", specLocation, err)
 	}
+	if rel := doc.RelativeServer(); rel != "" {
+		return fmt.Errorf("loading %s: the document's server URL %q is relative: set the upstream base URL with --upstream or RESTMCP_UPSTREAM (upstream in the config file)", specLocation, rel)
+	}
 	logReport(logger, doc.Report(reportOptions(cfg)))
 	logger.Info("hosts that receive callers' API keys", "hosts", strings.Join(doc.KeyHosts(), ","))
 
