@@ -307,3 +307,38 @@ func TestUndeclaredMethods(t *testing.T) {
 		t.Errorf("SSE ping = %d, X-Accel-Buffering %q; want 200, no", got.status, got.header.Get("X-Accel-Buffering"))
 	}
 }
+
+// TestAuthorizationAPIKeyKeepsScheme: an apiKey scheme in the Authorization
+// header (Kubernetes declares its bearer token so) receives the value as the
+// caller presented it: "Bearer T" from Authorization: Bearer T, "T" from
+// x-api-key: T.
+func TestAuthorizationAPIKeyKeepsScheme(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
+	d, err := openapi.LoadData(context.Background(), []byte(`openapi: 3.0.3
+info: {title: k, version: "1"}
+servers: [{url: "`+up.URL+`"}]
+components:
+  securitySchemes:
+    BearerToken: {type: apiKey, in: header, name: authorization}
+security: [{BearerToken: []}]
+paths:
+  /pods:
+    get: {operationId: listPods, responses: {"200": {description: OK}}}
+`), "", openapi.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, Options{Tools: d.Tools})
+	for _, tt := range []struct {
+		header, value, want string
+	}{
+		{"Authorization", "Bearer tok-1", "Bearer tok-1"},
+		{"X-API-Key", "tok-1", "tok-1"},
+	} {
+		post(t, srv.URL+"/mcp", toolsCallBody(1, "list_pods", `{}`), map[string]string{tt.header: tt.value})
+		reqs := up.take()
+		if len(reqs) != 1 || reqs[0].Header.Get("Authorization") != tt.want {
+			t.Errorf("%s: %s: upstream Authorization %q, want %q", tt.header, tt.value, reqs[0].Header.Get("Authorization"), tt.want)
+		}
+	}
+}

@@ -159,7 +159,11 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		upReq, err := t.NewRequest(callCtx, args, cred.key)
+		scheme := ""
+		if cred.source == "bearer" {
+			scheme = "Bearer"
+		}
+		upReq, err := t.NewRequestPresented(callCtx, args, cred.key, scheme)
 		if err != nil {
 			var argErr *openapi.ArgumentError
 			var credErr *openapi.CredentialError

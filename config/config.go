@@ -283,6 +283,15 @@ type Config struct {
 	// a value outside its enum fails startup naming the allowed values. Nil:
 	// every default.
 	ServerVariables map[string]string
+	// DefaultSecurity places the caller's key for operations of a document
+	// that declares no security (openapi.LoadOptions.DefaultSecurity):
+	// header:<Name>, header:Authorization:Bearer, query:<name>,
+	// cookie:<name>, bearer or basic. Empty: none.
+	DefaultSecurity string
+	// CredentialParameters names ordinary document parameters that carry
+	// the API key; they leave the schema and are filled from the caller's
+	// key.
+	CredentialParameters []string
 	// ReportMaxTools is the tool count above which the startup report is
 	// logged as a warning; -1 disables the check. Default 128.
 	ReportMaxTools int
@@ -542,6 +551,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("exclude_methods", strings.Join(c.ExcludeMethods, ",")),
 		slog.Int("tool_names", len(c.ToolNames)),
 		slog.Any("server_variables", c.ServerVariables),
+		slog.String("default_security", c.DefaultSecurity),
+		slog.String("credential_parameters", strings.Join(c.CredentialParameters, ",")),
 		slog.Int("report_max_tools", c.ReportMaxTools),
 		slog.Int("report_max_list_bytes", c.ReportMaxListBytes),
 		slog.Bool("output_schemas", c.OutputSchemas),

@@ -59,6 +59,8 @@ type fileConfig struct {
 	ExcludeMethods     *[]string          `yaml:"exclude_methods"`
 	ToolNames          *map[string]string `yaml:"tool_names"`
 	ServerVariables    *map[string]string `yaml:"server_variables"`
+	DefaultSecurity    *string            `yaml:"default_security"`
+	CredentialParams   *[]string          `yaml:"credential_parameters"`
 	ReportMaxTools     *int               `yaml:"report_max_tools"`
 	ReportMaxListBytes *int               `yaml:"report_max_list_bytes"`
 	OutputSchemas      *bool              `yaml:"output_schemas"`
@@ -239,6 +241,13 @@ func (f *fileConfig) apply(c *Config) []error {
 	setList(&c.ExcludeOperations, f.ExcludeOperations)
 	setList(&c.IncludeMethods, f.IncludeMethods)
 	setList(&c.ExcludeMethods, f.ExcludeMethods)
+	setStr(&c.DefaultSecurity, f.DefaultSecurity)
+	if f.CredentialParams != nil {
+		c.CredentialParameters = nil
+		if len(*f.CredentialParams) > 0 {
+			c.CredentialParameters = append([]string{}, *f.CredentialParams...)
+		}
+	}
 	if f.ServerVariables != nil {
 		c.ServerVariables = nil // "{}" equals leaving the key out
 		for k, v := range *f.ServerVariables {

@@ -213,6 +213,14 @@ func table() []setting {
 			Usage: "Values for the document's server URL variables (region=eu,version=v2); unset ones take their default, and a value outside a variable's enum fails startup with the allowed values.",
 		}, set: func(c *Config, v string) error { return parseMap(v, &c.ServerVariables) }},
 		{Setting: Setting{
+			Key: "default_security", Flag: "default-security", Env: "RESTMCP_DEFAULT_SECURITY", Type: "string",
+			Usage: "Where the caller's key goes for a document that declares no security: header:<Name>, header:Authorization:Bearer, query:<name>, cookie:<name>, bearer or basic. Empty: such operations get no credential.",
+		}, set: func(c *Config, v string) error { c.DefaultSecurity = v; return nil }},
+		{Setting: Setting{
+			Key: "credential_parameters", Flag: "credential-parameters", Env: "RESTMCP_CREDENTIAL_PARAMETERS", Type: "list",
+			Usage: "Document parameters (query, header or cookie) that carry the API key: left out of the tool schema and filled from the caller's key.",
+		}, set: func(c *Config, v string) error { c.CredentialParameters = splitList(v); return nil }},
+		{Setting: Setting{
 			Key: "report_max_tools", Flag: "report-max-tools", Env: "RESTMCP_REPORT_MAX_TOOLS", Type: "int", Default: strconv.Itoa(DefaultReportMaxTools),
 			Usage: "Log the startup tool report as a warning when there are more tools than this; -1 never warns.",
 		}, set: func(c *Config, v string) error { return parseInt(v, &c.ReportMaxTools) }},

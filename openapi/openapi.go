@@ -28,6 +28,19 @@ type LoadOptions struct {
 	// mode: Load fails; lenient mode: the operation is dropped with a
 	// problem). The error is an *UpstreamHostError.
 	Upstream string
+	// DefaultSecurity places the caller's key for operations whose
+	// document declares no security at all (neither the document nor the
+	// operation has a security requirement; an explicit "security: []"
+	// stays public): "header:<Name>" (the key as the header's value),
+	// "header:Authorization:Bearer" (Authorization: Bearer <key>),
+	// "query:<name>", "cookie:<name>", "bearer" or "basic". Empty: such
+	// operations get no credential. Load fails on another form.
+	DefaultSecurity string
+	// CredentialParameters names parameters (query, header or cookie) that
+	// the document declares as ordinary parameters but that carry the API
+	// key (fdic-bankfind's api_key query parameter): they are left out of
+	// the input schema and filled from the caller's key.
+	CredentialParameters []string
 	// RelativeServers keeps a relative server URL that nothing resolves (no
 	// Upstream, a document read from a file) as the tool's ServerURL
 	// ("/api/v1") instead of failing the operation: enough to list and
@@ -170,6 +183,11 @@ type Tool struct {
 	Cost int64
 	// ServerURL is the resolved base URL the operation is sent to.
 	ServerURL string
+	// CredentialPlacement says where the caller's key goes, for the startup
+	// summary: "apiKey header X-Api-Key", "http bearer", "query api_key
+	// (credential_parameters)", "none (document declares no security)",
+	// "none (security: [])", …
+	CredentialPlacement string
 
 	plan     *requestPlan
 	wanted   string       // the N1–N5 name or the override, before N6 suffixes
@@ -183,7 +201,17 @@ type Tool struct {
 // arguments (R7) and a *CredentialError when the operation needs a key that
 // is missing; nothing is sent in either case.
 func (t *Tool) NewRequest(ctx context.Context, args json.RawMessage, key string) (*http.Request, error) {
-	return t.plan.newRequest(ctx, args, key)
+	return t.plan.newRequest(ctx, args, key, "")
+}
+
+// NewRequestPresented is NewRequest for a key the caller presented with an
+// authentication scheme ("Bearer" for "Authorization: Bearer <key>"): an
+// apiKey scheme placed in the Authorization header then receives the value
+// as presented, scheme included ("Bearer <key>"), as an API that declares
+// its bearer token as an apiKey (Kubernetes) expects. Other placements get
+// the key alone.
+func (t *Tool) NewRequestPresented(ctx context.Context, args json.RawMessage, key, scheme string) (*http.Request, error) {
+	return t.plan.newRequest(ctx, args, key, scheme)
 }
 
 // ArgumentError reports an invalid tools/call argument (R7).

@@ -178,6 +178,23 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 		if b.isCredentialParam(p) {
 			continue
 		}
+		if p.In != "path" && slices.Contains(b.opts.CredentialParameters, p.Name) {
+			// The operator names this parameter as the credential: it is
+			// filled from the caller's key, never asked of the model.
+			c := credential{kind: p.In, name: p.Name}
+			if !slices.Contains(sec.withKey, c) {
+				sec.withKey = append(sec.withKey, c)
+				sec.schemes = append(sec.schemes, "credential_parameters "+p.Name+" (in "+p.In+")")
+				label := c.label() + " (credential_parameters)"
+				if strings.HasPrefix(sec.placement, "none") {
+					sec.placement = label
+				} else {
+					sec.placement += " and " + label
+				}
+			}
+			sec.keyRequired = sec.keyRequired || p.Required
+			continue
+		}
 		if _, ok := inRank[p.In]; !ok {
 			b.log.Warn("parameter skipped", "operation_id", op.OperationID, "param", p.Name, "in", p.In)
 			continue

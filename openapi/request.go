@@ -166,7 +166,7 @@ func lookup(list []arg, k string) (*arg, bool) {
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 
-func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key string) (*http.Request, error) {
+func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key, scheme string) (*http.Request, error) {
 	if p == nil {
 		return nil, fmt.Errorf("openapi: tool has no request plan")
 	}
@@ -292,7 +292,11 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key 
 			if strings.ContainsAny(key, "\r\n\x00") {
 				return nil, &CredentialError{Schemes: p.sec.schemes}
 			}
-			header.Set(c.name, key)
+			v := key
+			if scheme != "" && strings.EqualFold(c.name, "Authorization") {
+				v = scheme + " " + key
+			}
+			header.Set(c.name, v)
 		case "cookie":
 			cookies = append(cookies, c.name+"="+key)
 		case "bearer":

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -24,6 +25,37 @@ type securityPlan struct {
 	keyRequired bool
 	// schemes names the schemes of withKey for CredentialError.
 	schemes []string
+	// placement is Tool.CredentialPlacement.
+	placement string
+}
+
+// label names a placement for the startup summary.
+func (c credential) label() string {
+	switch c.kind {
+	case "header", "query", "cookie":
+		return "apiKey " + c.kind + " " + c.name
+	case "bearer":
+		return "http bearer"
+	}
+	return "http " + c.kind
+}
+
+// parseDefaultSecurity parses LoadOptions.DefaultSecurity.
+func parseDefaultSecurity(v string) (*credential, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	parts := strings.Split(v, ":")
+	switch {
+	case len(parts) == 1 && (parts[0] == "bearer" || parts[0] == "basic"):
+		return &credential{kind: parts[0]}, nil
+	case len(parts) == 3 && parts[0] == "header" && strings.EqualFold(parts[1], "Authorization") && strings.EqualFold(parts[2], "Bearer"):
+		return &credential{kind: "bearer"}, nil
+	case len(parts) == 2 && (parts[0] == "header" || parts[0] == "query" || parts[0] == "cookie") && parts[1] != "":
+		return &credential{kind: parts[0], name: parts[1]}, nil
+	}
+	return nil, fmt.Errorf("default_security %q: want header:<Name>, header:Authorization:Bearer, query:<name>, cookie:<name>, bearer or basic", v)
 }
 
 // describeScheme names a scheme for CredentialError, e.g.
@@ -72,6 +104,17 @@ func (b *builder) security(op *openapi3.Operation) (*securityPlan, error) {
 	}
 	plan := &securityPlan{}
 	if len(reqs) == 0 {
+		switch {
+		case op.Security != nil || len(b.doc.Security) > 0:
+			plan.placement = "none (security: [])"
+		case b.defaultCred != nil:
+			plan.withKey = []credential{*b.defaultCred}
+			plan.keyRequired = true
+			plan.schemes = []string{"default_security " + b.opts.DefaultSecurity}
+			plan.placement = b.defaultCred.label() + " (default_security)"
+		default:
+			plan.placement = "none (document declares no security)"
+		}
 		return plan, nil
 	}
 	var schemes openapi3.SecuritySchemes
@@ -113,11 +156,20 @@ func (b *builder) security(op *openapi3.Operation) (*securityPlan, error) {
 			found = true
 			plan.withKey = creds
 			plan.schemes = []string{strings.Join(descs, " and ")}
+			labels := make([]string, len(creds))
+			for i, c := range creds {
+				labels[i] = c.label()
+			}
+			plan.placement = strings.Join(labels, " and ")
 		}
 	}
 	plan.keyRequired = found && !anonymous
 	if !found && !anonymous {
 		b.log.Warn("no supported security alternative; requests carry no credential", "operation_id", op.OperationID)
+		plan.placement = "none (no supported security scheme)"
+	}
+	if !found && anonymous {
+		plan.placement = "none (security: [])"
 	}
 	return plan, nil
 }

@@ -138,6 +138,30 @@ func (d *Document) RelativeServer() string {
 	return ""
 }
 
+// CredentialSummary counts the tools per CredentialPlacement, most tools
+// first (then by placement): "apiKey header X-Api-Key: 412 tools".
+// NoKeyReaches reports whether no tool sends the caller's key anywhere.
+func (d *Document) CredentialSummary() (lines []string, noKeyReaches bool) {
+	counts := map[string]int{}
+	for _, t := range d.Tools {
+		counts[t.CredentialPlacement]++
+	}
+	keys := sortedKeys(counts)
+	slices.SortStableFunc(keys, func(a, b string) int { return counts[b] - counts[a] })
+	noKeyReaches = len(d.Tools) > 0
+	for _, k := range keys {
+		n := "tools"
+		if counts[k] == 1 {
+			n = "tool"
+		}
+		lines = append(lines, fmt.Sprintf("%s: %d %s", k, counts[k], n))
+		if !strings.HasPrefix(k, "none") {
+			noKeyReaches = false
+		}
+	}
+	return lines, noKeyReaches
+}
+
 // KeyHosts returns, sorted and without repeats, the host[:port] of every
 // tool's server: the hosts that receive callers' API keys.
 func (d *Document) KeyHosts() []string {

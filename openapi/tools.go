@@ -29,6 +29,8 @@ type builder struct {
 	// renamedKeys is set once a request schema of the document renamed a
 	// nested property key (P2); until then no rename tree is looked for.
 	renamedKeys bool
+	// defaultCred is LoadOptions.DefaultSecurity parsed; nil when unset.
+	defaultCred *credential
 	schemaCache
 }
 
@@ -102,6 +104,10 @@ func (b *builder) build() (*Document, error) {
 		return d, nil
 	}
 	if err := b.checkServerVariables(); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
+	}
+	var err error
+	if b.defaultCred, err = parseDefaultSecurity(b.opts.DefaultSecurity); err != nil {
 		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
 	}
 	paths := b.doc.Paths.Keys()
@@ -217,11 +223,12 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 	if err != nil {
 		return nil, err
 	}
-	t.RequiresCredential = sec.keyRequired
 	plan, in, err := b.inputs(path, item, method, op, sec)
 	if err != nil {
 		return nil, err
 	}
+	t.RequiresCredential = sec.keyRequired
+	t.CredentialPlacement = sec.placement
 	plan.method = method
 	plan.base = server
 	plan.sec = sec

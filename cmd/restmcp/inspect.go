@@ -30,6 +30,14 @@ func runTools(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	fmt.Fprintln(stdout)
+	placements, noKey := doc.CredentialSummary()
+	fmt.Fprintln(stdout, "credential placement:")
+	for _, p := range placements {
+		fmt.Fprintln(stdout, "  "+p)
+	}
+	if noKey {
+		fmt.Fprintln(stdout, "  warning: callers' API keys reach no operation; set default_security or credential_parameters")
+	}
 	return doc.Report(reportOptions(cfg)).WriteText(stdout)
 }
 
@@ -99,7 +107,9 @@ func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 		MaxDescriptionLength: cfg.MaxDescriptionLength,
 		// Listing and checking tools needs no upstream; serve refuses a
 		// relative server once (runServe).
-		RelativeServers: true,
+		RelativeServers:      true,
+		DefaultSecurity:      cfg.DefaultSecurity,
+		CredentialParameters: cfg.CredentialParameters,
 	}
 }
 

@@ -61,6 +61,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	logReport(logger, doc.Report(reportOptions(cfg)))
 	logger.Info("hosts that receive callers' API keys", "hosts", strings.Join(doc.KeyHosts(), ","))
+	placements, noKey := doc.CredentialSummary()
+	for _, p := range placements {
+		logger.Info("credential placement", "placement", p)
+	}
+	if noKey && !cfg.PublicMode {
+		logger.Warn("callers' API keys reach no upstream operation: the document declares no security; name the placement with default_security (e.g. header:X-Api-Key) or credential_parameters")
+	}
 
 	srv, mw, err := newServer(ctx, cfg, doc, logger)
 	if err != nil {
