@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,8 +169,18 @@ func TestOverlayRepairsCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatalf("strict Load with overlay: %v", err)
 			}
-			if len(d.Tools) != tc.tools || len(d.Problems) != 0 {
-				t.Errorf("got %d tools, problems %v; want %d tools, none", len(d.Tools), d.Problems, tc.tools)
+			// The overlay repairs what failed the load; square still has one
+			// operation whose path parameter is not declared.
+			var problems []string
+			for _, p := range d.Problems {
+				problems = append(problems, p.String())
+			}
+			var want []string
+			if tc.folder == "square-connect-v2" {
+				want = []string{`warning: api.json#/paths/~1v2~1vendors~1{vendor_id}/put [PUT /v2/vendors/{vendor_id}]: path parameter "vendor_id" is not declared; assuming a required string`}
+			}
+			if len(d.Tools) != tc.tools || !slices.Equal(problems, want) {
+				t.Errorf("got %d tools, problems %q; want %d tools, %q", len(d.Tools), problems, tc.tools, want)
 			}
 			s := string(toolByName(t, d, tc.check).InputSchema)
 			if !strings.Contains(s, tc.want) {

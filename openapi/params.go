@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/textproto"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -171,8 +172,7 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 			continue // OAS 3.1 §4.8.12.1: such a definition "SHALL be ignored"
 		}
 		if p.In == "header" && reservedHeader(p.Name) {
-			b.log.Warn("header parameter skipped: HTTP itself sets this header; it is not an argument",
-				"operation_id", op.OperationID, "param", p.Name)
+			b.warn("header parameter " + strconv.Quote(p.Name) + " skipped: HTTP itself sets this header; it is not an argument")
 			continue
 		}
 		if b.isCredentialParam(p) {
@@ -196,7 +196,7 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 			continue
 		}
 		if _, ok := inRank[p.In]; !ok {
-			b.log.Warn("parameter skipped", "operation_id", op.OperationID, "param", p.Name, "in", p.In)
+			b.warn("parameter " + strconv.Quote(p.Name) + " skipped: location " + strconv.Quote(p.In) + " is not path, query, header or cookie")
 			continue
 		}
 		ps = append(ps, p)
@@ -209,7 +209,7 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 		}
 		found := slices.IndexFunc(ps, func(p *openapi3.Parameter) bool { return p.In == "path" && p.Name == s.lit })
 		if found < 0 {
-			b.log.Warn("path parameter not declared; assuming a required string", "operation_id", op.OperationID, "param", s.lit, "path", path)
+			b.warn("path parameter " + strconv.Quote(s.lit) + " is not declared; assuming a required string")
 			ps = append(ps, &openapi3.Parameter{Name: s.lit, In: "path", Required: true,
 				Schema: &openapi3.SchemaRef{Value: &openapi3.Schema{Type: &openapi3.Types{"string"}}}})
 			found = len(ps) - 1

@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -138,7 +139,7 @@ func (b *builder) security(op *openapi3.Operation) (*securityPlan, error) {
 		for _, n := range names {
 			ref := schemes[n]
 			if ref == nil || ref.Value == nil {
-				b.log.Warn("security scheme not defined", "operation_id", op.OperationID, "scheme", n)
+				b.warn("security scheme " + strconv.Quote(n) + " is not defined in components.securitySchemes")
 				ok = false
 				break
 			}
@@ -165,7 +166,7 @@ func (b *builder) security(op *openapi3.Operation) (*securityPlan, error) {
 	}
 	plan.keyRequired = found && !anonymous
 	if !found && !anonymous {
-		b.log.Warn("no supported security alternative; requests carry no credential", "operation_id", op.OperationID)
+		b.warn("no supported security alternative; requests carry no credential")
 		plan.placement = "none (no supported security scheme)"
 	}
 	if !found && anonymous {

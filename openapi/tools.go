@@ -31,6 +31,10 @@ type builder struct {
 	renamedKeys bool
 	// defaultCred is LoadOptions.DefaultSecurity parsed; nil when unset.
 	defaultCred *credential
+	// cur is the operation tool() is building, for warn; warnings are the
+	// problems found while building, added to Document.Problems.
+	cur      struct{ method, path string }
+	warnings []Problem
 	schemaCache
 }
 
@@ -164,6 +168,7 @@ func (b *builder) build() (*Document, error) {
 	if err := errors.Join(errs...); err != nil && (!b.opts.Lenient || len(d.Tools) == 0) {
 		return nil, fmt.Errorf("loading %s: %w", b.src.name, err)
 	}
+	d.Problems = append(d.Problems, b.warnings...)
 	// Names are assigned once the tools exist, so that an operation
 	// dropped in lenient mode takes no name (N6 within what is served).
 	for i, name := range b.assignNames(built) {
@@ -185,7 +190,17 @@ func pointer(tokens ...string) string {
 
 // tool builds the tool for one selected operation. Its Name (assignNames)
 // and OutputSchema (output, on the response side) are set by build.
+// warn records a warning about the operation being built: a problem of
+// the document (Document.Problems, which validate prints and counts and
+// Load logs once), not a bare log line.
+func (b *builder) warn(msg string) {
+	b.warnings = append(b.warnings, Problem{Severity: SeverityWarning, File: b.src.rootName(),
+		Pointer:   strings.TrimPrefix(pointer("paths", b.cur.path, strings.ToLower(b.cur.method)), "#"),
+		Operation: b.cur.method + " " + b.cur.path, Message: msg})
+}
+
 func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *openapi3.Operation) (*Tool, error) {
+	b.cur.method, b.cur.path = method, path
 	t := &Tool{
 		OperationID:  op.OperationID,
 		Method:       method,

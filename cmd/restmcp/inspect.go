@@ -57,7 +57,9 @@ func runValidate(ctx context.Context, args []string, getenv func(string) string,
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	opts := loadOptions(cfg, logger)
-	opts.Lenient = false
+	// validate prints every problem itself, once, and counts what it
+	// prints; the loader's own log of them would repeat each on stderr.
+	opts.Lenient, opts.Logger = false, nil
 	doc, err := openapi.Load(ctx, cfg.Spec, opts)
 	var le *openapi.LoadError
 	if err != nil && !errors.As(err, &le) {

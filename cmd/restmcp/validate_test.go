@@ -170,3 +170,34 @@ paths:
 		t.Errorf("with --ref-root: err %v, stdout %q; want nil, %q", err, stdout, wantOut)
 	}
 }
+
+// TestValidateCountsWhatItPrints: every problem goes through the problem
+// list and is printed once; the summary counts exactly what was printed
+// (fdic-bankfind: 16 warnings, once logged outside the list and counted 0).
+func TestValidateCountsWhatItPrints(t *testing.T) {
+	spec := filepath.Join("..", "..", "..", "shared", "corpus", "fdic-bankfind-multifile", "swagger.yaml")
+	if _, err := os.Stat(spec); err != nil {
+		if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
+			t.Fatalf("corpus missing: %v", err)
+		}
+		t.Skip("!!! corpus not found; set RESTMCP_REQUIRE_CORPUS=1 to fail instead")
+	}
+	var stdout, stderr strings.Builder
+	err := run(context.Background(), []string{"validate", "--spec", spec, "--upstream", "http://upstream.test"}, func(string) string { return "" }, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("validate: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	warnings := 0
+	for _, l := range lines[:len(lines)-1] {
+		if strings.HasPrefix(l, "warning: ") {
+			warnings++
+		}
+	}
+	if last := lines[len(lines)-1]; warnings != 16 || last != `ok: "FDIC Bank Data API (Beta)" version 0.1.0, 8 tools, 16 warning(s)` {
+		t.Errorf("%d warning lines, summary %q; want 16 and a summary that counts them", warnings, last)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr:\n%s\nwant nothing (every problem is on stdout once)", stderr.String())
+	}
+}
