@@ -83,3 +83,28 @@ func TestR9ContentEncodings(t *testing.T) {
 		t.Errorf("Accept-Encoding upstream (-want +got):\n%s", diff)
 	}
 }
+
+// TestR9DecompressionBomb: a small compressed body that expands to 64 MiB
+// is read only up to the text cap, like any body (R5).
+func TestR9DecompressionBomb(t *testing.T) {
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	_, _ = zw.Write([]byte(`"`))
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	for range 64 {
+		_, _ = zw.Write(chunk)
+	}
+	_ = zw.Close()
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(bomb.Bytes())
+	})
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), AllowAnonymous: true, MaxResponseBytes: 1000})
+	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "get_pet", `{"petId":"x"}`), nil)
+	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + notJSONObject + `"},{"type":"text","text":"\"` +
+		strings.Repeat("a", 999) + `\n[truncated: showing 1000 of more than 1000 bytes]"}],"structuredContent":{}}}`
+	if got.body != want {
+		t.Errorf("bomb (%d compressed bytes): %d-byte answer %.200s…\nwant %.200s…", bomb.Len(), len(got.body), got.body, want)
+	}
+}
