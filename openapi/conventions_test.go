@@ -247,3 +247,21 @@ func TestQ10StripeCustomers(t *testing.T) {
 		t.Errorf("request:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestPortablePattern: patterns are valid in ECMA-262 unicode mode (ajv),
+// with the same meaning.
+func TestPortablePattern(t *testing.T) {
+	for in, want := range map[string]string{
+		`^[a-zA-Z0-9_\-\:]+$`: `^[a-zA-Z0-9_\-:]+$`,
+		`^a\:b\@c$`:           `^a:b@c$`,
+		`^\d+\.\d+$`:          `^\d+\.\d+$`,
+		`^[\w\s\/]+\$`:        `^[\w\s\/]+\$`,
+		`a\-b`:                `a-b`,
+		`\u00e9\x41\p{L}`:     `\u00e9\x41\p{L}`,
+		`plain`:               `plain`,
+	} {
+		if got := portablePattern(in); got != want {
+			t.Errorf("portablePattern(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -475,8 +475,9 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 		o.set("maxLength", *s.MaxLength)
 	}
 	if s.Pattern != "" {
-		o.set("pattern", s.Pattern)
-		c.add(len(s.Pattern))
+		p := portablePattern(s.Pattern)
+		o.set("pattern", p)
+		c.add(len(p))
 	}
 	if typ == "array" || s.Items != nil || slices.Contains(types, "array") || len(types) == 0 {
 		if s.Items != nil {
@@ -564,6 +565,45 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 		return w
 	}
 	return o
+}
+
+// portablePattern rewrites a pattern so that it is also a valid ECMA-262
+// regular expression in unicode mode, the mode JSON Schema validators such
+// as ajv compile patterns in (ECMA-262 §22.2.1 IdentityEscape[U]: only
+// syntax characters and "/" may be escaped; in a class, "-" too): a
+// backslash before any other punctuation (DigitalOcean's "\:") is dropped,
+// which is what the escape meant without unicode mode. Every other
+// escape is kept as written.
+func portablePattern(p string) string {
+	if !strings.Contains(p, "\\") {
+		return p
+	}
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			n := p[i+1]
+			keep := strings.IndexByte(`^$\.*+?()[]{}|/`, n) >= 0 ||
+				n >= 'a' && n <= 'z' || n >= 'A' && n <= 'Z' || n >= '0' && n <= '9' ||
+				inClass && n == '-' || n >= 0x80
+			if keep {
+				b.WriteByte(c)
+			}
+			b.WriteByte(n)
+			i++
+		case c == '[' && !inClass:
+			inClass = true
+			b.WriteByte(c)
+		case c == ']' && inClass:
+			inClass = false
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // standardFormat lists JSON Schema 2020-12's own format values (§7.3:
