@@ -86,8 +86,8 @@ func TestAjvCompilesEveryCorpusSchema(t *testing.T) {
 		t.Fatalf("node ajv-check.mjs: %v", err)
 	}
 	var got struct {
-		Checked  int
-		Failures []struct{ ID, Draft, Error string }
+		Checked        int
+		Failures       []struct{ ID, Draft, Error string }
 		UnknownFormats []string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
