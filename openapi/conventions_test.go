@@ -265,3 +265,50 @@ func TestPortablePattern(t *testing.T) {
 		}
 	}
 }
+
+// TestFaithfulNullability: {enum: [null]} is {"type":"null"}, so GitHub's
+// dismissed_reason keeps its three values; an allOf member that only says
+// nullable makes the whole nullable instead of adding a branch that accepts
+// anything.
+func TestFaithfulNullability(t *testing.T) {
+	d, err := LoadData(context.Background(), []byte(`openapi: 3.0.3
+info: {title: n, version: "1"}
+servers: [{url: "http://upstream.test"}]
+components:
+  schemas:
+    Reason:
+      type: string
+      nullable: true
+      oneOf:
+        - enum: [false positive, won't fix, used in tests]
+        - enum: [null]
+    Base: {type: object, properties: {a: {type: string}}}
+paths:
+  /x:
+    patch:
+      operationId: patchX
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                dismissed_reason: {$ref: '#/components/schemas/Reason'}
+                owner:
+                  allOf: [{$ref: '#/components/schemas/Base'}, {nullable: true}]
+      responses: {"200": {description: OK}}
+`), "", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"dismissed_reason":{"anyOf":[{"type":"string","anyOf":[{"enum":["false positive","won't fix","used in tests"]},{"type":"null"}]},{"type":"null"}]},"owner":{"anyOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"null"}]}}}`
+	if got := string(d.Tools[0].InputSchema); got != want {
+		t.Errorf("input schema:\n got %s\nwant %s", got, want)
+	}
+	for args, ok := range map[string]bool{`{"dismissed_reason":"won't fix"}`: true, `{"dismissed_reason":null}`: true, `{"dismissed_reason":"nope"}`: false, `{"owner":null}`: true, `{"owner":{"a":"x"}}`: true, `{"owner":7}`: false} {
+		_, err := d.Tools[0].NewRequest(context.Background(), json.RawMessage(args), "")
+		if (err == nil) != ok {
+			t.Errorf("NewRequest(%s) = %v, want ok=%v", args, err, ok)
+		}
+	}
+}

@@ -401,6 +401,12 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 
 	types, nullable := nonNullTypes(s)
 	o := &obj{}
+	if onlyNull(s.Enum) && len(types) == 0 {
+		// {enum: [null]} admits null and nothing else (S4 keeps it exact,
+		// not an anyOf with a branch that accepts anything).
+		o.set("type", "null")
+		return o
+	}
 	if len(types) == 1 {
 		o.set("type", types[0])
 	} else if len(types) == 0 {
@@ -504,6 +510,12 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 		o.set("additionalProperties", *ap.Has)
 	}
 	for _, m := range s.AllOf {
+		if m != nil && m.Value != nil && onlyNullable(m.Value) {
+			// A member that only says "nullable" makes the whole nullable;
+			// merged, it would be an anyOf accepting anything.
+			nullable = true
+			continue
+		}
 		mergeInto(o, c.inline(m, depth, name, root))
 	}
 	if alts := append(slices.Clone(s.OneOf), s.AnyOf...); len(alts) > 0 {
@@ -565,6 +577,31 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 		return w
 	}
 	return o
+}
+
+// onlyNull reports whether an enum lists null and nothing else.
+func onlyNull(enum []any) bool {
+	if len(enum) == 0 {
+		return false
+	}
+	for _, v := range enum {
+		if v != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyNullable reports whether s says nothing but that null is allowed
+// ({nullable: true}, {type: null}, {enum: [null]}), as allOf members of
+// OpenAPI 3.0 documents often do.
+func onlyNullable(s *openapi3.Schema) bool {
+	ts, nullable := nonNullTypes(s)
+	if len(ts) > 0 || len(s.Properties) > 0 || s.Items != nil || len(s.AllOf)+len(s.AnyOf)+len(s.OneOf) > 0 || s.Not != nil ||
+		s.AdditionalProperties.Schema != nil || s.AdditionalProperties.Has != nil || s.Format != "" || s.Pattern != "" {
+		return false
+	}
+	return nullable || onlyNull(s.Enum)
 }
 
 // portablePattern rewrites a pattern so that it is also a valid ECMA-262
