@@ -283,6 +283,10 @@ type Config struct {
 	// a value outside its enum fails startup naming the allowed values. Nil:
 	// every default.
 	ServerVariables map[string]string
+	// PublicURL is the MCP endpoint's address as clients reach it
+	// (https://mcp.example.com/mcp), for the client configurations the
+	// banner and restmcp clients print. Empty: the listen address.
+	PublicURL string
 	// DefaultSecurity places the caller's key for operations of a document
 	// that declares no security (openapi.LoadOptions.DefaultSecurity):
 	// header:<Name>, header:Authorization:Bearer, query:<name>,
@@ -443,6 +447,11 @@ func (c Config) Validate() error {
 	if c.MaxConnections <= 0 {
 		bad("max_connections", "must be positive; got %d", c.MaxConnections)
 	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("public_url", "must be an http or https URL; got %q", c.PublicURL)
+		}
+	}
 	if c.PublicGlobalPlan != "" && !c.PublicMode {
 		bad("public_global_plan", "needs public_mode: true")
 	}
@@ -551,6 +560,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("exclude_methods", strings.Join(c.ExcludeMethods, ",")),
 		slog.Int("tool_names", len(c.ToolNames)),
 		slog.Any("server_variables", c.ServerVariables),
+		slog.String("public_url", c.PublicURL),
 		slog.String("default_security", c.DefaultSecurity),
 		slog.String("credential_parameters", strings.Join(c.CredentialParameters, ",")),
 		slog.Int("report_max_tools", c.ReportMaxTools),

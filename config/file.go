@@ -60,6 +60,7 @@ type fileConfig struct {
 	ToolNames          *map[string]string `yaml:"tool_names"`
 	ServerVariables    *map[string]string `yaml:"server_variables"`
 	DefaultSecurity    *string            `yaml:"default_security"`
+	PublicURL          *string            `yaml:"public_url"`
 	CredentialParams   *[]string          `yaml:"credential_parameters"`
 	ReportMaxTools     *int               `yaml:"report_max_tools"`
 	ReportMaxListBytes *int               `yaml:"report_max_list_bytes"`
@@ -242,6 +243,7 @@ func (f *fileConfig) apply(c *Config) []error {
 	setList(&c.IncludeMethods, f.IncludeMethods)
 	setList(&c.ExcludeMethods, f.ExcludeMethods)
 	setStr(&c.DefaultSecurity, f.DefaultSecurity)
+	setStr(&c.PublicURL, f.PublicURL)
 	if f.CredentialParams != nil {
 		c.CredentialParameters = nil
 		if len(*f.CredentialParams) > 0 {

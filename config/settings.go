@@ -213,6 +213,10 @@ func table() []setting {
 			Usage: "Values for the document's server URL variables (region=eu,version=v2); unset ones take their default, and a value outside a variable's enum fails startup with the allowed values.",
 		}, set: func(c *Config, v string) error { return parseMap(v, &c.ServerVariables) }},
 		{Setting: Setting{
+			Key: "public_url", Flag: "public-url", Env: "RESTMCP_PUBLIC_URL", Type: "url",
+			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
+		}, set: func(c *Config, v string) error { c.PublicURL = v; return nil }},
+		{Setting: Setting{
 			Key: "default_security", Flag: "default-security", Env: "RESTMCP_DEFAULT_SECURITY", Type: "string",
 			Usage: "Where the caller's key goes for a document that declares no security: header:<Name>, header:Authorization:Bearer, query:<name>, cookie:<name>, bearer or basic. Empty: such operations get no credential.",
 		}, set: func(c *Config, v string) error { c.DefaultSecurity = v; return nil }},

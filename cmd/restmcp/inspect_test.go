@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -105,5 +106,31 @@ func TestRelativeServersNeedNoUpstream(t *testing.T) {
 	want := `loading ` + spec + `: the document's server URL "/api/v1" is relative: set the upstream base URL with --upstream or RESTMCP_UPSTREAM (upstream in the config file)`
 	if err == nil || err.Error() != want {
 		t.Errorf("serve: %v\nwant %s", err, want)
+	}
+}
+
+// TestClientsCommand: restmcp clients prints correct configurations for
+// each client, named after the API's title, with public_url
+// (testdata/clients.golden).
+func TestClientsCommand(t *testing.T) {
+	var stdout, stderr strings.Builder
+	args := []string{"clients", "--spec", "testdata/plans_api.yaml", "--public-url", "https://mcp.example.com/mcp"}
+	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	want, err := os.ReadFile("testdata/clients.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
+		t.Errorf("clients (-golden +got):\n%s", diff)
+	}
+	if got := clientName("Plans test API"); got != "plans-test-api" {
+		t.Errorf("clientName = %q", got)
+	}
+	for title, want := range map[string]string{"": "restmcp", "GitHub v3 REST API": "github-v3-rest-api", "  FDIC Bank Data API (Beta)  ": "fdic-bank-data-api-beta"} {
+		if got := clientName(title); got != want {
+			t.Errorf("clientName(%q) = %q, want %q", title, got, want)
+		}
 	}
 }

@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cmd := "serve"
 	if len(args) > 0 {
 		switch args[0] {
-		case "serve", "tools", "validate", "keys", "usage":
+		case "serve", "tools", "validate", "keys", "usage", "clients":
 			cmd, args = args[0], args[1:]
 		}
 	}
@@ -64,6 +64,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runTools(ctx, args, getenv, stdout, stderr)
 	case "validate":
 		return runValidate(ctx, args, getenv, stdout, stderr)
+	case "clients":
+		return runClients(ctx, args, getenv, stdout, stderr)
 	default:
 		return runServe(ctx, args, getenv, stdout, stderr)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -94,7 +93,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"spec", redactURL(specLocation),
 		"startup_ms", time.Since(start).Milliseconds(),
 	)
-	printBanner(stdout, mcpURL, doc, cfg.Spec == "")
+	printBanner(stdout, mcpURL, cfg.PublicURL, doc, cfg.Spec == "")
 
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
@@ -227,26 +226,24 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 }
 
 // printBanner writes the MCP URL, the tool count and ready-to-paste client
-// configurations to w.
-func printBanner(w io.Writer, mcpURL string, doc *openapi.Document, demo bool) {
+// configurations to w, for public_url when it is set.
+func printBanner(w io.Writer, mcpURL, publicURL string, doc *openapi.Document, demo bool) {
 	key := "YOUR_API_KEY"
 	if demo {
 		key = "demo-key"
 	}
-	entry := map[string]any{"mcpServers": map[string]any{"restmcp": map[string]any{
-		"type":    "http",
-		"url":     mcpURL,
-		"headers": map[string]string{"x-api-key": key},
-	}}}
-	js, _ := json.MarshalIndent(entry, "", "  ")
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nrestmcp is serving %q (%d tools) at %s\n", doc.Title, len(doc.Tools), mcpURL)
 	if demo {
 		b.WriteString("(bundled demo API: any non-empty key is accepted)\n")
 	}
-	fmt.Fprintf(&b, "\nCursor, VS Code, Claude Code (mcpServers entry with the x-api-key header):\n%s\n", js)
-	fmt.Fprintf(&b, "\nConnectors that only take a URL (Claude, ChatGPT custom connectors):\n  %s?api_key=%s\n\n", mcpURL, url.QueryEscape(key))
+	b.WriteString("\n")
 	_, _ = io.WriteString(w, b.String())
+	if publicURL != "" {
+		mcpURL = publicURL
+	}
+	writeClientConfigs(w, mcpURL, doc.Title, key)
+	_, _ = io.WriteString(w, "\n")
 }
 
 // redactURL drops user info and the query from a URL-shaped location, so
