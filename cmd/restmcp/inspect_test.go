@@ -134,3 +134,32 @@ func TestClientsCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchCommand runs a small `restmcp bench` and checks its report:
+// both targets at each concurrency, every call answered 200, restmcp's own
+// share computed (figures themselves are not asserted: timing belongs to
+// benchmarks, not tests).
+func TestBenchCommand(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if err := run(context.Background(), []string{"bench", "--calls", "300", "--concurrency", "1,4"}, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var targets []string
+	for _, l := range lines[1:5] {
+		f := strings.Fields(l)
+		if f[len(f)-1] != "0" {
+			t.Errorf("errors in %q", l)
+		}
+		targets = append(targets, strings.Join(f[:len(f)-8], " ")+" c="+f[len(f)-8])
+	}
+	want := []string{"direct upstream c=1", "restmcp, memory metering c=1", "direct upstream c=4", "restmcp, memory metering c=4"}
+	if diff := cmp.Diff(want, targets); diff != "" {
+		t.Errorf("runs (-want +got):\n%s\n%s", diff, stdout.String())
+	}
+	for _, c := range []string{"1", "4"} {
+		if !strings.Contains(stdout.String(), "\nconcurrency "+c+": restmcp itself ") {
+			t.Errorf("no summary for concurrency %s:\n%s", c, stdout.String())
+		}
+	}
+}

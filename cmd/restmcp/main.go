@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cmd := "serve"
 	if len(args) > 0 {
 		switch args[0] {
-		case "serve", "tools", "validate", "keys", "usage", "clients":
+		case "serve", "tools", "validate", "keys", "usage", "clients", "bench":
 			cmd, args = args[0], args[1:]
 		}
 	}
@@ -66,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runValidate(ctx, args, getenv, stdout, stderr)
 	case "clients":
 		return runClients(ctx, args, getenv, stdout, stderr)
+	case "bench":
+		return runBench(ctx, args, stdout, stderr)
 	default:
 		return runServe(ctx, args, getenv, stdout, stderr)
 	}
