@@ -682,6 +682,9 @@ func TestKeysCommands(t *testing.T) {
 		t.Errorf("usage = %+v (%v), want plan pro with month limit 10000", r, err)
 	}
 	out, _, err = runCmd("usage", keyID, "--plan", "free")
+	if err != nil {
+		t.Fatalf("usage --plan free: %v", err)
+	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Plan != "free" {
 		t.Errorf("usage --plan free = %s", out)
 	}
