@@ -2,14 +2,12 @@ package adapter
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -99,25 +97,14 @@ func (s *Server) listFor(c *gin.Context) []byte {
 	if !s.opts.ListByPlan || cred.key == "" {
 		return s.listBytes
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
-	t := time.Now()
-	plan, err := s.opts.Keys.ResolveKey(ctx, cred.key)
-	cancel()
-	s.metrics.meterOp("resolve", time.Since(t), nil)
-	if err != nil || plan == nil {
-		s.logger.Debug("tools/list not filtered: key not resolved", "key_id", cred.keyID, "error", errString(err))
+	plan, ok := s.listPlan(c.Request.Context(), cred)
+	if !ok {
 		return s.listBytes
 	}
 	if b, ok := s.planLists.Load(plan.Name()); ok {
 		return b.([]byte)
 	}
-	tools := make([]*mcp.Tool, 0, len(s.listed))
-	for _, t := range s.listed {
-		if ot := s.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {
-			tools = append(tools, t)
-		}
-	}
-	b, err := sdkJSON(&mcp.ListToolsResult{Tools: tools, Cacheable: mcp.Cacheable{CacheScope: "private"}})
+	b, err := sdkJSON(&mcp.ListToolsResult{Tools: s.planTools(plan, s.listed), Cacheable: mcp.Cacheable{CacheScope: "private"}})
 	if err != nil {
 		return s.listBytes // unreachable: the same tools encoded at startup
 	}

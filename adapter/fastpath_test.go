@@ -1,6 +1,8 @@
 package adapter
 
 import (
+	"bytes"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -139,4 +141,42 @@ func TestModernToolsCallResult(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzFastPathMatchesSDK sends any body (seeded with the conformance
+// requests) to a server with the fast path and to one without, and fails
+// when their answers differ in status or body: the fast path may only
+// answer what it answers exactly as the SDK does. Both servers refuse
+// 2026-07-28 requests' missing headers alike, so the fuzzed bodies go
+// without protocol headers.
+func FuzzFastPathMatchesSDK(f *testing.F) {
+	for _, s := range differentialSeeds {
+		f.Add([]byte(s), "application/json")
+	}
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/list"}`), "text/event-stream")
+	up := newPlanUpstream(f)
+	tools := loadTools(f, "testdata/plans_api.yaml", up.URL)
+	mk := func(disable bool) http.Handler {
+		s, err := New(Options{Tools: tools, Keys: planKeys(), Meter: &fakeMeter{admit: allowedDecision}, DisableFastPath: disable, ListByPlan: true})
+		if err != nil {
+			f.Fatal(err)
+		}
+		return s.Handler()
+	}
+	fast, sdk := mk(false), mk(true)
+	f.Fuzz(func(t *testing.T, body []byte, accept string) {
+		do := func(h http.Handler) *httptest.ResponseRecorder {
+			req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", accept)
+			req.Header.Set("X-API-Key", "k-free")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec
+		}
+		got, want := do(fast), do(sdk)
+		if got.Code != want.Code || got.Body.String() != want.Body.String() {
+			t.Fatalf("body %q, Accept %q:\nfast %d %q\n sdk %d %q", body, accept, got.Code, got.Body.String(), want.Code, want.Body.String())
+		}
+	})
 }

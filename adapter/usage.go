@@ -72,25 +72,41 @@ func (s *Server) listByPlan(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || cred.key == "" {
 			return res, err
 		}
-		rctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
-		t := time.Now()
-		plan, rerr := s.opts.Keys.ResolveKey(rctx, cred.key)
-		cancel()
-		s.metrics.meterOp("resolve", time.Since(t), nil)
-		if rerr != nil || plan == nil {
-			s.logger.Debug("tools/list not filtered: key not resolved", "key_id", cred.keyID, "error", errString(rerr))
+		plan, ok := s.listPlan(ctx, cred)
+		if !ok {
 			return res, err
 		}
 		out := *lr
-		out.Tools = make([]*mcp.Tool, 0, len(lr.Tools))
-		for _, t := range lr.Tools {
-			if ot := s.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {
-				out.Tools = append(out.Tools, t)
-			}
-		}
+		out.Tools = s.planTools(plan, lr.Tools)
 		out.CacheScope = "private"
 		return &out, nil
 	}
+}
+
+// listPlan resolves the key of a tools/list to its plan (list_by_plan);
+// false, logged at Debug, when it cannot: the list is then not filtered.
+func (s *Server) listPlan(ctx context.Context, cred *credential) (Plan, bool) {
+	rctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
+	t := time.Now()
+	plan, err := s.opts.Keys.ResolveKey(rctx, cred.key)
+	cancel()
+	s.metrics.meterOp("resolve", time.Since(t), nil)
+	if err != nil || plan == nil {
+		s.logger.Debug("tools/list not filtered: key not resolved", "key_id", cred.keyID, "error", errString(err))
+		return nil, false
+	}
+	return plan, true
+}
+
+// planTools returns the tools of list that plan allows, in order.
+func (s *Server) planTools(plan Plan, list []*mcp.Tool) []*mcp.Tool {
+	out := make([]*mcp.Tool, 0, len(list))
+	for _, t := range list {
+		if ot := s.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func errString(err error) string {
