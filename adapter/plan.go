@@ -276,15 +276,25 @@ func (s *Server) Close(ctx context.Context) error {
 	go func() { s.afterWG.Wait(); close(done) }()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("adapter: refunds and usage events still pending: %w", ctx.Err())
 	}
+	if err := s.closeEvents(ctx); err != nil {
+		return fmt.Errorf("adapter: usage events still queued: %w", err)
+	}
+	return nil
 }
 
 // recordEvent writes e, timing it; failures are logged at Warn (billing
 // loses one event; the call itself was counted by AdmitCall).
 func (s *Server) recordEvent(ctx context.Context, e Event) {
+	if s.events != nil {
+		select {
+		case s.events.in <- e:
+			return
+		default: // the queue is full: write this one here (back-pressure, not loss)
+		}
+	}
 	t := time.Now()
 	err := s.opts.Meter.RecordEvent(ctx, e)
 	s.metrics.meterOp("event", time.Since(t), err)

@@ -378,3 +378,63 @@ restmcp_meter_decisions_total{decision="refused",reason="per_second"} 1
 		}
 	}
 }
+
+// batchMeter is a fakeMeter that also takes events in batches.
+type batchMeter struct {
+	*fakeMeter
+	mu      sync.Mutex
+	batches [][]Event
+	singles int
+}
+
+func (m *batchMeter) RecordEvents(_ context.Context, events []Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.batches = append(m.batches, append([]Event(nil), events...))
+	return nil
+}
+
+func (m *batchMeter) RecordEvent(ctx context.Context, e Event) error {
+	m.mu.Lock()
+	m.singles++
+	m.mu.Unlock()
+	return m.fakeMeter.RecordEvent(ctx, e)
+}
+
+// TestUsageEventsBatched: with a Meter that takes batches, usage events
+// go through one writer, none is lost, and Close waits for the queue.
+func TestUsageEventsBatched(t *testing.T) {
+	up := newPlanUpstream(t)
+	meter := &batchMeter{fakeMeter: &fakeMeter{admit: allowedDecision}}
+	s, err := New(Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveHandler(t, s)
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			post(t, srv.URL+"/mcp", toolsCallBody(i, "get_quote", `{"symbol":"AAPL"}`), map[string]string{"X-API-Key": "k-free"})
+		})
+	}
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	meter.mu.Lock()
+	defer meter.mu.Unlock()
+	n := 0
+	for _, b := range meter.batches {
+		for _, e := range b {
+			if e.Tool != "get_quote" || e.Outcome != OutcomeOK || e.Plan != "free" || e.Cost != 1 || e.KeyID != KeyID("k-free") {
+				t.Errorf("event %+v", e)
+			}
+		}
+		n += len(b)
+	}
+	if n != 40 || meter.singles != 0 {
+		t.Errorf("%d events in %d batches and %d one by one; want 40 in batches", n, len(meter.batches), meter.singles)
+	}
+}

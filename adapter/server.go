@@ -181,6 +181,10 @@ type Server struct {
 	// planLists holds, by plan name, the encoded tools/list of a plan
 	// (Options.ListByPlan), made on first use.
 	planLists sync.Map
+	// events queues usage events for one batching writer when the Meter
+	// is an EventBatcher; nil otherwise. closeOnce closes it.
+	events    *eventWriter
+	closeOnce sync.Once
 	// fastServed counts the requests the fast path answered.
 	fastServed atomic.Int64
 	// impl is the server's name and version, as initialize reports it.
@@ -355,6 +359,9 @@ func New(opts Options) (*Server, error) {
 
 	if s.listBytes, err = sdkJSON(&mcp.ListToolsResult{Tools: s.listed, Cacheable: mcp.Cacheable{CacheScope: "public"}}); err != nil {
 		return nil, fmt.Errorf("encoding tools/list: %w", err)
+	}
+	if b, ok := opts.Meter.(EventBatcher); ok {
+		s.startEventWriter(b)
 	}
 	s.jsonHandler = s.streamableHandler(true)
 	s.sseHandler = s.streamableHandler(false)

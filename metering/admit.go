@@ -50,6 +50,9 @@ type PlanMeter interface {
 	Report(ctx context.Context, keyID string, plan *Plan) (Report, error)
 	// RecordEvent appends one usage event for billing pipelines.
 	RecordEvent(ctx context.Context, e Event) error
+	// RecordEvents appends events in order, in one round trip to the
+	// store where it has round trips.
+	RecordEvents(ctx context.Context, events []Event) error
 	// Ping reports whether the store answers.
 	Ping(ctx context.Context) error
 }

@@ -91,3 +91,45 @@ func TestMemoryRecordEvent(t *testing.T) {
 		t.Errorf("events off: kept %d", len(off.Events()))
 	}
 }
+
+// TestRedisRecordEventsPipelined: RecordEvents writes, in one pipelined
+// round trip, exactly the entries RecordEvent writes one by one, in order.
+func TestRedisRecordEventsPipelined(t *testing.T) {
+	c := testRedis(t)
+	id := newKeyID(t, c)
+	one, many := Key(id, "events-one"), Key(id, "events-many")
+	ctx := context.Background()
+	at := time.Date(2026, time.November, 15, 12, 0, 0, 0, time.UTC)
+	var events []Event
+	for i := range 5 {
+		events = append(events, Event{KeyID: "9f86d081884c", Plan: "pro", Tool: "t" + string(rune('a'+i)), Cost: int64(i), Outcome: OutcomeOK,
+			UpstreamStatus: 200, Latency: time.Duration(i) * time.Millisecond, Bytes: int64(10 * i), Time: at.Add(time.Duration(i) * time.Second)})
+	}
+	single := NewRedis(c, Options{EventStream: one})
+	for _, e := range events {
+		if err := single.RecordEvent(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := NewRedis(c, Options{EventStream: many}).RecordEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	values := func(stream string) []map[string]any {
+		msgs, err := c.XRange(ctx, stream, "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []map[string]any
+		for _, m := range msgs {
+			out = append(out, m.Values)
+		}
+		return out
+	}
+	want := values(one)
+	if len(want) != 5 {
+		t.Fatalf("RecordEvent wrote %d entries, want 5", len(want))
+	}
+	if diff := cmp.Diff(want, values(many)); diff != "" {
+		t.Errorf("RecordEvents entries (-one by one +pipelined):\n%s", diff)
+	}
+}

@@ -114,6 +114,16 @@ func (m *MemoryMeter) Report(_ context.Context, keyID string, plan *Plan) (Repor
 	return buildReport(keyID, plan, s, tools), nil
 }
 
+// RecordEvents records events in order, as RecordEvent does.
+func (m *MemoryMeter) RecordEvents(ctx context.Context, events []Event) error {
+	for _, e := range events {
+		if err := m.RecordEvent(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RecordEvent keeps e among the latest min(Options.EventMaxLen,
 // MemoryEventMax) events; a zero e.Time is the meter's clock. It never
 // fails.

@@ -201,6 +201,26 @@ func (o *OutageMeter) RecordEvent(ctx context.Context, e Event) error {
 	return err
 }
 
+// RecordEvents is [RedisMeter.RecordEvents] under the policy, as
+// RecordEvent: under fail_open events that cannot be written are dropped
+// and counted.
+func (o *OutageMeter) RecordEvents(ctx context.Context, events []Event) error {
+	if o.policy == OutageFailOpen && o.isDown() {
+		o.mu.Lock()
+		o.stats.DroppedEvents += int64(len(events))
+		o.mu.Unlock()
+		return nil
+	}
+	err := o.m.RecordEvents(ctx, events)
+	if o.policy == OutageFailOpen && o.failsOpen(ctx, err) {
+		o.mu.Lock()
+		o.stats.DroppedEvents += int64(len(events))
+		o.mu.Unlock()
+		return nil
+	}
+	return err
+}
+
 // Ping is [RedisMeter.Ping]: readiness reflects Redis whatever the policy.
 func (o *OutageMeter) Ping(ctx context.Context) error { return o.m.Ping(ctx) }
 

@@ -23,6 +23,7 @@ type rediser interface {
 	Ping(ctx context.Context) *redis.StatusCmd
 	XAdd(ctx context.Context, a *redis.XAddArgs) *redis.StringCmd
 	Time(ctx context.Context) *redis.TimeCmd
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 // luaPrelude holds what both scripts share: the clock and the choice of the

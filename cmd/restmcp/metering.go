@@ -252,11 +252,24 @@ func (s meterShim) Refund(ctx context.Context, c adapter.Call, d adapter.Decisio
 	})
 }
 
+// RecordEvents makes the shim an adapter.EventBatcher.
+func (s meterShim) RecordEvents(ctx context.Context, events []adapter.Event) error {
+	out := make([]metering.Event, len(events))
+	for i, e := range events {
+		out[i] = toEvent(e)
+	}
+	return s.m.RecordEvents(ctx, out)
+}
+
 func (s meterShim) RecordEvent(ctx context.Context, e adapter.Event) error {
-	return s.m.RecordEvent(ctx, metering.Event{
+	return s.m.RecordEvent(ctx, toEvent(e))
+}
+
+func toEvent(e adapter.Event) metering.Event {
+	return metering.Event{
 		KeyID: e.KeyID, Plan: e.Plan, Tool: e.Tool, Cost: e.Cost, Outcome: metering.Outcome(e.Outcome),
 		UpstreamStatus: e.UpstreamStatus, Latency: e.Latency, Bytes: e.Bytes, Time: e.Time,
-	})
+	}
 }
 
 // Report returns a metering.Report, which GET /usage encodes as JSON.
