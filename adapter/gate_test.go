@@ -132,7 +132,7 @@ func TestUnsafeKeysRefused(t *testing.T) {
 	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Meter: meter})
 	body := toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`)
 	msg := func(what string) string {
-		return `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"invalid API key: it contains ` + what + `, which no API key has; send the key exactly as issued, in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+		return `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"invalid API key: it contains ` + what + `, which no API key has; send the key exactly as issued, in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
 	}
 	tests := []struct {
 		name, query string
@@ -340,5 +340,46 @@ paths:
 		if len(reqs) != 1 || reqs[0].Header.Get("Authorization") != tt.want {
 			t.Errorf("%s: %s: upstream Authorization %q, want %q", tt.header, tt.value, reqs[0].Header.Get("Authorization"), tt.want)
 		}
+	}
+}
+
+// TestErrorCodes: restmcp's own refusals use codes outside JSON-RPC's
+// reserved range by default (-31401, -31429, -31503), and Options.ErrorCodes
+// restores the codes a deployment's clients expect.
+func TestErrorCodes(t *testing.T) {
+	up := newPlanUpstream(t)
+	tools := loadTools(t, "testdata/plans_api.yaml", up.URL)
+	refuse := &fakeMeter{admit: func(Call) (Decision, error) {
+		return Decision{Limit: 1, RetryAfter: time.Second, RefusedBy: "per_minute", Policy: "per_minute", Window: time.Minute}, nil
+	}}
+	down := &fakeMeter{admit: func(Call) (Decision, error) { return Decision{}, errors.New("store down") }}
+	body := toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`)
+	code := func(t *testing.T, r rpcResponse) float64 {
+		t.Helper()
+		e, _ := decodeRPC(t, r.body)["error"].(map[string]any)
+		c, _ := e["code"].(float64)
+		return c
+	}
+	for _, tt := range []struct {
+		name  string
+		codes ErrorCodes
+		want  [3]float64 // 401, 429, 503
+	}{
+		{"defaults", ErrorCodes{}, [3]float64{-31401, -31429, -31503}},
+		{"legacy", ErrorCodes{Unauthorized: -32001, RateLimited: -32029, Unavailable: -32030}, [3]float64{-32001, -32029, -32030}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			noKey := serve(t, Options{Tools: tools, ErrorCodes: tt.codes})
+			limited := serve(t, Options{Tools: tools, Meter: refuse, ErrorCodes: tt.codes})
+			unavailable := serve(t, Options{Tools: tools, Meter: down, ErrorCodes: tt.codes})
+			got := [3]float64{
+				code(t, post(t, noKey.URL+"/mcp", body, nil)),
+				code(t, post(t, limited.URL+"/mcp", body, map[string]string{"X-API-Key": "k-1"})),
+				code(t, post(t, unavailable.URL+"/mcp", body, map[string]string{"X-API-Key": "k-1"})),
+			}
+			if got != tt.want {
+				t.Errorf("codes for 401, 429, 503 = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -542,7 +542,7 @@ func (s *Server) authenticate(c *gin.Context, ex *exchange, tool *openapi.Tool, 
 			s.metrics.callDone(tool.Name, OutcomeUnauthorized)
 		}
 		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
-		abortRPC(c, http.StatusUnauthorized, id, CodeUnauthorized, msg)
+		abortRPC(c, http.StatusUnauthorized, id, s.opts.ErrorCodes.Unauthorized, msg)
 		return false
 	}
 	switch {
@@ -666,7 +666,7 @@ func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call Call, prefi
 		s.metrics.callDone(call.Tool, OutcomeUnavailable)
 		s.logger.Error("metering failed; refusing tools/call", "key_id", call.KeyID, "tool", call.Tool, "error", err.Error())
 		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
-		abortRPC(c, http.StatusServiceUnavailable, id, CodeUnavailable,
+		abortRPC(c, http.StatusServiceUnavailable, id, s.opts.ErrorCodes.Unavailable,
 			"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
 		return d, false
 	}
@@ -682,7 +682,7 @@ func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call Call, prefi
 	if refused != nil {
 		refused()
 	}
-	abortRPC(c, http.StatusTooManyRequests, id, CodeRateLimited, prefix+refusalMessage(call.Plan, d, retry))
+	abortRPC(c, http.StatusTooManyRequests, id, s.opts.ErrorCodes.RateLimited, prefix+refusalMessage(call.Plan, d, retry))
 	return d, false
 }
 
@@ -768,9 +768,9 @@ func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage
 		c.AbortWithStatusJSON(status, gin.H{"error": msg})
 		return nil, false
 	}
-	code := CodeUnauthorized
+	code := s.opts.ErrorCodes.Unauthorized
 	if status != http.StatusUnauthorized {
-		code = CodeUnavailable
+		code = s.opts.ErrorCodes.Unavailable
 	}
 	abortRPC(c, status, id, code, msg)
 	return nil, false

@@ -190,7 +190,7 @@ func TestToolsCallWithoutKey(t *testing.T) {
 	if g, w := got.header.Get("WWW-Authenticate"), `ApiKey realm="restmcp", Bearer realm="restmcp"`; g != w {
 		t.Errorf("WWW-Authenticate = %q, want %q", g, w)
 	}
-	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
 	if got.body != want {
 		t.Errorf("body =\n%s\nwant\n%s", got.body, want)
 	}
@@ -324,7 +324,7 @@ func TestMetering(t *testing.T) {
 		if diff := cmp.Diff(want, rateHeaders(got.header)); diff != "" {
 			t.Errorf("rate-limit headers (-want +got):\n%s", diff)
 		}
-		wantBody := `{"jsonrpc":"2.0","id":2,"error":{"code":-32029,"message":"rate limit exceeded: 100 calls per window; retry after 3 seconds"}}`
+		wantBody := `{"jsonrpc":"2.0","id":2,"error":{"code":-31429,"message":"rate limit exceeded: 100 calls per window; retry after 3 seconds"}}`
 		if got.body != wantBody {
 			t.Errorf("body = %s, want %s", got.body, wantBody)
 		}
@@ -362,7 +362,7 @@ func TestMeterError(t *testing.T) {
 	if g := got.header.Get("Retry-After"); g != "5" {
 		t.Errorf("Retry-After = %q, want 5", g)
 	}
-	want := `{"jsonrpc":"2.0","id":4,"error":{"code":-32030,"message":"usage metering is temporarily unavailable; retry in 5 seconds"}}`
+	want := `{"jsonrpc":"2.0","id":4,"error":{"code":-31503,"message":"usage metering is temporarily unavailable; retry in 5 seconds"}}`
 	if got.body != want {
 		t.Errorf("body = %s, want %s", got.body, want)
 	}

@@ -6,17 +6,21 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// JSON-RPC error codes restmcp answers with before the MCP handler runs.
-// The -32000…-32099 range is reserved for implementation-defined server
-// errors; these avoid the codes the go-sdk already uses there
-// (-32002, -32020…-32022, -32042).
+// JSON-RPC error codes restmcp answers with before the MCP handler runs
+// (docs/security.md H18). The three of its own lie outside -32768…-32000,
+// which JSON-RPC 2.0 §5.1 reserves (https://www.jsonrpc.org/specification#error_object):
+// the MCP SDKs give meaning to codes there (-32001 is "session not found"
+// to the TypeScript client, and 2026-07-28 assigns -32020…-32042), so a
+// client must not mistake restmcp's refusals for those. The last digits
+// are the HTTP status. Options.ErrorCodes restores other codes for clients
+// that expect them.
 const (
-	// CodeUnauthorized: tools/call without an API key (HTTP 401).
-	CodeUnauthorized = -32001
+	// CodeUnauthorized: tools/call without a usable API key (HTTP 401).
+	CodeUnauthorized = -31401
 	// CodeRateLimited: the key's rate limit or quota is exhausted (HTTP 429).
-	CodeRateLimited = -32029
-	// CodeUnavailable: the metering store could not be reached (HTTP 503).
-	CodeUnavailable = -32030
+	CodeRateLimited = -31429
+	// CodeUnavailable: the metering store could not decide (HTTP 503).
+	CodeUnavailable = -31503
 
 	// CodeHeaderMismatch: an MCP standard header (Mcp-Method, Mcp-Name,
 	// Mcp-Protocol-Version) does not match the body (the go-sdk's

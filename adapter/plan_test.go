@@ -109,9 +109,9 @@ func TestUnknownAndRevokedKeys(t *testing.T) {
 		wantStatus int
 		wantBody   string
 	}{
-		{"unknown", "k-nobody", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"unknown API key (key_id ` + KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
-		{"revoked", "revoked", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"API key revoked (key_id ` + KeyID("revoked") + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
-		{"store down", "down", 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-32030,"message":"API key check is temporarily unavailable; retry in 5 seconds"}}`},
+		{"unknown", "k-nobody", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
+		{"revoked", "revoked", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"API key revoked (key_id ` + KeyID("revoked") + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
+		{"store down", "down", 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-31503,"message":"API key check is temporarily unavailable; retry in 5 seconds"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,7 +236,7 @@ func TestRateLimitPolicyAndQuotaRefusal(t *testing.T) {
 	refuse = true
 	mu.Unlock()
 	got = post(t, srv.URL+"/mcp", toolsCallBody(2, "etfs_top_holdings", `{"symbol":"SPY"}`), key)
-	wantBody := `{"jsonrpc":"2.0","id":2,"error":{"code":-32029,"message":"quota exceeded: the day quota of plan \"pro\" is 100 units; retry after 10800 seconds, when the next day starts (UTC)"}}`
+	wantBody := `{"jsonrpc":"2.0","id":2,"error":{"code":-31429,"message":"quota exceeded: the day quota of plan \"pro\" is 100 units; retry after 10800 seconds, when the next day starts (UTC)"}}`
 	if got.status != 429 || got.body != wantBody || got.header.Get("Retry-After") != "10800" || got.header.Get("RateLimit-Policy") != `100;w=86400;policy="day"` {
 		t.Errorf("got %d Retry-After %q Policy %q %s\nwant 429 10800 %s", got.status, got.header.Get("Retry-After"), got.header.Get("RateLimit-Policy"), got.body, wantBody)
 	}

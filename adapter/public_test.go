@@ -125,7 +125,7 @@ func TestPublicModeGlobalPlan(t *testing.T) {
 			t.Errorf("call %d from %s = %d %s, want %d", i, tt.ip, got.status, got.body, tt.status)
 		}
 		if i == 4 {
-			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32029,"message":"the public limit for all anonymous callers together: rate limit exceeded: 3 calls per minute of plan \"public\"; retry after 30 seconds"}}`
+			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-31429,"message":"the public limit for all anonymous callers together: rate limit exceeded: 3 calls per minute of plan \"public\"; retry after 30 seconds"}}`
 			if got.body != want {
 				t.Errorf("global refusal = %s\nwant %s", got.body, want)
 			}

@@ -149,6 +149,12 @@ type Options struct {
 	// ignored (anyone can send them).
 	TrustedProxies []string
 
+	// ErrorCodes replaces restmcp's own JSON-RPC error codes, for
+	// deployments whose clients expect others (an earlier restmcp answered
+	// -32001, -32029 and -32030). A zero field keeps its default:
+	// CodeUnauthorized, CodeRateLimited, CodeUnavailable.
+	ErrorCodes ErrorCodes
+
 	// DisableFastPath sends every request through the go-sdk's handler,
 	// tools/call and tools/list included. The fast path answers those two
 	// on the pre-2026 wire from restmcp's own tool table with the same bytes
@@ -159,6 +165,13 @@ type Options struct {
 	// Logger receives the access log and tool-call diagnostics. Keys are never
 	// logged, only their key_id. Nil: discard.
 	Logger *slog.Logger
+}
+
+// ErrorCodes are the JSON-RPC error codes of restmcp's own refusals.
+type ErrorCodes struct {
+	Unauthorized int // HTTP 401: no key, an unknown, revoked or unusable one
+	RateLimited  int // HTTP 429: a rate limit or quota
+	Unavailable  int // HTTP 503: the key store or meter could not decide
 }
 
 // Server is a remote MCP server for a set of tools. It is safe for
@@ -228,6 +241,15 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxBinaryBytes == 0 {
 		opts.MaxBinaryBytes = DefaultMaxBinaryBytes
+	}
+	if opts.ErrorCodes.Unauthorized == 0 {
+		opts.ErrorCodes.Unauthorized = CodeUnauthorized
+	}
+	if opts.ErrorCodes.RateLimited == 0 {
+		opts.ErrorCodes.RateLimited = CodeRateLimited
+	}
+	if opts.ErrorCodes.Unavailable == 0 {
+		opts.ErrorCodes.Unavailable = CodeUnavailable
 	}
 
 	var errs []error

@@ -283,6 +283,11 @@ type Config struct {
 	// a value outside its enum fails startup naming the allowed values. Nil:
 	// every default.
 	ServerVariables map[string]string
+	// ErrorCodes replaces the JSON-RPC codes of restmcp's own refusals, by
+	// name: unauthorized (401), rate_limited (429), unavailable (503).
+	// Values are integers; an absent name keeps its default (-31401,
+	// -31429, -31503). Nil: the defaults.
+	ErrorCodes map[string]string
 	// PublicURL is the MCP endpoint's address as clients reach it
 	// (https://mcp.example.com/mcp), for the client configurations the
 	// banner and restmcp clients print. Empty: the listen address.
@@ -447,6 +452,17 @@ func (c Config) Validate() error {
 	if c.MaxConnections <= 0 {
 		bad("max_connections", "must be positive; got %d", c.MaxConnections)
 	}
+	for _, name := range sortedNames(c.ErrorCodes) {
+		v := c.ErrorCodes[name]
+		switch name {
+		case "unauthorized", "rate_limited", "unavailable":
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n == 0 {
+				bad("error_codes", "%s: %q is not a non-zero integer", name, v)
+			}
+		default:
+			bad("error_codes", "%q is not one of unauthorized, rate_limited, unavailable", name)
+		}
+	}
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("public_url", "must be an http or https URL; got %q", c.PublicURL)
@@ -561,6 +577,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("tool_names", len(c.ToolNames)),
 		slog.Any("server_variables", c.ServerVariables),
 		slog.String("public_url", c.PublicURL),
+		slog.Any("error_codes", c.ErrorCodes),
 		slog.String("default_security", c.DefaultSecurity),
 		slog.String("credential_parameters", strings.Join(c.CredentialParameters, ",")),
 		slog.Int("report_max_tools", c.ReportMaxTools),
@@ -719,4 +736,15 @@ func validToolName(s string, max int) bool {
 		}
 	}
 	return true
+}
+
+// sortedNames returns m's keys in order, for messages that must not depend
+// on map order.
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -176,3 +176,14 @@ func TestRateLimitEnabled(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorCodesSetting: error_codes takes the three names and integers.
+func TestErrorCodesSetting(t *testing.T) {
+	c := Default()
+	c.ErrorCodes = map[string]string{"unauthorized": "-32001", "teapot": "418", "unavailable": "x"}
+	err := c.Validate()
+	want := "error_codes: \"teapot\" is not one of unauthorized, rate_limited, unavailable\nerror_codes: unavailable: \"x\" is not a non-zero integer"
+	if err == nil || err.Error() != want {
+		t.Errorf("Validate() = %v\nwant %s", err, want)
+	}
+}

@@ -61,6 +61,7 @@ type fileConfig struct {
 	ServerVariables    *map[string]string `yaml:"server_variables"`
 	DefaultSecurity    *string            `yaml:"default_security"`
 	PublicURL          *string            `yaml:"public_url"`
+	ErrorCodes         *map[string]string `yaml:"error_codes"`
 	CredentialParams   *[]string          `yaml:"credential_parameters"`
 	ReportMaxTools     *int               `yaml:"report_max_tools"`
 	ReportMaxListBytes *int               `yaml:"report_max_list_bytes"`
@@ -244,6 +245,15 @@ func (f *fileConfig) apply(c *Config) []error {
 	setList(&c.ExcludeMethods, f.ExcludeMethods)
 	setStr(&c.DefaultSecurity, f.DefaultSecurity)
 	setStr(&c.PublicURL, f.PublicURL)
+	if f.ErrorCodes != nil {
+		c.ErrorCodes = nil
+		for k, v := range *f.ErrorCodes {
+			if c.ErrorCodes == nil {
+				c.ErrorCodes = map[string]string{}
+			}
+			c.ErrorCodes[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
 	if f.CredentialParams != nil {
 		c.CredentialParameters = nil
 		if len(*f.CredentialParams) > 0 {

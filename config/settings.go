@@ -213,6 +213,10 @@ func table() []setting {
 			Usage: "Values for the document's server URL variables (region=eu,version=v2); unset ones take their default, and a value outside a variable's enum fails startup with the allowed values.",
 		}, set: func(c *Config, v string) error { return parseMap(v, &c.ServerVariables) }},
 		{Setting: Setting{
+			Key: "error_codes", Flag: "error-codes", Env: "RESTMCP_ERROR_CODES", Type: "map",
+			Usage: "JSON-RPC codes of restmcp's own refusals, for clients that expect others: unauthorized (401), rate_limited (429), unavailable (503), e.g. unauthorized=-32001,rate_limited=-32029,unavailable=-32030. Defaults: -31401, -31429, -31503.",
+		}, set: func(c *Config, v string) error { return parseMap(v, &c.ErrorCodes) }},
+		{Setting: Setting{
 			Key: "public_url", Flag: "public-url", Env: "RESTMCP_PUBLIC_URL", Type: "url",
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, set: func(c *Config, v string) error { c.PublicURL = v; return nil }},

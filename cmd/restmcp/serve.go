@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -213,6 +214,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		MaxResponseBytes:  int(cfg.MaxResponseBytes),
 		AllowedOrigins:    cfg.AllowedOrigins,
 		AllowAnonymous:    !cfg.RequireKey,
+		ErrorCodes:        errorCodes(cfg.ErrorCodes),
 		PublicMode:        cfg.PublicMode,
 		PublicGlobalPlan:  global,
 		TrustedProxies:    cfg.TrustedProxies,
@@ -255,4 +257,16 @@ func redactURL(loc string) string {
 	}
 	u.User, u.RawQuery = nil, ""
 	return u.String()
+}
+
+// errorCodes turns the error_codes setting (validated by config) into
+// adapter.ErrorCodes; absent names keep the adapter's defaults.
+func errorCodes(m map[string]string) adapter.ErrorCodes {
+	var c adapter.ErrorCodes
+	for name, dst := range map[string]*int{"unauthorized": &c.Unauthorized, "rate_limited": &c.RateLimited, "unavailable": &c.Unavailable} {
+		if v, ok := m[name]; ok {
+			*dst, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return c
 }
