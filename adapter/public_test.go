@@ -105,8 +105,12 @@ func TestPublicModeCredentialsNeverChangeTheCaller(t *testing.T) {
 func TestPublicModeGlobalPlan(t *testing.T) {
 	up := newUpstream(t, petstoreAPI)
 	meter := newLimitMeter(map[string]int{PublicKeyID: 3, AddressKeyID("198.51.100.1"): 2})
-	srv := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), Meter: meter, PublicMode: true,
+	s, err := New(Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), Meter: meter, PublicMode: true,
 		Keys: planKeys(), PublicGlobalPlan: fakePlan{name: "public"}, TrustedProxies: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveHandler(t, s)
 	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
 	from := func(ip string) rpcResponse {
 		return post(t, srv.URL+"/mcp", body, map[string]string{"X-Forwarded-For": ip})
@@ -131,20 +135,17 @@ func TestPublicModeGlobalPlan(t *testing.T) {
 			}
 		}
 	}
-	waitFor := func(want map[string]int) {
-		t.Helper()
-		for range 500 {
-			if _, r := meter.counts(); cmp.Equal(want, r) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		_, r := meter.counts()
-		t.Errorf("refunds by key id = %v, want %v", r, want)
+	// Refunds are written after the response; Close waits for them.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 	// The two global refusals gave their per-address admissions back; the
 	// IPv6 addresses share one /64.
-	waitFor(map[string]int{AddressKeyID("2001:db8::2"): 1, AddressKeyID("198.51.100.7"): 1})
+	if _, r := meter.counts(); !cmp.Equal(map[string]int{AddressKeyID("2001:db8::2"): 1, AddressKeyID("198.51.100.7"): 1}, r) {
+		t.Errorf("refunds by key id = %v", r)
+	}
 	if AddressKeyID("2001:db8::1") != AddressKeyID("2001:db8::2") || AddressKeyID("2001:db8::1") == AddressKeyID("2001:db8:0:1::1") {
 		t.Error("IPv6 addresses are not grouped by /64")
 	}

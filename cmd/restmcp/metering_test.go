@@ -130,6 +130,7 @@ type testApp struct {
 	url string
 	mw  *meteringWiring
 	up  *recUpstream
+	srv *adapter.Server
 }
 
 // startApp writes plansYAML (if not empty) to a file and serves
@@ -175,7 +176,7 @@ func startApp(t testing.TB, plansYAML string, env map[string]string) *testApp {
 		}
 		mw.close(cctx)
 	})
-	return &testApp{url: hs.URL, mw: mw, up: up}
+	return &testApp{url: hs.URL, mw: mw, up: up, srv: srv}
 }
 
 // createKey creates a registry key on plan and removes it from Redis when
