@@ -1,0 +1,33 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/config"
+	"github.com/restmcp/restmcp/openapi"
+)
+
+// TestAdapterDefaultsMatchSettings keeps the defaults of adapter.Options and
+// openapi that are also settings equal to the config defaults: a program
+// that uses adapter as a library gets the same server as the restmcp
+// command. adapter and openapi must not import config, so the values are
+// declared in each package and compared here, where all three meet.
+func TestAdapterDefaultsMatchSettings(t *testing.T) {
+	pairs := []struct {
+		name          string
+		library, flag any
+	}{
+		{"mcp_path", adapter.DefaultMCPPath, config.DefaultMCPPath},
+		{"upstream_timeout", adapter.DefaultUpstreamTimeout, config.DefaultUpstreamTimeout},
+		{"max_body_bytes", int64(adapter.DefaultMaxBodyBytes), config.DefaultMaxBodyBytes},
+		{"max_response_bytes", int64(adapter.DefaultMaxResponseBytes), config.DefaultMaxResponseBytes},
+		{"meter_timeout", adapter.DefaultMeterTimeout, config.DefaultMeterTimeout},
+		{"max_tool_name_length", openapi.DefaultMaxNameLength, config.DefaultMaxToolNameLength},
+	}
+	for _, p := range pairs {
+		if p.library != p.flag {
+			t.Errorf("%s: library default %v, setting default %v", p.name, p.library, p.flag)
+		}
+	}
+}
