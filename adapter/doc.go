@@ -8,7 +8,7 @@
 // only, key requirement and metering), and one shared upstream
 // [net/http.Client]. Every tools/call becomes the REST request its tool
 // describes, sent with the caller's own API key, and the upstream response is
-// mapped to a CallToolResult following CONVENTIONS.md R1–R7.
+// mapped to a CallToolResult as docs/results.md describes.
 //
 // The package imports openapi, the go-sdk and the Prometheus client; it must
 // not import metering, config or cmd. It declares the small interfaces it
@@ -17,7 +17,7 @@
 // Report) — with plain value types ([Call], [Decision], [Event]); cmd
 // satisfies them with shims over the metering package.
 //
-// HTTP behaviour (DESIGN.md "HTTP contract"):
+// HTTP behaviour:
 //   - POST /mcp carries exactly one JSON-RPC message; a batch gets 400.
 //     initialize, server/discover, tools/list (every tool in one page,
 //     sorted by name), ping, notifications and responses need

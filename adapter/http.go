@@ -30,7 +30,7 @@ import (
 )
 
 // newEngine builds the gin engine: gin.New, so every middleware is ours and
-// in the order of DESIGN.md "Data path".
+// in the order the chains below list.
 func (s *Server) newEngine() *gin.Engine {
 	e := gin.New()
 	e.Use(s.recovery, s.requestID, s.accessLog)

@@ -47,9 +47,9 @@ const (
 	// larger bodies get 413.
 	DefaultMaxBodyBytes int64 = 1 << 20
 	// DefaultMaxResponseBytes caps the upstream text body put into a tool
-	// result (100 KiB); longer bodies are truncated (CONVENTIONS.md R5).
+	// result (100 KiB); longer bodies are truncated, and the result says so.
 	DefaultMaxResponseBytes int64 = 100 << 10
-	// DefaultMaxToolNameLength is the tool-name cap of CONVENTIONS.md N5: the
+	// DefaultMaxToolNameLength is the tool-name cap (64 characters): the
 	// length every known MCP client accepts.
 	DefaultMaxToolNameLength = 64
 	// DefaultRequireKey makes tools/call without an API key answer 401.
@@ -138,7 +138,7 @@ type Config struct {
 	// (openapi.LoadOptions.Overlays). Nil means none.
 	Overlays []string
 	// RefRoot is the folder that the document's external $refs must stay
-	// inside (openapi.LoadOptions.RefRoot, CONVENTIONS.md C02); it must
+	// inside (openapi.LoadOptions.RefRoot); it must
 	// contain the document. Empty means the document's own folder. A
 	// document whose shared files sit beside its folder (spec/ and
 	// common/) needs the parent folder here.

@@ -1,6 +1,6 @@
 // Package openapi loads an OpenAPI document (Swagger 2.0, OAS 3.0 or 3.1;
 // JSON or YAML; from a file or an http(s) URL) and turns each operation
-// into a Tool: a name (CONVENTIONS.md N1–N6), title, description, input
+// into a Tool: a name (docs/conventions.md), title, description, input
 // schema (P1–P3, B1–B5, S1–S8), output schema, annotations, and a request
 // plan precomputed at load so that Tool.NewRequest builds the upstream
 // request for one tools/call quickly and exactly (Q1–Q8, C25).

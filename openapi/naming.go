@@ -28,8 +28,8 @@ func fallbackBase(method, path string) string {
 	return strings.ToLower(method) + " " + path
 }
 
-// ToolName returns the tool name of one operation per CONVENTIONS.md
-// N1–N5 (N6 de-duplication is applied by Load across the document):
+// ToolName returns the tool name of one operation
+// (de-duplication of equal names is applied by Load across the document):
 // strcase.ToSnake of the operationId (or of "<method> <path>" with braces
 // removed when it is blank), every byte outside [A-Za-z0-9_-] replaced by
 // "_", runs of "_" collapsed, leading/trailing "_" trimmed, the N4 fallback

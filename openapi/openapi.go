@@ -8,7 +8,7 @@ import (
 	"net/url"
 )
 
-// DefaultMaxNameLength is the default cap on tool name length (CONVENTIONS.md N5).
+// DefaultMaxNameLength is the default cap on tool name length (64 characters, the length every known MCP client accepts).
 const DefaultMaxNameLength = 64
 
 // LoadOptions configures Load. The zero value is valid.
