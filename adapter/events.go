@@ -62,6 +62,7 @@ func (s *Server) writeEvents(b EventBatcher, batch []Event) {
 	t := time.Now()
 	err := b.RecordEvents(ctx, batch)
 	s.metrics.meterOp("event", time.Since(t), err)
+	s.metrics.eventsDone(len(batch), err)
 	if err != nil {
 		s.logger.Warn("recording usage events failed", "events", len(batch), "error", err.Error())
 	}

@@ -20,6 +20,7 @@ type metrics struct {
 	meterErrs *prometheus.CounterVec   // op
 	upstream  *prometheus.HistogramVec // outcome
 	refunds   prometheus.Counter
+	events    *prometheus.CounterVec // result
 }
 
 // Metric names, for README and tests.
@@ -30,6 +31,7 @@ const (
 	MetricMeterErrors      = "restmcp_meter_errors_total"
 	MetricUpstreamDuration = "restmcp_upstream_duration_seconds"
 	MetricMeterRefunds     = "restmcp_meter_refunds_total"
+	MetricUsageEvents      = "restmcp_usage_events_total"
 )
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -60,11 +62,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: MetricMeterRefunds,
 			Help: "Admitted calls refunded under counting policy success (upstream 5xx or failure).",
 		}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricUsageEvents,
+			Help: "Usage events by result: written to the metering store, or lost (the write failed). Events are written in batches, so this counts events where meter_duration_seconds{op=\"event\"} counts writes.",
+		}, []string{"result"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.decisions, m.meterDur, m.meterErrs, m.upstream, m.refunds} {
+	for _, c := range []prometheus.Collector{m.calls, m.decisions, m.meterDur, m.meterErrs, m.upstream, m.refunds, m.events} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -81,6 +87,15 @@ func (m *metrics) meterOp(op string, d time.Duration, err error) {
 	if err != nil {
 		m.meterErrs.WithLabelValues(op).Inc()
 	}
+}
+
+// eventsDone counts n usage events as written, or as lost when err is set.
+func (m *metrics) eventsDone(n int, err error) {
+	result := "written"
+	if err != nil {
+		result = "lost"
+	}
+	m.events.WithLabelValues(result).Add(float64(n))
 }
 
 func (m *metrics) decision(d Decision, err error) {

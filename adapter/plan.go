@@ -298,6 +298,7 @@ func (s *Server) recordEvent(ctx context.Context, e Event) {
 	t := time.Now()
 	err := s.opts.Meter.RecordEvent(ctx, e)
 	s.metrics.meterOp("event", time.Since(t), err)
+	s.metrics.eventsDone(1, err)
 	if err != nil {
 		s.logger.Warn("recording usage event failed", "key_id", e.KeyID, "tool", e.Tool, "error", err.Error())
 	}

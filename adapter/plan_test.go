@@ -370,6 +370,7 @@ restmcp_meter_decisions_total{decision="refused",reason="per_second"} 1
 	for _, s := range []string{
 		`restmcp_meter_duration_seconds_count{op="admit"} 4`,
 		`restmcp_meter_duration_seconds_count{op="event"} 5`,
+		`restmcp_usage_events_total{result="written"} 5`,
 		`restmcp_upstream_duration_seconds_count{outcome="ok"} 1`,
 		`restmcp_upstream_duration_seconds_count{outcome="upstream_error"} 1`,
 	} {

@@ -478,15 +478,15 @@ func TestMetricsAfterSmallRun(t *testing.T) {
 	postMCP(t, app.url, key, callBody(4, "admin_stats", `{}`))
 	postMCP(t, app.url, "rmk_nobody_"+randomHex(6), callBody(5, "get_quote", `{"symbol":"C"}`))
 
-	// Usage events are written after the response: wait for the fourth.
-	var got httpResult
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		req, _ := http.NewRequest(http.MethodGet, app.url+"/metrics", nil)
-		got = doHTTP(t, req)
-		if strings.Contains(got.body, `restmcp_meter_duration_seconds_count{op="event"} 4`) || time.Now().After(deadline) {
-			break
-		}
+	// Usage events are written after the response, in batches: Close waits
+	// for every one, so the counts below are final.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := app.srv.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
+	req, _ := http.NewRequest(http.MethodGet, app.url+"/metrics", nil)
+	got := doHTTP(t, req)
 	for _, line := range []string{
 		`restmcp_tool_calls_total{outcome="ok",tool="get_quote"} 2`,
 		`restmcp_tool_calls_total{outcome="upstream_error",tool="always_fails"} 1`,
@@ -494,7 +494,7 @@ func TestMetricsAfterSmallRun(t *testing.T) {
 		`restmcp_tool_calls_total{outcome="unauthorized",tool="get_quote"} 1`,
 		`restmcp_meter_decisions_total{decision="allowed",reason=""} 3`,
 		`restmcp_meter_duration_seconds_count{op="admit"} 3`,
-		`restmcp_meter_duration_seconds_count{op="event"} 4`,
+		`restmcp_usage_events_total{result="written"} 4`,
 		`restmcp_upstream_duration_seconds_count{outcome="ok"} 2`,
 		`restmcp_upstream_duration_seconds_count{outcome="upstream_error"} 1`,
 		`restmcp_meter_outage_down 0`,
