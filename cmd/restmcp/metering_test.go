@@ -408,14 +408,14 @@ func TestSuccessCountingRefunds(t *testing.T) {
 	for i := range 2 {
 		postMCP(t, app.url, key, callBody(10+i, "get_quote", `{"symbol":"AAPL"}`))
 	}
-	// Refunds are written after the response: wait for them.
-	var r metering.Report
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		r = app.report(t, keyID, "free")
-		if r.Periods[0].Used <= 2 || time.Now().After(deadline) {
-			break
-		}
+	// Refunds and usage events are written after the response: Close waits
+	// for every one.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := app.srv.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
+	r := app.report(t, keyID, "free")
 	want := map[string]metering.ToolUsage{"always_fails": {Calls: 0, Cost: 0}, "get_quote": {Calls: 2, Cost: 2}}
 	if diff := cmp.Diff(want, toolUsage(r)); r.Periods[0].Used != 2 || r.Periods[1].Used != 2 || diff != "" {
 		t.Errorf("day used %d, month used %d (want 2, 2); tools (-want +got):\n%s", r.Periods[0].Used, r.Periods[1].Used, diff)
