@@ -53,18 +53,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	wantTools := []string{"equities_profile", "equities_quote", "etfs_top_holdings", "fx_rates", "status_get", "watchlists_create"}
 	for _, how := range []string{"header", "query", "bearer"} {
 		t.Run(how, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, "check.mjs", mcpURL, "demo-key", "fx_rates", `{"base":"USD","symbols":["EUR","JPY"]}`, how)
-			cmd.Dir = tsClientDir
-			out, err := cmd.Output()
-			if err != nil {
-				var stderr []byte
-				if ee, ok := err.(*exec.ExitError); ok {
-					stderr = ee.Stderr
-				}
-				t.Fatalf("node check.mjs: %v\n%s", err, stderr)
-			}
+			out := runTSClient(t, node, "check.mjs", mcpURL, "demo-key", "fx_rates", `{"base":"USD","symbols":["EUR","JPY"]}`, how)
 			var got output
 			if err := json.Unmarshal(out, &got); err != nil {
 				t.Fatalf("output is not JSON: %v: %s", err, out)
@@ -103,18 +92,7 @@ func TestTypeScriptClientV2Modern(t *testing.T) {
 		t.Skip(msg)
 	}
 	mcpURL := startDefault(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "check-v2.mjs", mcpURL, "demo-key", "fx_rates", `{"base":"USD","symbols":["EUR","JPY"]}`)
-	cmd.Dir = tsClientDir
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node check-v2.mjs: %v\n%s", err, stderr)
-	}
+	out := runTSClient(t, node, "check-v2.mjs", mcpURL, "demo-key", "fx_rates", `{"base":"USD","symbols":["EUR","JPY"]}`)
 	var got map[string]any
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("output is not JSON: %v: %s", err, out)
@@ -130,4 +108,24 @@ func TestTypeScriptClientV2Modern(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("client v2 output (-want +got):\n%s", diff)
 	}
+}
+
+// runTSClient runs one script of examples/ts-client with node and returns
+// its standard output; a failure or a run past 30 s fails the test with the
+// script's standard error.
+func runTSClient(t *testing.T, node, script string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	cmd.Dir = tsClientDir
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node %s: %v\n%s", script, err, stderr)
+	}
+	return out
 }
