@@ -261,22 +261,10 @@ func (f *fileConfig) apply(c *Config) []error {
 		}
 	}
 	if f.ServerVariables != nil {
-		c.ServerVariables = nil // "{}" equals leaving the key out
-		for k, v := range *f.ServerVariables {
-			if c.ServerVariables == nil {
-				c.ServerVariables = map[string]string{}
-			}
-			c.ServerVariables[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		}
+		c.ServerVariables = trimmedMap(*f.ServerVariables)
 	}
 	if f.ToolNames != nil {
-		c.ToolNames = nil // "{}" equals leaving the key out
-		for k, v := range *f.ToolNames {
-			if c.ToolNames == nil {
-				c.ToolNames = map[string]string{}
-			}
-			c.ToolNames[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		}
+		c.ToolNames = trimmedMap(*f.ToolNames)
 	}
 	if f.ReportMaxTools != nil {
 		c.ReportMaxTools = *f.ReportMaxTools
@@ -361,4 +349,17 @@ func cleanYAMLError(err error) error {
 		return errors.New(strings.Join(te.Errors, "; "))
 	}
 	return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+// trimmedMap copies m with white space trimmed from every key and value;
+// an empty m gives nil, so "{}" in the file equals leaving the key out.
+func trimmedMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out
 }
