@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/metering"
 )
 
 // TestToolHandlerRefusesUnadmittedCall: a tools/call that reaches a tool
@@ -26,16 +27,16 @@ func TestToolHandlerRefusesUnadmittedCall(t *testing.T) {
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "get_pet", Arguments: json.RawMessage(`{"petId":"p1"}`)}}
 	withEx := func(ex *exchange) context.Context { return context.WithValue(context.Background(), exchangeKey{}, ex) }
 	cred := newCredential("k-1", "header")
-	mine := &admission{call: Call{KeyID: cred.keyID, Tool: "get_pet", Cost: 1}}
+	mine := &admission{call: metering.Call{KeyID: cred.keyID, Tool: "get_pet", Cost: 1}}
 	tests := []struct {
 		name string
 		ctx  context.Context
 	}{
 		{"no exchange", context.Background()},
 		{"no admission", withEx(&exchange{cred: cred})},
-		{"admission for another tool", withEx(&exchange{cred: cred, admission: &admission{call: Call{KeyID: cred.keyID, Tool: "list_pets"}}})},
-		{"admission for another key", withEx(&exchange{cred: newCredential("k-2", "header"), admission: &admission{call: Call{KeyID: cred.keyID, Tool: "get_pet"}}})},
-		{"anonymous admission, keyed caller", withEx(&exchange{cred: cred, admission: &admission{call: Call{KeyID: AnonymousKeyID, Tool: "get_pet"}}})},
+		{"admission for another tool", withEx(&exchange{cred: cred, admission: &admission{call: metering.Call{KeyID: cred.keyID, Tool: "list_pets"}}})},
+		{"admission for another key", withEx(&exchange{cred: newCredential("k-2", "header"), admission: &admission{call: metering.Call{KeyID: cred.keyID, Tool: "get_pet"}}})},
+		{"anonymous admission, keyed caller", withEx(&exchange{cred: cred, admission: &admission{call: metering.Call{KeyID: AnonymousKeyID, Tool: "get_pet"}}})},
 		{"settled admission", withEx(&exchange{cred: cred, admission: func() *admission { a := &admission{call: mine.call}; a.settle(); return a }()})},
 	}
 	want := &jsonrpc.Error{Code: codeInternalError, Message: "internal error: the call was not admitted; it was not run"}

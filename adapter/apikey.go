@@ -1,11 +1,11 @@
 package adapter
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/restmcp/restmcp/metering"
 )
 
 // Where a caller can present its API key on the MCP request. The first one
@@ -41,7 +41,7 @@ func extractCredential(r *http.Request) *credential {
 }
 
 func newCredential(key, source string) *credential {
-	return &credential{key: key, keyID: KeyID(key), source: source, unsafe: unsafeKeyChar(key)}
+	return &credential{key: key, keyID: metering.KeyID(key), source: source, unsafe: unsafeKeyChar(key)}
 }
 
 // unsafeKeyChar names the first character of key that no API key has and
@@ -73,11 +73,4 @@ func bearerToken(v string) (string, bool) {
 	}
 	token = strings.TrimSpace(token)
 	return token, token != ""
-}
-
-// KeyID identifies an API key in logs and metering without revealing it: the
-// first 12 hex digits of the key's SHA-256.
-func KeyID(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:6])
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/metering"
 )
 
 func TestExtractCredential(t *testing.T) {
@@ -39,8 +40,8 @@ func TestExtractCredential(t *testing.T) {
 			if c.key != tt.wantKey || c.source != tt.wantSource {
 				t.Errorf("extractCredential(%s, %v) = %q from %q, want %q from %q", tt.url, tt.header, c.key, c.source, tt.wantKey, tt.wantSource)
 			}
-			if tt.wantKey != "" && c.keyID != KeyID(tt.wantKey) {
-				t.Errorf("keyID = %q, want %q", c.keyID, KeyID(tt.wantKey))
+			if tt.wantKey != "" && c.keyID != metering.KeyID(tt.wantKey) {
+				t.Errorf("keyID = %q, want %q", c.keyID, metering.KeyID(tt.wantKey))
 			}
 		})
 	}
@@ -48,7 +49,7 @@ func TestExtractCredential(t *testing.T) {
 
 func TestKeyID(t *testing.T) {
 	// key_id is the first 12 hex digits of sha256("k-123").
-	if got, want := KeyID("k-123"), "3605a9e4358d"; got != want {
+	if got, want := metering.KeyID("k-123"), "3605a9e4358d"; got != want {
 		t.Errorf("KeyID(k-123) = %q, want %q", got, want)
 	}
 }

@@ -42,8 +42,8 @@
 //     rate-limit headers. A tools/call naming an unknown tool is neither
 //     resolved nor metered; it is answered with -32602.
 //   - After the upstream answers, the tool handler refunds the call
-//     ([Options.RefundFailedCalls]: upstream 5xx, failure, or never sent)
-//     and records a usage [Event], under context.WithoutCancel and a short
+//     ([Options.Counting] success: upstream 5xx, failure, or never sent)
+//     and records a usage [metering.Event], under context.WithoutCancel and a short
 //     timeout, so a client that hung up is still metered.
 //   - tools/list and tools/call are answered by go-sdk receiving
 //     middleware from the adapter's own tool table rather than tools

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -306,8 +307,8 @@ func TestKeyPlacementEndToEnd(t *testing.T) {
 	if strings.Contains(logs.String(), "k-123") {
 		t.Errorf("the key appears in the logs:\n%s", logs.String())
 	}
-	if !strings.Contains(logs.String(), KeyID("k-123")) {
-		t.Errorf("the logs do not identify the caller by key_id %s", KeyID("k-123"))
+	if !strings.Contains(logs.String(), metering.KeyID("k-123")) {
+		t.Errorf("the logs do not identify the caller by key_id %s", metering.KeyID("k-123"))
 	}
 }
 

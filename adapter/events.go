@@ -3,6 +3,8 @@ package adapter
 import (
 	"context"
 	"time"
+
+	"github.com/restmcp/restmcp/metering"
 )
 
 // EventBatcher is implemented by a [Meter] that can write many usage
@@ -11,7 +13,7 @@ import (
 // store's work per call does not grow by a round trip per event.
 type EventBatcher interface {
 	// RecordEvents appends events in order.
-	RecordEvents(ctx context.Context, events []Event) error
+	RecordEvents(ctx context.Context, events []metering.Event) error
 }
 
 // Usage events queued for the writer, and the most one batch carries.
@@ -24,16 +26,16 @@ const (
 // every event already queued (up to maxEventBatch), and writes them in one
 // call. Under load batches grow; at rest each event goes at once.
 type eventWriter struct {
-	in   chan Event
+	in   chan metering.Event
 	done chan struct{}
 }
 
 func (s *Server) startEventWriter(b EventBatcher) {
-	w := &eventWriter{in: make(chan Event, eventQueueSize), done: make(chan struct{})}
+	w := &eventWriter{in: make(chan metering.Event, eventQueueSize), done: make(chan struct{})}
 	s.events = w
 	go func() {
 		defer close(w.done)
-		batch := make([]Event, 0, maxEventBatch)
+		batch := make([]metering.Event, 0, maxEventBatch)
 		for e := range w.in {
 			batch = append(batch[:0], e)
 		fill:
@@ -56,7 +58,7 @@ func (s *Server) startEventWriter(b EventBatcher) {
 // writeEvents writes one batch under MeterTimeout; a failure is logged at
 // Warn with the count (billing loses those events; the calls themselves
 // were counted by AdmitCall).
-func (s *Server) writeEvents(b EventBatcher, batch []Event) {
+func (s *Server) writeEvents(b EventBatcher, batch []metering.Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.MeterTimeout)
 	defer cancel()
 	t := time.Now()

@@ -101,14 +101,14 @@ func (s *Server) listFor(c *gin.Context) []byte {
 	if !ok {
 		return s.listBytes
 	}
-	if b, ok := s.planLists.Load(plan.Name()); ok {
+	if b, ok := s.planLists.Load(plan.Name); ok {
 		return b.([]byte)
 	}
 	b, err := sdkJSON(&mcp.ListToolsResult{Tools: s.planTools(plan, s.listed), Cacheable: mcp.Cacheable{CacheScope: "private"}})
 	if err != nil {
 		return s.listBytes // unreachable: the same tools encoded at startup
 	}
-	s.planLists.Store(plan.Name(), b)
+	s.planLists.Store(plan.Name, b)
 	return b
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -113,7 +114,7 @@ func TestAdmittedButNotRunIsRefunded(t *testing.T) {
 		t.Fatalf("= %d %s, want 400", got.status, got.body)
 	}
 	ev := meter.waitEvents(t, 1)
-	want := Event{KeyID: KeyID("k-free"), Plan: "free", Tool: "get_quote", Outcome: OutcomeNotRun}
+	want := metering.Event{KeyID: metering.KeyID("k-free"), Plan: "free", Tool: "get_quote", Outcome: metering.OutcomeNotRun}
 	ev[0].Latency, ev[0].Time = 0, want.Time
 	if diff := cmp.Diff(want, ev[0]); diff != "" {
 		t.Errorf("event (-want +got):\n%s", diff)
@@ -349,10 +350,10 @@ paths:
 func TestErrorCodes(t *testing.T) {
 	up := newPlanUpstream(t)
 	tools := loadTools(t, "testdata/plans_api.yaml", up.URL)
-	refuse := &fakeMeter{admit: func(Call) (Decision, error) {
-		return Decision{Limit: 1, RetryAfter: time.Second, RefusedBy: "per_minute", Policy: "per_minute", Window: time.Minute}, nil
+	refuse := &fakeMeter{admit: func(metering.Call) (metering.Decision, error) {
+		return metering.Decision{Limit: 1, RetryAfter: time.Second, RefusedBy: "per_minute", Policy: "per_minute", Window: time.Minute}, nil
 	}}
-	down := &fakeMeter{admit: func(Call) (Decision, error) { return Decision{}, errors.New("store down") }}
+	down := &fakeMeter{admit: func(metering.Call) (metering.Decision, error) { return metering.Decision{}, errors.New("store down") }}
 	body := toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`)
 	code := func(t *testing.T, r rpcResponse) float64 {
 		t.Helper()

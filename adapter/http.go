@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -539,7 +540,7 @@ func (s *Server) authenticate(c *gin.Context, ex *exchange, tool *openapi.Tool, 
 	cred, id := ex.cred, ex.msg.id
 	refuse := func(msg string) bool {
 		if tool != nil {
-			s.metrics.callDone(tool.Name, OutcomeUnauthorized)
+			s.metrics.callDone(tool.Name, metering.OutcomeUnauthorized)
 		}
 		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
 		abortRPC(c, http.StatusUnauthorized, id, s.opts.ErrorCodes.Unauthorized, msg)
@@ -587,7 +588,7 @@ func AddressKeyID(addr string) string {
 	if ip := net.ParseIP(addr); ip != nil && ip.To4() == nil {
 		addr = ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 	}
-	return "addr-" + KeyID(addr)
+	return "addr-" + metering.KeyID(addr)
 }
 
 // authorize applies the plan gate: a tool outside the caller's plan is
@@ -619,9 +620,9 @@ func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
 		return true
 	}
 	d, ok := s.meterAdmit(c, ex.msg.id, a.call, "", func() {
-		e := Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: OutcomeRefused, Latency: time.Since(a.start), Time: a.start}
+		e := metering.Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: metering.OutcomeRefused, Latency: time.Since(a.start), Time: a.start}
 		if a.call.Plan != nil {
-			e.Plan = a.call.Plan.Name()
+			e.Plan = a.call.Plan.Name
 		}
 		s.background(c.Request.Context(), func(ctx context.Context) { s.recordEvent(ctx, e) })
 	})
@@ -639,7 +640,7 @@ func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
 // When that refuses (429) or cannot decide (503), the per-address admission
 // is given back: the call does not run.
 func (s *Server) admitGlobal(c *gin.Context, ex *exchange, a *admission) bool {
-	g := &meteredCall{call: Call{KeyID: PublicKeyID, Plan: s.opts.PublicGlobalPlan, Tool: a.call.Tool,
+	g := &meteredCall{call: metering.Call{KeyID: PublicKeyID, Plan: s.opts.PublicGlobalPlan, Tool: a.call.Tool,
 		Cost: s.opts.PublicGlobalPlan.Cost(a.call.Tool, s.tools[a.call.Tool].Cost)}}
 	d, ok := s.meterAdmit(c, ex.msg.id, g.call, "the public limit for all anonymous callers together: ", nil)
 	if !ok {
@@ -655,7 +656,7 @@ func (s *Server) admitGlobal(c *gin.Context, ex *exchange, a *admission) bool {
 // metrics and rate-limit headers. When the Meter cannot decide it answers
 // 503; when it refuses, it calls refused (if not nil) and answers 429 with
 // prefix and the refusal's text. ok reports whether the call was admitted.
-func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call Call, prefix string, refused func()) (d Decision, ok bool) {
+func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call metering.Call, prefix string, refused func()) (d metering.Decision, ok bool) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
 	t := time.Now()
 	d, err := s.opts.Meter.AdmitCall(ctx, call)
@@ -663,14 +664,14 @@ func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call Call, prefi
 	s.metrics.meterOp("admit", time.Since(t), err)
 	s.metrics.decision(d, err)
 	if err != nil {
-		s.metrics.callDone(call.Tool, OutcomeUnavailable)
+		s.metrics.callDone(call.Tool, metering.OutcomeUnavailable)
 		s.logger.Error("metering failed; refusing tools/call", "key_id", call.KeyID, "tool", call.Tool, "error", err.Error())
 		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
 		abortRPC(c, http.StatusServiceUnavailable, id, s.opts.ErrorCodes.Unavailable,
 			"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
 		return d, false
 	}
-	if d.hasHeaders() {
+	if hasLimitHeaders(d) {
 		setRateLimitHeaders(c.Writer.Header(), d)
 	}
 	if d.Allowed {
@@ -678,7 +679,7 @@ func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call Call, prefi
 	}
 	retry := ceilSeconds(d.RetryAfter)
 	c.Header("Retry-After", strconv.FormatInt(retry, 10))
-	s.metrics.callDone(call.Tool, OutcomeRefused)
+	s.metrics.callDone(call.Tool, metering.OutcomeRefused)
 	if refused != nil {
 		refused()
 	}
@@ -708,9 +709,9 @@ func (s *Server) refundAdmission(ctx context.Context, a *admission, event bool) 
 			}
 		}
 		if event {
-			e := Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: OutcomeNotRun, Cost: cost, Latency: time.Since(a.start), Time: a.start}
+			e := metering.Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: metering.OutcomeNotRun, Cost: cost, Latency: time.Since(a.start), Time: a.start}
 			if a.call.Plan != nil {
-				e.Plan = a.call.Plan.Name()
+				e.Plan = a.call.Plan.Name
 			}
 			s.recordEvent(ctx, e)
 		}
@@ -723,19 +724,19 @@ func (s *Server) refundAdmission(ctx context.Context, a *admission, event bool) 
 // billed. Its usage event has outcome not_run and cost 0.
 func (s *Server) settleUnrun(ctx context.Context, a *admission) {
 	s.logger.Warn("admitted tools/call was not run; refunding it", "key_id", a.call.KeyID, "tool", a.call.Tool)
-	s.metrics.callDone(a.call.Tool, OutcomeNotRun)
+	s.metrics.callDone(a.call.Tool, metering.OutcomeNotRun)
 	s.refundAdmission(ctx, a, true)
 }
 
 // resolveKey resolves the caller's key to its plan. On failure it answers
 // (401 for an unknown or revoked key, 503 when the key store cannot
 // decide) and returns false.
-func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage, tool string) (Plan, bool) {
+func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage, tool string) (*metering.Plan, bool) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
 	t := time.Now()
 	plan, err := s.opts.Keys.ResolveKey(ctx, cred.key)
 	cancel()
-	keyErr := errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrRevokedKey)
+	keyErr := errors.Is(err, metering.ErrUnknownKey) || errors.Is(err, metering.ErrRevokedKey)
 	if keyErr {
 		s.metrics.meterOp("resolve", time.Since(t), nil)
 	} else {
@@ -748,9 +749,9 @@ func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage
 		return plan, true
 	}
 	if tool != "" {
-		o := OutcomeUnavailable
+		o := metering.OutcomeUnavailable
 		if keyErr {
-			o = OutcomeUnauthorized
+			o = metering.OutcomeUnauthorized
 		}
 		s.metrics.callDone(tool, o)
 	}
@@ -779,9 +780,9 @@ func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage
 // keyErrorMessage is the text and HTTP status for a key resolution error.
 func keyErrorMessage(keyID string, err error) (string, int) {
 	switch {
-	case errors.Is(err, ErrRevokedKey):
+	case errors.Is(err, metering.ErrRevokedKey):
 		return "API key revoked (key_id " + keyID + "): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>", http.StatusUnauthorized
-	case errors.Is(err, ErrUnknownKey):
+	case errors.Is(err, metering.ErrUnknownKey):
 		return "unknown API key (key_id " + keyID + "): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>", http.StatusUnauthorized
 	}
 	return "API key check is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds", http.StatusServiceUnavailable
@@ -789,10 +790,10 @@ func keyErrorMessage(keyID string, err error) (string, int) {
 
 // refusalMessage is the JSON-RPC error text of a 429: which limit of which
 // plan, and when to retry.
-func refusalMessage(plan Plan, d Decision, retry int64) string {
+func refusalMessage(plan *metering.Plan, d metering.Decision, retry int64) string {
 	on := ""
 	if plan != nil {
-		on = fmt.Sprintf(" of plan %q", plan.Name())
+		on = fmt.Sprintf(" of plan %q", plan.Name)
 	}
 	switch d.RefusedBy {
 	case "day", "month":
@@ -841,7 +842,7 @@ const meterRetryAfterSeconds = 5
 // setRateLimitHeaders writes RateLimit-Limit/Remaining/Reset, their
 // X-RateLimit-* twins and RateLimit-Policy for the most restrictive limit
 // of d. Reset is in seconds from now (rounded up).
-func setRateLimitHeaders(h http.Header, d Decision) {
+func setRateLimitHeaders(h http.Header, d metering.Decision) {
 	limit := strconv.FormatInt(d.Limit, 10)
 	remaining := strconv.FormatInt(max(d.Remaining, 0), 10)
 	reset := strconv.FormatInt(ceilSecondsMin0(d.Reset), 10)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -20,14 +21,14 @@ import (
 type fakeMeter struct {
 	calls   atomic.Int64
 	refunds atomic.Int64
-	admit   func(c Call) (Decision, error)
+	admit   func(c metering.Call) (metering.Decision, error)
 	mu      chan string // optional: receives every keyID
 
 	evMu   sync.Mutex
-	events []Event
+	events []metering.Event
 }
 
-func (m *fakeMeter) AdmitCall(_ context.Context, c Call) (Decision, error) {
+func (m *fakeMeter) AdmitCall(_ context.Context, c metering.Call) (metering.Decision, error) {
 	m.calls.Add(1)
 	if m.mu != nil {
 		m.mu <- c.KeyID
@@ -35,29 +36,33 @@ func (m *fakeMeter) AdmitCall(_ context.Context, c Call) (Decision, error) {
 	return m.admit(c)
 }
 
-func (m *fakeMeter) Refund(context.Context, Call, Decision) error {
+func (m *fakeMeter) Refund(context.Context, metering.Call, metering.Decision) error {
 	m.refunds.Add(1)
 	return nil
 }
 
-func (m *fakeMeter) RecordEvent(_ context.Context, e Event) error {
+func (m *fakeMeter) RecordEvent(_ context.Context, e metering.Event) error {
 	m.evMu.Lock()
 	defer m.evMu.Unlock()
 	m.events = append(m.events, e)
 	return nil
 }
 
-func (m *fakeMeter) Report(_ context.Context, keyID string, plan Plan) (any, error) {
+// Report answers a month period whose Used is the number of AdmitCalls.
+func (m *fakeMeter) Report(_ context.Context, keyID string, plan *metering.Plan) (metering.Report, error) {
 	name := ""
 	if plan != nil {
-		name = plan.Name()
+		name = plan.Name
 	}
-	return map[string]any{"key_id": keyID, "plan": name, "calls": m.calls.Load()}, nil
+	month := time.Date(2026, time.November, 1, 0, 0, 0, 0, time.UTC)
+	return metering.Report{KeyID: keyID, Plan: name, Time: month, RateLimits: []metering.RateUsage{},
+		Periods: []metering.PeriodUsage{{Period: metering.PeriodMonth, Name: "202611", Start: month, Reset: month.AddDate(0, 1, 0),
+			Used: m.calls.Load(), Limit: -1, Remaining: -1}}}, nil
 }
 
 // waitEvents waits up to 5 s for n events (they are written after the
 // response) and takes them.
-func (m *fakeMeter) waitEvents(t testing.TB, n int) []Event {
+func (m *fakeMeter) waitEvents(t testing.TB, n int) []metering.Event {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -73,7 +78,7 @@ func (m *fakeMeter) waitEvents(t testing.TB, n int) []Event {
 	return m.takeEvents()
 }
 
-func (m *fakeMeter) takeEvents() []Event {
+func (m *fakeMeter) takeEvents() []metering.Event {
 	m.evMu.Lock()
 	defer m.evMu.Unlock()
 	e := m.events
@@ -82,8 +87,8 @@ func (m *fakeMeter) takeEvents() []Event {
 }
 
 func allowAll(int64) *fakeMeter {
-	return &fakeMeter{admit: func(Call) (Decision, error) {
-		return Decision{Allowed: true, Limit: 100, Remaining: 99, Reset: 1500 * time.Millisecond}, nil
+	return &fakeMeter{admit: func(metering.Call) (metering.Decision, error) {
+		return metering.Decision{Allowed: true, Limit: 100, Remaining: 99, Reset: 1500 * time.Millisecond}, nil
 	}}
 }
 
@@ -285,11 +290,11 @@ func TestAcceptEventStreamOnly(t *testing.T) {
 func TestMetering(t *testing.T) {
 	var allow atomic.Bool
 	keys := make(chan string, 10)
-	meter := &fakeMeter{mu: keys, admit: func(Call) (Decision, error) {
+	meter := &fakeMeter{mu: keys, admit: func(metering.Call) (metering.Decision, error) {
 		if allow.Load() {
-			return Decision{Allowed: true, Limit: 100, Remaining: 41, Reset: 1500 * time.Millisecond}, nil
+			return metering.Decision{Allowed: true, Limit: 100, Remaining: 41, Reset: 1500 * time.Millisecond}, nil
 		}
-		return Decision{Allowed: false, Limit: 100, Remaining: 0, Reset: 30 * time.Second, RetryAfter: 2100 * time.Millisecond}, nil
+		return metering.Decision{Allowed: false, Limit: 100, Remaining: 0, Reset: 30 * time.Second, RetryAfter: 2100 * time.Millisecond}, nil
 	}}
 	srv := serve(t, Options{Tools: handTools(), Meter: meter})
 	key := map[string]string{"X-API-Key": "k-123"}
@@ -305,8 +310,8 @@ func TestMetering(t *testing.T) {
 		if diff := cmp.Diff(want, rateHeaders(got.header)); diff != "" {
 			t.Errorf("rate-limit headers (-want +got):\n%s", diff)
 		}
-		if k := <-keys; k != KeyID("k-123") {
-			t.Errorf("Admit keyID = %q, want %q", k, KeyID("k-123"))
+		if k := <-keys; k != metering.KeyID("k-123") {
+			t.Errorf("Admit keyID = %q, want %q", k, metering.KeyID("k-123"))
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
@@ -350,8 +355,8 @@ func TestMetering(t *testing.T) {
 }
 
 func TestMeterError(t *testing.T) {
-	meter := &fakeMeter{admit: func(Call) (Decision, error) {
-		return Decision{}, errors.New("dial tcp 10.0.0.7:6379: connection refused")
+	meter := &fakeMeter{admit: func(metering.Call) (metering.Decision, error) {
+		return metering.Decision{}, errors.New("dial tcp 10.0.0.7:6379: connection refused")
 	}}
 	logs := &logBuffer{}
 	srv := serve(t, Options{Tools: handTools(), Meter: meter, Logger: newLogger(logs)})
@@ -372,7 +377,7 @@ func TestMeterError(t *testing.T) {
 }
 
 func TestMiddlewarePanicKeepsServing(t *testing.T) {
-	meter := &fakeMeter{admit: func(Call) (Decision, error) { panic("meter bug") }}
+	meter := &fakeMeter{admit: func(metering.Call) (metering.Decision, error) { panic("meter bug") }}
 	srv := serve(t, Options{Tools: handTools(), Meter: meter})
 	got := post(t, srv.URL+"/mcp", toolsCallBody(5, "get_pet", `{"petId":"p1"}`), map[string]string{"X-API-Key": "k-123"})
 	want := `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"internal error"}}`
@@ -454,8 +459,8 @@ func TestToolsCallNotificationIsGated(t *testing.T) {
 
 func TestAnonymousCallsAreMeteredTogether(t *testing.T) {
 	keys := make(chan string, 1)
-	meter := &fakeMeter{mu: keys, admit: func(Call) (Decision, error) {
-		return Decision{Allowed: true, Limit: 10, Remaining: 9, Reset: time.Second}, nil
+	meter := &fakeMeter{mu: keys, admit: func(metering.Call) (metering.Decision, error) {
+		return metering.Decision{Allowed: true, Limit: 10, Remaining: 9, Reset: time.Second}, nil
 	}}
 	srv := serve(t, Options{Tools: handTools(), Meter: meter, AllowAnonymous: true})
 	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "get_pet", `{"petId":"p1"}`), nil)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/metering"
 )
 
 // dispatch is what the go-sdk dispatched for one request.
@@ -30,7 +31,7 @@ type differential struct {
 
 func newDifferential(t testing.TB) *differential {
 	d := &differential{up: newPlanUpstream(t), logs: &logBuffer{}}
-	meter := &fakeMeter{admit: func(c Call) (Decision, error) {
+	meter := &fakeMeter{admit: func(c metering.Call) (metering.Decision, error) {
 		d.mu.Lock()
 		d.admitted = append(d.admitted, c.Tool)
 		d.mu.Unlock()

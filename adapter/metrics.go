@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/restmcp/restmcp/metering"
 )
 
 // metrics are the adapter's Prometheus series. They are registered on
@@ -78,7 +79,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) callDone(tool string, o Outcome) {
+func (m *metrics) callDone(tool string, o metering.Outcome) {
 	m.calls.WithLabelValues(tool, string(o)).Inc()
 }
 
@@ -98,7 +99,7 @@ func (m *metrics) eventsDone(n int, err error) {
 	m.events.WithLabelValues(result).Add(float64(n))
 }
 
-func (m *metrics) decision(d Decision, err error) {
+func (m *metrics) decision(d metering.Decision, err error) {
 	switch {
 	case err != nil:
 		m.decisions.WithLabelValues("error", "").Inc()

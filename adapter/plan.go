@@ -2,172 +2,51 @@ package adapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/restmcp/restmcp/metering"
 )
 
-// The interfaces below are what the adapter needs from plans and metering.
-// The metering package has the real implementations; cmd/restmcp adapts
-// them with small shims, so that adapter never imports metering (STYLE.md:
-// the consumer declares the interface). The types are deliberately plain:
-// names, numbers and durations.
+// The interfaces below are what the adapter needs from plans and metering,
+// declared here by their consumer and satisfied by the metering package's
+// types without adapters (the value types of one call, metering.Call,
+// Decision, Event, Outcome and Plan, exist once, in metering, which
+// imports neither gin nor the go-sdk).
 
-var (
-	// ErrUnknownKey is returned (possibly wrapped) by a [KeyResolver] for a
-	// key it does not know; the adapter answers 401.
-	ErrUnknownKey = errors.New("unknown API key")
-	// ErrRevokedKey is returned (possibly wrapped) by a [KeyResolver] for a
-	// revoked key; the adapter answers 401.
-	ErrRevokedKey = errors.New("revoked API key")
-)
-
-// KeyResolver maps a caller's API key to its plan.
+// KeyResolver maps a caller's API key to its plan; *metering.Registry
+// implements it.
 type KeyResolver interface {
 	// ResolveKey returns the plan of key. An empty key (a call without a
 	// key under Options.AllowAnonymous) resolves to the default plan. An
-	// error wrapping ErrUnknownKey or ErrRevokedKey is answered 401 on
-	// tools/call and GET /usage; any other error means the key cannot be
-	// checked right now and is answered 503 with Retry-After.
-	ResolveKey(ctx context.Context, key string) (Plan, error)
-}
-
-// Plan is what a caller's plan decides for one tool. Implementations must
-// be safe for concurrent use.
-type Plan interface {
-	// Name names the plan, for messages, events and logs.
-	Name() string
-	// Allows reports whether the plan lets its keys call tool, whose
-	// OpenAPI tags are tags.
-	Allows(tool string, tags []string) bool
-	// Cost returns the units one call of tool costs; specCost is the
-	// operation's x-restmcp-cost (0 when it has none).
-	Cost(tool string, specCost int64) int64
-	// DeniedMessage is the tool-error text for a call of a tool outside the
-	// plan: it names the tool, the plan and how to upgrade.
-	DeniedMessage(tool string) string
+	// error wrapping metering.ErrUnknownKey or metering.ErrRevokedKey is
+	// answered 401 on tools/call and GET /usage; any other error means the
+	// key cannot be checked right now and is answered 503 with Retry-After.
+	ResolveKey(ctx context.Context, key string) (*metering.Plan, error)
 }
 
 // Meter admits and counts tools/call requests under a plan, refunds them,
-// records usage events and reads usage. Implementations must be safe for
+// records usage events and reads usage; metering.RedisMeter, MemoryMeter
+// and OutageMeter implement it. Implementations must be safe for
 // concurrent use.
 type Meter interface {
 	// AdmitCall checks every limit of c.Plan and, when all allow, counts
 	// c.Cost, atomically. An error means the store could not decide (the
 	// adapter answers 503).
-	AdmitCall(ctx context.Context, c Call) (Decision, error)
-	// Refund gives back what an allowed call was charged
-	// (Options.RefundFailedCalls).
-	Refund(ctx context.Context, c Call, d Decision) error
+	AdmitCall(ctx context.Context, c metering.Call) (metering.Decision, error)
+	// Refund gives back what an allowed call was charged (counting policy
+	// success, Options.Counting).
+	Refund(ctx context.Context, c metering.Call, d metering.Decision) error
 	// RecordEvent appends one usage event for billing pipelines.
-	RecordEvent(ctx context.Context, e Event) error
-	// Report reads keyID's usage under plan. The adapter does not look
-	// inside the value: GET /usage answers it encoded as JSON.
-	Report(ctx context.Context, keyID string, plan Plan) (any, error)
+	RecordEvent(ctx context.Context, e metering.Event) error
+	// Report reads keyID's usage under plan, for GET /usage.
+	Report(ctx context.Context, keyID string, plan *metering.Plan) (metering.Report, error)
 }
 
-// Call is one tools/call to admit.
-type Call struct {
-	// KeyID is [KeyID] of the caller's key, or AnonymousKeyID; never the key.
-	KeyID string
-	// Plan is the caller's plan; nil when Options.Keys is nil.
-	Plan Plan
-	// Tool is the MCP tool name.
-	Tool string
-	// Cost is the units the call costs: Plan.Cost(Tool, the tool's
-	// x-restmcp-cost), or without a plan the x-restmcp-cost, else 1.
-	Cost int64
-}
-
-// Decision is a [Meter]'s answer for one call. Limit, Remaining, Reset,
-// Policy and Window describe the most restrictive limit and feed the
-// RateLimit headers; a Decision with Limit 0 and no Policy has none to
-// report (no limits, or admitted while the store was down), and the
-// headers are left out.
-type Decision struct {
-	// Allowed reports whether the call may proceed.
-	Allowed bool
-	// Limit is the calls (rate limit) or units (quota) per Window.
-	Limit int64
-	// Remaining is what is left of Limit after this call; 0 when refused.
-	Remaining int64
-	// Reset is the time until the limit has fully recovered (rate limit) or
-	// its period ends (quota).
-	Reset time.Duration
-	// RetryAfter is, for a refused call, the exact wait until the call
-	// would be admitted; sent rounded up to whole seconds, at least 1.
-	RetryAfter time.Duration
-	// Policy names the limit described ("per_minute", "month", …).
-	Policy string
-	// Window is the length of Policy's window or calendar period.
-	Window time.Duration
-	// RefusedBy names the limit that refused the call; "" when allowed.
-	RefusedBy string
-	// Cost is the units charged: the call's cost when allowed, else 0.
-	Cost int64
-	// At is when the call was admitted, by the store's clock; Refund uses
-	// it to find the periods charged.
-	At time.Time
-	// Degraded is set when the call was admitted without checking limits
-	// because the store was down and the outage policy is fail_open.
-	Degraded bool
-}
-
-// hasHeaders reports whether d has limit values to report.
-func (d Decision) hasHeaders() bool { return d.Limit > 0 || d.Policy != "" }
-
-// Outcome classifies how a tools/call ended, in usage events and metrics.
-type Outcome string
-
-// Outcomes. The values are those of the metering package's usage events.
-const (
-	// OutcomeOK: the upstream answered 2xx.
-	OutcomeOK Outcome = "ok"
-	// OutcomeUpstreamError: the upstream answered with a non-2xx status.
-	OutcomeUpstreamError Outcome = "upstream_error"
-	// OutcomeUpstreamFailed: no usable answer (timeout, refused
-	// connection, unreadable body).
-	OutcomeUpstreamFailed Outcome = "upstream_failed"
-	// OutcomeRefused: refused by a rate limit or quota (429).
-	OutcomeRefused Outcome = "refused"
-	// OutcomeNotInPlan: the tool is outside the caller's plan.
-	OutcomeNotInPlan Outcome = "not_in_plan"
-	// OutcomeInvalidArguments: the arguments failed the tool's schema, or
-	// the operation needs a credential the caller did not send; nothing
-	// was sent upstream.
-	OutcomeInvalidArguments Outcome = "invalid_arguments"
-	// OutcomeUnavailable: the meter or key store could not decide (503).
-	OutcomeUnavailable Outcome = "unavailable"
-	// OutcomeNotRun: admitted, then refused by the MCP transport before
-	// any tool handler ran it (or the client left first); refunded.
-	OutcomeNotRun Outcome = "not_run"
-	// OutcomeUnauthorized: no key, or an unknown or revoked one (401).
-	// Metrics only: no usage event is recorded for it.
-	OutcomeUnauthorized Outcome = "unauthorized"
-)
-
-// Event is one tools/call as recorded by [Meter.RecordEvent].
-type Event struct {
-	// KeyID is the caller's key id, never the key.
-	KeyID string
-	// Plan names the caller's plan; "" without one.
-	Plan string
-	// Tool is the MCP tool name.
-	Tool string
-	// Cost is the units charged: 0 when not admitted or refunded.
-	Cost int64
-	// Outcome classifies how the call ended.
-	Outcome Outcome
-	// UpstreamStatus is the upstream's HTTP status; 0 when none arrived.
-	UpstreamStatus int
-	// Latency is the time from the call's arrival to its result.
-	Latency time.Duration
-	// Bytes is the size of the upstream response body read.
-	Bytes int64
-	// Time is when the call arrived.
-	Time time.Time
-}
+// hasLimitHeaders reports whether d has limit values to report in the
+// RateLimit headers.
+func hasLimitHeaders(d metering.Decision) bool { return d.Limit > 0 || d.Policy != "" }
 
 // admission is the gate's verdict on one tools/call, handed to the tool
 // handler in the request's exchange (the go-sdk keeps the envelope: the
@@ -176,8 +55,8 @@ type Event struct {
 // once (see take).
 type admission struct {
 	start    time.Time
-	call     Call
-	decision Decision
+	call     metering.Call
+	decision metering.Decision
 	metered  bool   // AdmitCall allowed the call: refund and event apply
 	denied   string // non-empty: the tool is outside the plan; this is the message
 	state    atomic.Int32
@@ -192,8 +71,8 @@ type admission struct {
 
 // meteredCall is one admission: the call and the Meter's decision.
 type meteredCall struct {
-	call     Call
-	decision Decision
+	call     metering.Call
+	decision metering.Decision
 }
 
 // maxPendingAfterCall bounds the refunds and usage events being written in
@@ -207,14 +86,14 @@ const maxPendingAfterCall = 1024
 // second Redis round trip), under context.WithoutCancel, so a client that
 // hung up is still metered, and MeterTimeout. [Server.Close] waits for
 // them.
-func (s *Server) afterCall(ctx context.Context, a *admission, outcome Outcome, status int, bytes int64, failed bool) {
+func (s *Server) afterCall(ctx context.Context, a *admission, outcome metering.Outcome, status int, bytes int64, failed bool) {
 	end := time.Now()
 	s.metrics.callDone(a.call.Tool, outcome)
 	if s.opts.Meter == nil {
 		return
 	}
-	refund := a.metered && s.opts.RefundFailedCalls && (failed || status >= 500)
-	e := Event{
+	refund := a.metered && s.opts.Counting.Refunds(status, failed)
+	e := metering.Event{
 		KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: outcome,
 		UpstreamStatus: status, Latency: end.Sub(a.start), Bytes: bytes, Time: a.start,
 	}
@@ -222,7 +101,7 @@ func (s *Server) afterCall(ctx context.Context, a *admission, outcome Outcome, s
 		e.Cost = a.decision.Cost
 	}
 	if a.call.Plan != nil {
-		e.Plan = a.call.Plan.Name()
+		e.Plan = a.call.Plan.Name
 	}
 	s.background(ctx, func(ctx context.Context) {
 		if refund {
@@ -287,7 +166,7 @@ func (s *Server) Close(ctx context.Context) error {
 
 // recordEvent writes e, timing it; failures are logged at Warn (billing
 // loses one event; the call itself was counted by AdmitCall).
-func (s *Server) recordEvent(ctx context.Context, e Event) {
+func (s *Server) recordEvent(ctx context.Context, e metering.Event) {
 	if s.events != nil {
 		select {
 		case s.events.in <- e:

@@ -15,44 +15,40 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/restmcp/restmcp/metering"
 )
 
-// fakePlan allows the tools in allow (every tool when nil).
-type fakePlan struct {
-	name  string
-	allow map[string]bool
-}
-
-func (p fakePlan) Name() string { return p.name }
-func (p fakePlan) Allows(tool string, _ []string) bool {
-	return p.allow == nil || p.allow[tool]
-}
-func (p fakePlan) Cost(_ string, specCost int64) int64 {
-	if specCost > 0 {
-		return specCost
+// testPlan is a metering plan named name that allows tools (every tool
+// when none is given), at cost 1 unless the operation sets its own, with an
+// upgrade URL.
+func testPlan(name string, tools ...string) *metering.Plan {
+	doc := fmt.Sprintf("default_plan: %[1]s\nplans:\n  %[1]s:\n    upgrade: {url: \"https://example.com/pricing\"}\n", name)
+	if len(tools) > 0 {
+		doc += fmt.Sprintf("    tools: [%s]\n", strings.Join(tools, ", "))
 	}
-	return 1
-}
-func (p fakePlan) DeniedMessage(tool string) string {
-	return fmt.Sprintf("tool %q is not included in plan %q. Upgrade: https://example.com/pricing", tool, p.name)
+	ps, err := metering.ParsePlans([]byte(doc), "test plans")
+	if err != nil {
+		panic(err)
+	}
+	return ps.Plan(name)
 }
 
 // fakeKeys resolves keys from a map; "revoked" is revoked, "down" fails.
-type fakeKeys map[string]Plan
+type fakeKeys map[string]*metering.Plan
 
-func (k fakeKeys) ResolveKey(_ context.Context, key string) (Plan, error) {
+func (k fakeKeys) ResolveKey(_ context.Context, key string) (*metering.Plan, error) {
 	switch key {
 	case "revoked":
-		return nil, fmt.Errorf("%w: key_id x", ErrRevokedKey)
+		return nil, fmt.Errorf("%w: key_id x", metering.ErrRevokedKey)
 	case "down":
 		return nil, errors.New("dial tcp 10.0.0.7:6379: connection refused")
 	case "":
-		return fakePlan{name: "free"}, nil
+		return testPlan("free"), nil
 	}
 	if p, ok := k[key]; ok {
 		return p, nil
 	}
-	return nil, fmt.Errorf("%w: key_id x", ErrUnknownKey)
+	return nil, fmt.Errorf("%w: key_id x", metering.ErrUnknownKey)
 }
 
 // planUpstream answers /fail with 500 and everything else with a small
@@ -89,14 +85,14 @@ func (u *planUpstream) take() []string {
 	return p
 }
 
-func allowedDecision(Call) (Decision, error) {
-	return Decision{Allowed: true, Limit: 30, Remaining: 29, Reset: 2 * time.Second, Policy: "per_minute", Window: time.Minute, Cost: 1}, nil
+func allowedDecision(metering.Call) (metering.Decision, error) {
+	return metering.Decision{Allowed: true, Limit: 30, Remaining: 29, Reset: 2 * time.Second, Policy: "per_minute", Window: time.Minute, Cost: 1}, nil
 }
 
 func planKeys() fakeKeys {
 	return fakeKeys{
-		"k-free": fakePlan{name: "free", allow: map[string]bool{"get_quote": true, "always_fails": true}},
-		"k-pro":  fakePlan{name: "pro"},
+		"k-free": testPlan("free", "get_quote", "always_fails"),
+		"k-pro":  testPlan("pro"),
 	}
 }
 
@@ -109,8 +105,8 @@ func TestUnknownAndRevokedKeys(t *testing.T) {
 		wantStatus int
 		wantBody   string
 	}{
-		{"unknown", "k-nobody", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
-		{"revoked", "revoked", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"API key revoked (key_id ` + KeyID("revoked") + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
+		{"unknown", "k-nobody", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + metering.KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
+		{"revoked", "revoked", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"API key revoked (key_id ` + metering.KeyID("revoked") + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
 		{"store down", "down", 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-31503,"message":"API key check is temporarily unavailable; retry in 5 seconds"}}`},
 	}
 	for _, tt := range tests {
@@ -155,17 +151,18 @@ func TestToolOutsidePlan(t *testing.T) {
 		t.Errorf("upstream saw %v, want nothing", p)
 	}
 	ev := meter.waitEvents(t, 1)
-	if len(ev) != 1 || ev[0].Outcome != OutcomeNotInPlan || ev[0].Cost != 0 || ev[0].Plan != "free" || ev[0].Tool != "admin_stats" || ev[0].KeyID != KeyID("k-free") {
+	if len(ev) != 1 || ev[0].Outcome != metering.OutcomeNotInPlan || ev[0].Cost != 0 || ev[0].Plan != "free" || ev[0].Tool != "admin_stats" || ev[0].KeyID != metering.KeyID("k-free") {
 		t.Errorf("events = %+v, want one not_in_plan event of cost 0", ev)
 	}
 }
 
-func TestRefundFailedCalls(t *testing.T) {
+func TestCountingSuccessRefunds(t *testing.T) {
 	up := newPlanUpstream(t)
-	for _, refund := range []bool{true, false} {
-		t.Run(fmt.Sprintf("RefundFailedCalls=%v", refund), func(t *testing.T) {
+	for _, counting := range []metering.Counting{metering.CountSuccess, metering.CountAdmitted, ""} {
+		refund := counting == metering.CountSuccess
+		t.Run(fmt.Sprintf("Counting=%q", counting), func(t *testing.T) {
 			meter := &fakeMeter{admit: allowedDecision}
-			srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, RefundFailedCalls: refund})
+			srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, Counting: counting})
 			key := map[string]string{"X-API-Key": "k-free"}
 			post(t, srv.URL+"/mcp", toolsCallBody(1, "always_fails", `{}`), key)
 			post(t, srv.URL+"/mcp", toolsCallBody(2, "get_quote", `{"symbol":"AAPL"}`), key)
@@ -181,7 +178,7 @@ func TestRefundFailedCalls(t *testing.T) {
 			type ev struct {
 				Tool    string
 				Cost    int64
-				Outcome Outcome
+				Outcome metering.Outcome
 				Status  int
 				Bytes   int64
 			}
@@ -194,9 +191,9 @@ func TestRefundFailedCalls(t *testing.T) {
 				failCost = 0
 			}
 			want := []ev{
-				{"always_fails", failCost, OutcomeUpstreamError, 500, 16},
-				{"get_quote", 1, OutcomeOK, 200, 11},
-				{"get_quote", failCost, OutcomeInvalidArguments, 0, 0},
+				{"always_fails", failCost, metering.OutcomeUpstreamError, 500, 16},
+				{"get_quote", 1, metering.OutcomeOK, 200, 11},
+				{"get_quote", failCost, metering.OutcomeInvalidArguments, 0, 0},
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
@@ -209,14 +206,14 @@ func TestRateLimitPolicyAndQuotaRefusal(t *testing.T) {
 	up := newPlanUpstream(t)
 	var refuse bool
 	var mu sync.Mutex
-	meter := &fakeMeter{admit: func(c Call) (Decision, error) {
+	meter := &fakeMeter{admit: func(c metering.Call) (metering.Decision, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if c.Cost != 5 {
 			t.Errorf("cost of etfs_top_holdings = %d, want 5 (x-restmcp-cost)", c.Cost)
 		}
 		if refuse {
-			return Decision{Limit: 100, Reset: 3 * time.Hour, RetryAfter: 3*time.Hour - 500*time.Millisecond,
+			return metering.Decision{Limit: 100, Reset: 3 * time.Hour, RetryAfter: 3*time.Hour - 500*time.Millisecond,
 				Policy: "day", RefusedBy: "day", Window: 24 * time.Hour}, nil
 		}
 		return allowedDecision(c)
@@ -241,12 +238,13 @@ func TestRateLimitPolicyAndQuotaRefusal(t *testing.T) {
 		t.Errorf("got %d Retry-After %q Policy %q %s\nwant 429 10800 %s", got.status, got.header.Get("Retry-After"), got.header.Get("RateLimit-Policy"), got.body, wantBody)
 	}
 	ev := meter.waitEvents(t, 2)
-	if len(ev) != 2 || ev[1].Outcome != OutcomeRefused || ev[1].Cost != 0 {
+	if len(ev) != 2 || ev[1].Outcome != metering.OutcomeRefused || ev[1].Cost != 0 {
 		t.Errorf("events = %+v, want ok then refused", ev)
 	}
 }
 
 func TestUsageEndpoint(t *testing.T) {
+	wantReport := `{"key_id":"` + metering.KeyID("k-free") + `","plan":"free","time":"2026-11-01T00:00:00Z","rate_limits":[],"periods":[{"period":"month","name":"202611","start":"2026-11-01T00:00:00Z","reset":"2026-12-01T00:00:00Z","used":1,"limit":-1,"remaining":-1}]}`
 	up := newPlanUpstream(t)
 	meter := &fakeMeter{admit: allowedDecision}
 	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
@@ -266,10 +264,10 @@ func TestUsageEndpoint(t *testing.T) {
 		wantBody   string
 	}{
 		{"no key", "/usage", nil, 401, `{"error":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e, or as Authorization: Bearer \u003ckey\u003e"}`},
-		{"unknown key", "/usage?api_key=k-nobody", nil, 401, `{"error":"unknown API key (key_id ` + KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}`},
-		{"header", "/usage", map[string]string{"X-API-Key": "k-free"}, 200, `{"calls":1,"key_id":"` + KeyID("k-free") + `","plan":"free"}`},
-		{"bearer", "/usage", map[string]string{"Authorization": "Bearer k-free"}, 200, `{"calls":1,"key_id":"` + KeyID("k-free") + `","plan":"free"}`},
-		{"query", "/usage?api_key=k-free", nil, 200, `{"calls":1,"key_id":"` + KeyID("k-free") + `","plan":"free"}`},
+		{"unknown key", "/usage?api_key=k-nobody", nil, 401, `{"error":"unknown API key (key_id ` + metering.KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}`},
+		{"header", "/usage", map[string]string{"X-API-Key": "k-free"}, 200, wantReport},
+		{"bearer", "/usage", map[string]string{"Authorization": "Bearer k-free"}, 200, wantReport},
+		{"query", "/usage?api_key=k-free", nil, 200, wantReport},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,12 +316,12 @@ func TestMetricsSeries(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var n int
 	var mu sync.Mutex
-	meter := &fakeMeter{admit: func(c Call) (Decision, error) {
+	meter := &fakeMeter{admit: func(c metering.Call) (metering.Decision, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
 		if n == 3 {
-			return Decision{Limit: 2, RetryAfter: time.Second, Policy: "per_second", RefusedBy: "per_second", Window: time.Second}, nil
+			return metering.Decision{Limit: 2, RetryAfter: time.Second, Policy: "per_second", RefusedBy: "per_second", Window: time.Second}, nil
 		}
 		return allowedDecision(c)
 	}}
@@ -384,18 +382,18 @@ restmcp_meter_decisions_total{decision="refused",reason="per_second"} 1
 type batchMeter struct {
 	*fakeMeter
 	mu      sync.Mutex
-	batches [][]Event
+	batches [][]metering.Event
 	singles int
 }
 
-func (m *batchMeter) RecordEvents(_ context.Context, events []Event) error {
+func (m *batchMeter) RecordEvents(_ context.Context, events []metering.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.batches = append(m.batches, append([]Event(nil), events...))
+	m.batches = append(m.batches, append([]metering.Event(nil), events...))
 	return nil
 }
 
-func (m *batchMeter) RecordEvent(ctx context.Context, e Event) error {
+func (m *batchMeter) RecordEvent(ctx context.Context, e metering.Event) error {
 	m.mu.Lock()
 	m.singles++
 	m.mu.Unlock()
@@ -429,7 +427,7 @@ func TestUsageEventsBatched(t *testing.T) {
 	n := 0
 	for _, b := range meter.batches {
 		for _, e := range b {
-			if e.Tool != "get_quote" || e.Outcome != OutcomeOK || e.Plan != "free" || e.Cost != 1 || e.KeyID != KeyID("k-free") {
+			if e.Tool != "get_quote" || e.Outcome != metering.OutcomeOK || e.Plan != "free" || e.Cost != 1 || e.KeyID != metering.KeyID("k-free") {
 				t.Errorf("event %+v", e)
 			}
 		}

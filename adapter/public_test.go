@@ -2,12 +2,14 @@ package adapter
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/metering"
 )
 
 // limitMeter allows limit[keyID] calls per key id (unlimited when absent)
@@ -23,26 +25,26 @@ func newLimitMeter(limit map[string]int) *limitMeter {
 	return &limitMeter{limit: limit, admitted: map[string]int{}, refunded: map[string]int{}}
 }
 
-func (m *limitMeter) AdmitCall(_ context.Context, c Call) (Decision, error) {
+func (m *limitMeter) AdmitCall(_ context.Context, c metering.Call) (metering.Decision, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, ok := m.limit[c.KeyID]; ok && m.admitted[c.KeyID]-m.refunded[c.KeyID] >= l {
-		return Decision{Limit: int64(l), RetryAfter: 30e9, RefusedBy: "per_minute", Policy: "per_minute", Window: 60e9}, nil
+		return metering.Decision{Limit: int64(l), RetryAfter: 30e9, RefusedBy: "per_minute", Policy: "per_minute", Window: 60e9}, nil
 	}
 	m.admitted[c.KeyID]++
-	return Decision{Allowed: true, Cost: c.Cost}, nil
+	return metering.Decision{Allowed: true, Cost: c.Cost}, nil
 }
 
-func (m *limitMeter) Refund(_ context.Context, c Call, _ Decision) error {
+func (m *limitMeter) Refund(_ context.Context, c metering.Call, _ metering.Decision) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.refunded[c.KeyID]++
 	return nil
 }
 
-func (m *limitMeter) RecordEvent(context.Context, Event) error { return nil }
-func (m *limitMeter) Report(context.Context, string, Plan) (any, error) {
-	return nil, nil
+func (m *limitMeter) RecordEvent(context.Context, metering.Event) error { return nil }
+func (m *limitMeter) Report(context.Context, string, *metering.Plan) (metering.Report, error) {
+	return metering.Report{}, errors.New("limitMeter has no usage report")
 }
 
 func (m *limitMeter) counts() (map[string]int, map[string]int) {
@@ -106,7 +108,7 @@ func TestPublicModeGlobalPlan(t *testing.T) {
 	up := newUpstream(t, petstoreAPI)
 	meter := newLimitMeter(map[string]int{PublicKeyID: 3, AddressKeyID("198.51.100.1"): 2})
 	s, err := New(Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), Meter: meter, PublicMode: true,
-		Keys: planKeys(), PublicGlobalPlan: fakePlan{name: "public"}, TrustedProxies: []string{"127.0.0.1"}})
+		Keys: planKeys(), PublicGlobalPlan: testPlan("public"), TrustedProxies: []string{"127.0.0.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

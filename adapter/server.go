@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -72,11 +73,12 @@ type Options struct {
 	// usage event written after a call; past it an admission is answered
 	// 503 like any other Meter error. Zero: DefaultMeterTimeout (2 s).
 	MeterTimeout time.Duration
-	// RefundFailedCalls is counting policy "success": an admitted call
-	// whose upstream answered 5xx, could not be reached, or that was never
-	// sent (invalid arguments) is refunded with Meter.Refund. False
-	// (policy "admitted"): every admitted call counts.
-	RefundFailedCalls bool
+	// Counting is the plans' counting policy. metering.CountSuccess: an
+	// admitted call whose upstream answered 5xx, could not be reached, or
+	// that was never sent (invalid arguments) is refunded with
+	// Meter.Refund (metering.Counting.Refunds). "" or
+	// metering.CountAdmitted: every admitted call counts.
+	Counting metering.Counting
 	// ListByPlan makes tools/list, when the request carries a key, list only
 	// the tools the key's plan allows. A request without a key, or whose key
 	// cannot be resolved, gets every tool. Needs Keys.
@@ -142,7 +144,7 @@ type Options struct {
 	// PublicGlobalPlan, in public mode, is a second plan every call is also
 	// admitted under, with the one key id PublicKeyID: the limits of all
 	// public callers together. Nil: none.
-	PublicGlobalPlan Plan
+	PublicGlobalPlan *metering.Plan
 	// TrustedProxies lists the proxies (IP addresses or CIDR ranges) whose
 	// X-Forwarded-For and X-Real-IP headers name the client address. Empty:
 	// none; the client address is the TCP peer, and those headers are

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -128,8 +129,8 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		}()
 
 		if a.denied != "" {
-			log.Debug("tool not in plan", "plan", a.call.Plan.Name())
-			s.afterCall(ctx, a, OutcomeNotInPlan, 0, 0, false)
+			log.Debug("tool not in plan", "plan", a.call.Plan.Name)
+			s.afterCall(ctx, a, metering.OutcomeNotInPlan, 0, 0, false)
 			return errorResult(a.denied), nil
 		}
 
@@ -170,11 +171,11 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			switch {
 			case errors.As(err, &argErr), errors.As(err, &credErr):
 				log.Debug("tool call refused", "error", err.Error())
-				s.afterCall(ctx, a, OutcomeInvalidArguments, 0, 0, true)
+				s.afterCall(ctx, a, metering.OutcomeInvalidArguments, 0, 0, true)
 				return errorResult(err.Error()), nil
 			default:
 				log.Error("building upstream request failed", "error", redact(err.Error(), cred.key))
-				s.afterCall(ctx, a, OutcomeUpstreamFailed, 0, 0, true)
+				s.afterCall(ctx, a, metering.OutcomeUpstreamFailed, 0, 0, true)
 				return errorResult("internal error: building the upstream request: " + redact(err.Error(), cred.key)), nil
 			}
 		}
@@ -186,12 +187,12 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		sent := time.Now()
 		out := s.send(callCtx, upReq, cred.key)
 		out.res = conformToOutputSchema(t, out.res)
-		outcome := OutcomeOK
+		outcome := metering.OutcomeOK
 		switch {
 		case out.failed:
-			outcome = OutcomeUpstreamFailed
+			outcome = metering.OutcomeUpstreamFailed
 		case out.status < 200 || out.status > 299:
-			outcome = OutcomeUpstreamError
+			outcome = metering.OutcomeUpstreamError
 		}
 		s.metrics.upstream.WithLabelValues(string(outcome)).Observe(time.Since(sent).Seconds())
 		log.Debug("tool call",

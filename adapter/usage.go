@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/metering"
 )
 
 // usage answers GET /usage: the caller's usage under its plan, as the
@@ -32,7 +33,7 @@ func (s *Server) usage(c *gin.Context) {
 		c.JSON(http.StatusUnauthorized, gin.H{"error": "authentication required: send your API key in the x-api-key header, as ?api_key=<key>, or as Authorization: Bearer <key>"})
 		return
 	}
-	var plan Plan
+	var plan *metering.Plan
 	if s.opts.Keys != nil {
 		var ok bool
 		if plan, ok = s.resolveKey(c, cred, nil, ""); !ok {
@@ -85,7 +86,7 @@ func (s *Server) listByPlan(next mcp.MethodHandler) mcp.MethodHandler {
 
 // listPlan resolves the key of a tools/list to its plan (list_by_plan);
 // false, logged at Debug, when it cannot: the list is then not filtered.
-func (s *Server) listPlan(ctx context.Context, cred *credential) (Plan, bool) {
+func (s *Server) listPlan(ctx context.Context, cred *credential) (*metering.Plan, bool) {
 	rctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
 	t := time.Now()
 	plan, err := s.opts.Keys.ResolveKey(rctx, cred.key)
@@ -99,7 +100,7 @@ func (s *Server) listPlan(ctx context.Context, cred *credential) (Plan, bool) {
 }
 
 // planTools returns the tools of list that plan allows, in order.
-func (s *Server) planTools(plan Plan, list []*mcp.Tool) []*mcp.Tool {
+func (s *Server) planTools(plan *metering.Plan, list []*mcp.Tool) []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, len(list))
 	for _, t := range list {
 		if ot := s.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {

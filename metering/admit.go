@@ -8,8 +8,9 @@ import (
 
 // Call is one tools/call to admit under a plan.
 type Call struct {
-	// KeyID is the caller's key id (adapter.KeyID: the first 12 hex digits
-	// of the key's SHA-256), never the key itself.
+	// KeyID is the caller's key id ([KeyID]), never the key itself; the
+	// adapter uses "anonymous" or "addr-<KeyID(address)>" for callers
+	// without a key.
 	KeyID string
 	// Plan is the caller's plan; it must not be nil.
 	Plan *Plan
@@ -35,11 +36,11 @@ func (c Call) validate() error {
 	return nil
 }
 
-// PlanMeter is the plan-aware meter: admission with several rate limits,
-// quotas and per-tool costs, refunds, usage reports and usage events.
+// Meter admits tools/calls under their plan (several rate limits, quotas
+// and per-tool costs), refunds them, reads usage and records usage events.
 // [RedisMeter], [MemoryMeter] and [OutageMeter] implement it; the adapter
-// declares the subset it needs.
-type PlanMeter interface {
+// declares the subset it needs over the same value types.
+type Meter interface {
 	// AdmitCall checks every rate limit and quota of c.Plan and, when all
 	// allow, applies them and counts c.Cost, atomically.
 	AdmitCall(ctx context.Context, c Call) (Decision, error)
@@ -59,9 +60,9 @@ type PlanMeter interface {
 
 // Compile-time checks.
 var (
-	_ PlanMeter = (*RedisMeter)(nil)
-	_ PlanMeter = (*MemoryMeter)(nil)
-	_ PlanMeter = (*OutageMeter)(nil)
+	_ Meter = (*RedisMeter)(nil)
+	_ Meter = (*MemoryMeter)(nil)
+	_ Meter = (*OutageMeter)(nil)
 )
 
 // callState is what a store holds for one call before it is applied, in
@@ -167,6 +168,9 @@ func decide(c Call, s callState, allowed bool) Decision {
 	d.RetryAfter = micros(lims[best].retry)
 	return d
 }
+
+// micros converts a count of microseconds into a Duration.
+func micros(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
 
 // dayStart returns the first instant of the day (UTC) containing t,
 // shifted by delta days.

@@ -13,18 +13,18 @@ import (
 
 // planImpl builds one plan meter under test (memory or Redis, both on clk)
 // and returns it with n fresh key ids.
-func planImpl(t *testing.T, impl implementation, clk *fakeClock, n int) (PlanMeter, []string) {
+func planImpl(t *testing.T, impl implementation, clk *fakeClock, n int) (Meter, []string) {
 	t.Helper()
-	m, id := impl.new(t, Options{}, clk)
+	m, id := impl.new(t, clk)
 	ids := []string{id}
 	for len(ids) < n {
-		_, id := impl.new(t, Options{}, clk) // another cleaned-up key id
+		_, id := impl.new(t, clk) // another cleaned-up key id
 		ids = append(ids, id)
 	}
-	return m.(PlanMeter), ids
+	return m, ids
 }
 
-func mustAdmitCall(t *testing.T, m PlanMeter, c Call) Decision {
+func mustAdmitCall(t *testing.T, m Meter, c Call) Decision {
 	t.Helper()
 	d, err := m.AdmitCall(context.Background(), c)
 	if err != nil {
@@ -33,7 +33,7 @@ func mustAdmitCall(t *testing.T, m PlanMeter, c Call) Decision {
 	return d
 }
 
-func mustReport(t *testing.T, m PlanMeter, keyID string, p *Plan) Report {
+func mustReport(t *testing.T, m Meter, keyID string, p *Plan) Report {
 	t.Helper()
 	r, err := m.Report(context.Background(), keyID, p)
 	if err != nil {
@@ -379,10 +379,10 @@ func TestRefund(t *testing.T) {
 	})
 }
 
-// TestAdmitCallPlansFromOptions checks that the implicit plan of a plain
-// meter admits like Admit: 100 per 60 s.
-func TestAdmitCallPlansFromOptions(t *testing.T) {
-	p := PlansFromOptions(Options{}).Default()
+// TestAdmitCallPlansFromRateLimit checks the implicit plan's defaults:
+// 100 per 60 s.
+func TestAdmitCallPlansFromRateLimit(t *testing.T) {
+	p := PlansFromRateLimit(0, 0).Default()
 	forEach(t, func(t *testing.T, impl implementation) {
 		m, ids := planImpl(t, impl, newFakeClock(testStart), 1)
 		for i := range 100 {
@@ -398,7 +398,7 @@ func TestAdmitCallPlansFromOptions(t *testing.T) {
 }
 
 func TestAdmitCallInvalid(t *testing.T) {
-	p := PlansFromOptions(Options{}).Default()
+	p := PlansFromRateLimit(0, 0).Default()
 	forEach(t, func(t *testing.T, impl implementation) {
 		m, ids := planImpl(t, impl, newFakeClock(testStart), 1)
 		ctx := context.Background()

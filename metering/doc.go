@@ -3,54 +3,54 @@
 // rate limits and quotas, usage read-out and usage events.
 //
 // Its main type is [Meter], implemented by [RedisMeter] (shared by every
-// replica, one atomic Lua script per call) and [MemoryMeter] (one process,
-// for tests, demos and single-replica deployments). Both give the same
-// answers for the same sequence of calls and times.
+// replica, one atomic Lua script per call), [MemoryMeter] (one process, for
+// tests, demos and single-replica deployments) and [OutageMeter] (a
+// RedisMeter under the plans' outage policy). RedisMeter and MemoryMeter
+// give the same answers for the same sequence of calls and times.
 //
-// # Rate limit
-//
-// The per-key rate limit is a GCRA (generic cell rate algorithm, the
-// algorithm of github.com/go-redis/redis_rate) with burst equal to the limit:
-// a key that has been idle may spend its whole [Options.Limit] at once, and
-// then gets one more call every Window/Limit. With the defaults (100 calls
-// per 60 s) 200 simultaneous calls admit exactly 100, and the 101st may come
-// 600 ms later. GCRA was chosen over a sliding-window log because it keeps one
-// integer per key (the theoretical arrival time) instead of one entry per
-// call, costs one GET and one SET per call whatever the limit, refills
-// smoothly instead of all at once at a window edge, and yields an exact
-// Retry-After. The price, stated honestly: the bound is "Limit calls at once,
-// then Limit per Window on average", so over any interval of length d at most
-// Limit + d·Limit/Window calls are admitted (up to about 2×Limit within one
-// Window right after an idle period), where a sliding log would cap any
-// Window at exactly Limit.
-//
-// Time is taken from Redis (TIME inside the script), never from the replica's
-// clock, so replicas with skewed clocks agree. Times are kept in whole
-// microseconds; the emission interval Window/Limit is rounded down to a whole
-// microsecond (at least 1 µs).
-//
-// # Counting
-//
-// Every admitted call increments the key's counter for the current calendar
-// month (UTC) in the same script; refused calls are not counted. Counters
-// expire [UsageTTL] after their first call, so Redis does not grow forever
-// and last month's counter stays readable throughout the following month.
+// The value types of one call are declared here and nowhere else: [KeyID]
+// (the only key id function), [Plan], [Call], [Decision], [Event] and
+// [Outcome], and the key sentinels [ErrUnknownKey] and [ErrRevokedKey]. The
+// adapter package uses them directly and declares only the small
+// interfaces it calls, which [Registry] and the meters satisfy.
 //
 // # Plans
 //
 // A plans file ([LoadPlans], [ParsePlans]) gives each plan several rate
-// limits (per second, minute, hour; each a GCRA as above), quotas of cost
-// units per calendar day and month (UTC), the tools it allows (globs,
-// tag: patterns and ! negations, last match wins; [Plan.Allows]), per-tool
-// costs ([Plan.Cost]) and an upgrade message and URL; and, at the top,
-// default_plan, key_mode (registry | open), counting (admitted | success),
-// outage (fail_closed | fail_open) and static keys. [PlansFromOptions] is
-// the single implicit plan of a deployment without a plans file. The plain
-// [Meter] API (Admit, Usage) is that plan's older form and keeps working.
+// limits (per second, minute, hour), quotas of cost units per calendar day
+// and month (UTC), the tools it allows (globs, tag: patterns and !
+// negations, last match wins; [Plan.Allows]), per-tool costs
+// ([Plan.Cost]) and an upgrade message and URL; and, at the top,
+// default_plan, key_mode (registry | open), counting (admitted | success;
+// the refund rule is [Counting.Refunds]), outage (fail_closed | fail_open)
+// and static keys. [PlansFromRateLimit] is the single implicit plan of a
+// deployment without a plans file.
 //
-// # Plan-aware admission
+// # Rate limit
 //
-// [PlanMeter].AdmitCall admits one tools/call under its plan in one atomic
+// Each rate limit is a GCRA (generic cell rate algorithm, the algorithm of
+// github.com/go-redis/redis_rate) with burst equal to the limit: a key that
+// has been idle may spend its whole limit at once, and then gets one more
+// call every Window/Limit. With the defaults (100 calls per 60 s) 200
+// simultaneous calls admit exactly 100, and the 101st may come 600 ms
+// later. GCRA was chosen over a sliding-window log because it keeps one
+// integer per key and window (the theoretical arrival time) instead of one
+// entry per call, costs one GET and one SET per call whatever the limit,
+// refills smoothly instead of all at once at a window edge, and yields an
+// exact Retry-After. The price, stated honestly: the bound is "Limit calls
+// at once, then Limit per Window on average", so over any interval of
+// length d at most Limit + d·Limit/Window calls are admitted (up to about
+// 2×Limit within one Window right after an idle period), where a sliding
+// log would cap any Window at exactly Limit.
+//
+// Time is taken from Redis (TIME inside the script), never from the
+// replica's clock, so replicas with skewed clocks agree. Times are kept in
+// whole microseconds; the emission interval Window/Limit is rounded down to
+// a whole microsecond (at least 1 µs).
+//
+// # Admission
+//
+// [Meter].AdmitCall admits one tools/call under its plan in one atomic
 // Lua script (one round trip, time from Redis TIME): it checks every rate
 // limit and quota, and only when all allow it applies every limit and adds
 // the call's cost to the day and month counters and to the month's
@@ -60,19 +60,19 @@
 // most restrictive limit for the RateLimit headers. Refund gives a call's
 // cost back for counting policy success (rate limits are not refunded).
 // Report reads a key's usage; RecordEvent appends a usage [Event] to a
-// capped stream. [MemoryMeter] has the same semantics on an injectable
-// clock. [OutageMeter] applies the outage policy; [Registry] maps API keys
+// capped stream. Counters expire ([DayUsageTTL], [UsageTTL]) after their
+// first call, so Redis does not grow forever and last month's counter
+// stays readable throughout the following month. [Registry] maps API keys
 // to plans.
-//
+
 // # Redis key layout
 //
 // Every key is built by [Key] and starts with [KeyPrefix]; all keys of one
 // caller share the hash tag {keyID}, so the multi-key scripts run on Redis
 // Cluster:
 //
-//	restmcp:{<keyID>}:rl                 Admit's GCRA state: theoretical arrival time, µs since the Unix epoch; PX ≤ Window
-//	restmcp:{<keyID>}:usage:<yyyymm>     Admit: admitted calls; AdmitCall: cost units, that calendar month (UTC); EX UsageTTL
-//	restmcp:{<keyID>}:rl:<window>        AdmitCall's GCRA state of one rate limit, window "1s", "60s", "3600s"; PX ≤ window
+//	restmcp:{<keyID>}:rl:<window>        GCRA state of one rate limit (theoretical arrival time, µs since the Unix epoch), window "1s", "60s", "3600s"; PX ≤ window
+//	restmcp:{<keyID>}:usage:<yyyymm>     cost units that calendar month (UTC); EX UsageTTL
 //	restmcp:{<keyID>}:usage:<yyyymmdd>   cost units that day (UTC); EX DayUsageTTL
 //	restmcp:{<keyID>}:tools:<yyyymm>     hash: calls:<tool> and cost:<tool> that month; EX UsageTTL
 //	restmcp:{<keyID>}:key                registry record (hash): sha256, key_id, plan, status, label, created, revoked

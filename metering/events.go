@@ -30,13 +30,18 @@ const (
 	OutcomeRefused Outcome = "refused"
 	// OutcomeNotInPlan: the tool is outside the caller's plan.
 	OutcomeNotInPlan Outcome = "not_in_plan"
-	// OutcomeInvalidArguments: the arguments failed the tool's schema.
+	// OutcomeInvalidArguments: the arguments failed the tool's schema, or
+	// the operation needs a credential the caller did not send; nothing
+	// was sent upstream.
 	OutcomeInvalidArguments Outcome = "invalid_arguments"
-	// OutcomeUnavailable: the metering store was down under fail_closed (503).
+	// OutcomeUnavailable: the meter or key store could not decide (503).
 	OutcomeUnavailable Outcome = "unavailable"
 	// OutcomeNotRun: admitted, then refused by the MCP transport before the
 	// tool ran (or the client left first); refunded, cost 0.
 	OutcomeNotRun Outcome = "not_run"
+	// OutcomeUnauthorized: no key, or an unknown or revoked one (401).
+	// Metrics only: no usage event is recorded for it.
+	OutcomeUnauthorized Outcome = "unauthorized"
 )
 
 // Event is one tools/call, for billing pipelines.

@@ -101,18 +101,11 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// testMeter is what both implementations offer.
-type testMeter interface {
-	Meter
-	Usage(ctx context.Context, keyID string) (int64, error)
-	Ping(ctx context.Context) error
-}
-
 // implementation builds one meter under test with a controlled clock, and
 // returns it with a fresh keyID.
 type implementation struct {
 	name string
-	new  func(t *testing.T, opts Options, clk *fakeClock) (testMeter, string)
+	new  func(t *testing.T, clk *fakeClock) (Meter, string)
 }
 
 // implementations lists both meters. The Redis meter gets clk in place of
@@ -120,13 +113,12 @@ type implementation struct {
 // the same deterministic scenarios and must give identical answers.
 func implementations() []implementation {
 	return []implementation{
-		{name: "memory", new: func(t *testing.T, opts Options, clk *fakeClock) (testMeter, string) {
-			opts.Now = clk.Now
-			return NewMemory(opts), newKeyID(t, nil)
+		{name: "memory", new: func(t *testing.T, clk *fakeClock) (Meter, string) {
+			return NewMemory(Options{Now: clk.Now}), newKeyID(t, nil)
 		}},
-		{name: "redis", new: func(t *testing.T, opts Options, clk *fakeClock) (testMeter, string) {
+		{name: "redis", new: func(t *testing.T, clk *fakeClock) (Meter, string) {
 			c := testRedis(t)
-			m := NewRedis(c, opts)
+			m := NewRedis(c, Options{})
 			m.serverNow = clk.Now
 			m.clientNow = clk.Now
 			return m, newKeyID(t, c)
@@ -146,23 +138,3 @@ func forEach(t *testing.T, test func(t *testing.T, impl implementation)) {
 
 // testStart is a fixed time in November 2026 (UTC).
 var testStart = time.Date(2026, time.November, 15, 12, 0, 0, 0, time.UTC)
-
-// mustAdmit calls Admit and fails the test on error.
-func mustAdmit(t *testing.T, m Meter, keyID string) Decision {
-	t.Helper()
-	d, err := m.Admit(context.Background(), keyID)
-	if err != nil {
-		t.Fatalf("Admit(%q): %v", keyID, err)
-	}
-	return d
-}
-
-// mustUsage calls Usage and fails the test on error.
-func mustUsage(t *testing.T, m testMeter, keyID string) int64 {
-	t.Helper()
-	n, err := m.Usage(context.Background(), keyID)
-	if err != nil {
-		t.Fatalf("Usage(%q): %v", keyID, err)
-	}
-	return n
-}

@@ -1,9 +1,27 @@
 package metering
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"time"
 )
+
+// KeyID identifies an API key in Redis keys, usage events, logs and
+// metrics without revealing it: the first 12 hex digits (48 bits) of the
+// key's SHA-256. The registry stores the full SHA-256 and refuses a key
+// whose id matches but whose full hash does not.
+func KeyID(key string) string { return keyIDOf(sum(key)) }
+
+// sum is the lower-case hex SHA-256 of key, the form the registry and the
+// plans file's keys section store.
+func sum(key string) string {
+	s := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(s[:])
+}
+
+// keyIDOf is the key id of the key whose sum is s.
+func keyIDOf(s string) string { return s[:12] }
 
 // KeyPrefix starts every Redis key written by this package.
 const KeyPrefix = "restmcp:"
@@ -30,13 +48,6 @@ func Key(keyID string, parts ...string) string {
 	}
 	return b.String()
 }
-
-// rateKey is the key of a caller's GCRA state.
-func rateKey(keyID string) string { return Key(keyID, "rl") }
-
-// usageKey is the key of a caller's counter for the calendar month (UTC)
-// containing t.
-func usageKey(keyID string, t time.Time) string { return Key(keyID, "usage", period(t)) }
 
 // period names the calendar month (UTC) containing t as "yyyymm".
 func period(t time.Time) string { return t.UTC().Format("200601") }

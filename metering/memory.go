@@ -2,7 +2,6 @@ package metering
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -17,17 +16,14 @@ const sweepEvery = 4096
 // tests, demos and single-replica deployments. Create it with [NewMemory];
 // it is safe for concurrent use.
 type MemoryMeter struct {
-	p   params
 	now func() time.Time
 
 	mu     sync.Mutex
-	tat    map[string]int64     // keyID → theoretical arrival time, µs (Admit)
-	usage  map[usageEntry]int64 // admitted calls (Admit) or units (AdmitCall) per key and month or day
-	admits int                  // admissions since the last sweep
-
-	rtat  map[rateEntry]int64             // AdmitCall's GCRA state per key and window, µs
-	tools map[usageEntry]map[string]int64 // per-tool hash per key and month: "calls:<tool>", "cost:<tool>"
-	ev    ring                            // the latest events
+	usage  map[usageEntry]int64            // cost units per key and month or day
+	admits int                             // admissions since the last sweep
+	rtat   map[rateEntry]int64             // GCRA state per key and window, µs
+	tools  map[usageEntry]map[string]int64 // per-tool hash per key and month: "calls:<tool>", "cost:<tool>"
+	ev     ring                            // the latest events
 }
 
 // rateEntry identifies the GCRA state of one rate limit of one key, as
@@ -59,53 +55,12 @@ func NewMemory(opts Options) *MemoryMeter {
 		evMax = 0
 	}
 	return &MemoryMeter{
-		p:     opts.resolve(),
 		now:   now,
-		tat:   make(map[string]int64),
 		usage: make(map[usageEntry]int64),
 		rtat:  make(map[rateEntry]int64),
 		tools: make(map[usageEntry]map[string]int64),
 		ev:    ring{max: int(evMax)},
 	}
-}
-
-// Admit checks keyID's rate limit and, when allowed, counts the call. It
-// fails only for an invalid keyID ([ErrInvalidKeyID]).
-func (m *MemoryMeter) Admit(_ context.Context, keyID string) (Decision, error) {
-	if !validKeyID(keyID) {
-		return Decision{}, fmt.Errorf("%w: %q", ErrInvalidKeyID, keyID)
-	}
-	t := m.now()
-	now := t.UnixMicro()
-	entry := usageEntry{keyID: keyID, period: period(t)}
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	v := verdict{allowed: true}
-	if m.p.interval > 0 {
-		v = m.p.step(now, m.tat[keyID])
-		if !v.allowed {
-			return m.p.decision(v, m.usage[entry]), nil
-		}
-		m.tat[keyID] = v.tat
-	}
-	m.usage[entry]++
-	count := m.usage[entry]
-	if m.admits++; m.admits >= sweepEvery {
-		m.sweep(t)
-	}
-	return m.p.decision(v, count), nil
-}
-
-// Usage returns keyID's counter for the current calendar month (UTC).
-func (m *MemoryMeter) Usage(_ context.Context, keyID string) (int64, error) {
-	if !validKeyID(keyID) {
-		return 0, fmt.Errorf("%w: %q", ErrInvalidKeyID, keyID)
-	}
-	entry := usageEntry{keyID: keyID, period: period(m.now())}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.usage[entry], nil
 }
 
 // Ping reports readiness; a MemoryMeter is always ready.
@@ -118,11 +73,6 @@ func (m *MemoryMeter) Ping(context.Context) error { return nil }
 func (m *MemoryMeter) sweep(t time.Time) {
 	m.admits = 0
 	now := t.UnixMicro()
-	for k, tat := range m.tat {
-		if tat <= now {
-			delete(m.tat, k)
-		}
-	}
 	for k, tat := range m.rtat {
 		if tat <= now {
 			delete(m.rtat, k)

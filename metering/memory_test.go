@@ -6,26 +6,30 @@ import (
 	"time"
 )
 
-// TestMemorySweep checks that a MemoryMeter forgets full keys and counters
-// older than last month, as Redis TTLs do, without changing any answer.
+// TestMemorySweep checks that a MemoryMeter forgets full rate limits and
+// counters older than last month (and days older than the day before
+// yesterday), as Redis TTLs do, without changing any answer.
 func TestMemorySweep(t *testing.T) {
 	clk := newFakeClock(testStart)
-	m := NewMemory(Options{Limit: 1 << 20, Window: time.Hour, Now: clk.Now})
+	m := NewMemory(Options{Now: clk.Now})
+	p := PlansFromRateLimit(1<<20, time.Hour).Default()
 	for _, id := range []string{"a", "b", "c"} {
-		mustAdmit(t, m, id)
+		mustAdmitCall(t, m, rateCall(id, p))
 	}
 	clk.Advance(70 * 24 * time.Hour) // late January 2027: November is older than last month
 	for range sweepEvery - 4 {
-		mustAdmit(t, m, "busy")
+		mustAdmitCall(t, m, rateCall("busy", p))
 	}
-	if len(m.tat) != 4 || len(m.usage) != 4 {
-		t.Fatalf("before the sweep: %d rate states, %d counters; want 4, 4", len(m.tat), len(m.usage))
+	// Each key has one rate state, a day and a month counter and a month of
+	// per-tool counts.
+	if len(m.rtat) != 4 || len(m.usage) != 8 || len(m.tools) != 4 {
+		t.Fatalf("before the sweep: %d rate states, %d counters, %d tool hashes; want 4, 8, 4", len(m.rtat), len(m.usage), len(m.tools))
 	}
-	mustAdmit(t, m, "busy") // the sweepEvery-th admission
-	if len(m.tat) != 1 || len(m.usage) != 1 {
-		t.Errorf("after the sweep: %d rate states, %d counters; want 1, 1 (only busy's)", len(m.tat), len(m.usage))
+	mustAdmitCall(t, m, rateCall("busy", p)) // the sweepEvery-th admission
+	if len(m.rtat) != 1 || len(m.usage) != 2 || len(m.tools) != 1 {
+		t.Errorf("after the sweep: %d rate states, %d counters, %d tool hashes; want 1, 2, 1 (only busy's)", len(m.rtat), len(m.usage), len(m.tools))
 	}
-	if d := mustAdmit(t, m, "a"); !d.Allowed || d.Remaining != 1<<20-1 || d.Count != 1 {
+	if d := mustAdmitCall(t, m, rateCall("a", p)); !d.Allowed || d.Remaining != 1<<20-1 || d.Count != 1 {
 		t.Errorf("a after the sweep: got %+v, want allowed, full (Remaining 2^20-1), Count 1", d)
 	}
 }
@@ -34,11 +38,14 @@ func TestMemorySweep(t *testing.T) {
 // the wall clock.
 func TestMemoryDefaultClock(t *testing.T) {
 	m := NewMemory(Options{})
-	if d := mustAdmit(t, m, "k"); !d.Allowed || d.Count != 1 {
-		t.Fatalf("got %+v, want allowed with Count 1", d)
+	p := PlansFromRateLimit(0, 0).Default()
+	before := time.Now()
+	d := mustAdmitCall(t, m, rateCall("k", p))
+	if !d.Allowed || d.Count != 1 || d.At.Before(before.Truncate(time.Microsecond)) || d.At.After(time.Now()) {
+		t.Fatalf("got %+v, want allowed with Count 1, At now", d)
 	}
-	if n := mustUsage(t, m, "k"); n != 1 {
-		t.Errorf("Usage = %d, want 1", n)
+	if n := monthUsed(t, m, "k", p); n != 1 {
+		t.Errorf("month used = %d, want 1", n)
 	}
 	if err := m.Ping(context.Background()); err != nil {
 		t.Errorf("Ping: %v", err)

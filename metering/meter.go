@@ -1,12 +1,12 @@
 package metering
 
 import (
-	"context"
 	"errors"
 	"time"
 )
 
-// Defaults applied by [NewRedis] and [NewMemory] to zero [Options] fields.
+// Defaults of [PlansFromRateLimit], the implicit plan of a deployment
+// without a plans file.
 const (
 	// DefaultLimit is the number of calls a key may make per window.
 	DefaultLimit = 100
@@ -32,37 +32,30 @@ var (
 	ErrInvalidKeyID = errors.New("metering: invalid key id")
 )
 
-// Decision is the outcome of one admission. Its fields feed the
-// RateLimit-* and Retry-After response headers.
+// Decision is a [Meter]'s answer for one call. Limit, Remaining, Reset,
+// Policy and Window describe the most restrictive limit and feed the
+// RateLimit and Retry-After response headers; a Decision with Limit 0 and
+// no Policy has none to report (the plan has no limits, or the call was
+// admitted while the store was down) and the headers are left out.
 type Decision struct {
 	// Allowed reports whether the call may proceed; only allowed calls are
 	// counted.
 	Allowed bool
-	// Limit is the number of calls allowed per window (also the burst).
-	// Zero when rate limiting is disabled (Options.Limit = -1); then
-	// Remaining, Reset and RetryAfter are zero too and the rate-limit
-	// headers should be left out.
+	// Limit is the calls (rate limit) or cost units (quota) per Window of
+	// the limit named by Policy; 0 when the plan has no limit.
 	Limit int64
-	// Remaining is the number of further calls that would be admitted right
-	// now, after this one; 0 when refused.
+	// Remaining is what is left of Limit after this call; 0 when refused.
 	Remaining int64
-	// Reset is the time until the key's allowance has fully recovered
-	// (Remaining would be Limit again); at most the window.
+	// Reset is the time until the limit has fully recovered (rate limit)
+	// or its period ends (quota).
 	Reset time.Duration
-	// RetryAfter is set only when refused: the exact time until the next
-	// call would be admitted, greater than 0 and at most Window/Limit (as
-	// long as Options did not change since the key's last call).
+	// RetryAfter is set only when refused: the exact time until the call
+	// would be admitted (the longest over the refusing limits; for a quota,
+	// the end of its period).
 	RetryAfter time.Duration
-	// Count is the key's counter for the current calendar month (UTC) after
-	// this call: including it when allowed, unchanged when refused. For
-	// AdmitCall it counts cost units, not calls.
+	// Count is the key's cost units this calendar month (UTC) after this
+	// call: including it when allowed, unchanged when refused.
 	Count int64
-
-	// The fields below are set only by AdmitCall (plan-aware admission);
-	// Admit leaves them zero. For AdmitCall, Limit, Remaining and Reset
-	// describe the limit named by Policy (a rate limit or a quota), and
-	// Limit is zero only when the plan has no limit at all.
-
 	// Plan names the plan the call was checked against.
 	Plan string
 	// Cost is the number of units added to the quota and usage counters:
@@ -74,15 +67,14 @@ type Decision struct {
 	// then month); when allowed, the limit with the fewest calls or units
 	// remaining (among equals the one with the longer Reset). It is one of
 	// LimitPerSecond, LimitPerMinute, LimitPerHour, QuotaDay, QuotaMonth
-	// (or the name of a [PlansFromOptions] limit); "" without limits.
+	// (or the name of a [PlansFromRateLimit] limit); "" without limits.
 	Policy string
 	// Window is the length of Policy's window: the rate limit's Window, or
 	// the length of the quota's current calendar period (24 h, or the
 	// month's days).
 	Window time.Duration
 	// RefusedBy names the limit that refused the call (the same as Policy
-	// then); "" when allowed. A quota refusal's RetryAfter runs to the end
-	// of the quota's period.
+	// then); "" when allowed.
 	RefusedBy string
 	// At is the time of the admission: Redis TIME for RedisMeter, the clock
 	// for MemoryMeter, the replica's clock for a Degraded admission, in
@@ -95,30 +87,8 @@ type Decision struct {
 	Degraded bool
 }
 
-// Meter admits or refuses one tools/call for a key, counting admitted calls.
-// [RedisMeter] and [MemoryMeter] implement it.
-type Meter interface {
-	// Admit checks the key's rate limit and, when allowed, counts the call,
-	// atomically. keyID is a short hash of the key, never the key itself.
-	Admit(ctx context.Context, keyID string) (Decision, error)
-}
-
-// Compile-time checks that both implementations satisfy Meter.
-var (
-	_ Meter = (*RedisMeter)(nil)
-	_ Meter = (*MemoryMeter)(nil)
-)
-
-// Options configures a meter. The zero value means 100 calls per 60 s.
+// Options configures a meter; the zero value is ready to use.
 type Options struct {
-	// Limit is the number of calls one key may make per Window, and also the
-	// burst: an idle key may make Limit calls at once. Zero means
-	// DefaultLimit (100); -1 (any negative value) disables rate limiting, so
-	// every call is admitted and counted.
-	Limit int64
-	// Window is the period over which Limit applies; one call is regained
-	// every Window/Limit. Zero or negative means DefaultWindow (60 s).
-	Window time.Duration
 	// Now returns the current time for MemoryMeter, for tests with a
 	// controlled clock. Nil means time.Now. RedisMeter ignores it: its clock
 	// is Redis TIME.
@@ -134,30 +104,17 @@ type Options struct {
 	EventMaxLen int64
 }
 
-// params is Options resolved into the integers the algorithm works with.
+// params are one GCRA rate limit's integers.
 type params struct {
-	limit    int64 // burst and calls per window; 0 = rate limiting disabled
-	interval int64 // emission interval Window/Limit, µs, ≥ 1 (0 when disabled)
+	limit    int64 // burst and calls per window
+	interval int64 // emission interval window/limit, µs, ≥ 1
 	tau      int64 // tolerance interval*limit, µs: how far TAT may run ahead of now
 }
 
-// resolve applies the defaults and precomputes the GCRA parameters.
-func (o Options) resolve() params {
-	limit := o.Limit
-	switch {
-	case limit == 0:
-		limit = DefaultLimit
-	case limit < 0:
-		return params{}
-	}
-	window := o.Window
-	if window <= 0 {
-		window = DefaultWindow
-	}
-	interval := window.Microseconds() / limit
-	if interval < 1 {
-		interval = 1
-	}
+// gcra precomputes the GCRA parameters of limit calls per window, both
+// positive.
+func gcra(limit int64, window time.Duration) params {
+	interval := max(window.Microseconds()/limit, 1)
 	return params{limit: limit, interval: interval, tau: interval * limit}
 }
 

@@ -100,7 +100,7 @@ const (
 // its cost.
 type RateLimit struct {
 	// Name is LimitPerSecond, LimitPerMinute or LimitPerHour for plans read
-	// from a file; [PlansFromOptions] names its single limit "rate".
+	// from a file; [PlansFromRateLimit] names its single limit "rate".
 	Name string
 	// Limit is the number of calls per Window, at least 1.
 	Limit int64
@@ -135,7 +135,7 @@ type Quota struct {
 
 // Plan is one plan of a plans file: what a key on this plan may call, how
 // often, and at what cost. Plans are built by [ParsePlans] (or
-// [PlansFromOptions]) and must not be modified afterwards; they are safe
+// [PlansFromRateLimit]) and must not be modified afterwards; they are safe
 // for concurrent use.
 type Plan struct {
 	// Name is the plan's key in the plans file's plans section.
@@ -253,7 +253,7 @@ func (p *Plan) quota(period Period) int64 {
 type StaticKey struct {
 	// SHA256 is the lower-case hex SHA-256 of the key.
 	SHA256 string
-	// KeyID is the first 12 hex digits of SHA256, as adapter.KeyID.
+	// KeyID is [KeyID] of the key: the first 12 hex digits of SHA256.
 	KeyID string
 	// Plan names the key's plan.
 	Plan string
@@ -311,19 +311,21 @@ func (ps *Plans) staticKey(sum string) (StaticKey, bool) {
 	return k, ok
 }
 
-// PlansFromOptions returns the plans equivalent to a plain meter with
-// opts: a single plan "default" with one rate limit named "rate" of
-// opts.Limit calls per opts.Window (none when opts.Limit < 0), no quota,
-// every tool allowed at cost 1; key mode open, counting admitted, fail
-// closed. It is what a deployment without a plans file runs.
-func PlansFromOptions(opts Options) *Plans {
+// PlansFromRateLimit returns what a deployment without a plans file
+// runs: a single plan "default" with one rate limit named "rate" of limit
+// calls per window (0 means DefaultLimit, a negative limit means no rate
+// limit; a window of 0 or less means DefaultWindow), no quota, every tool
+// allowed at cost 1; key mode open, counting admitted, fail closed.
+func PlansFromRateLimit(limit int64, window time.Duration) *Plans {
 	p := &Plan{Name: "default"}
-	if rp := opts.resolve(); rp.interval > 0 {
-		w := opts.Window
-		if w <= 0 {
-			w = DefaultWindow
-		}
-		p.RateLimits = []RateLimit{{Name: "rate", Limit: rp.limit, Window: w, p: rp, tag: windowTag(w)}}
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	if limit > 0 {
+		p.RateLimits = []RateLimit{{Name: "rate", Limit: limit, Window: window, p: gcra(limit, window), tag: windowTag(window)}}
 	}
 	return &Plans{
 		DefaultPlan: p.Name,
@@ -766,7 +768,7 @@ func (pr *plansParser) plan(name string, raw planYAML) *Plan {
 			}
 			p.RateLimits = append(p.RateLimits, RateLimit{
 				Name: l.name, Limit: *l.limit, Window: l.window,
-				p: Options{Limit: *l.limit, Window: l.window}.resolve(), tag: windowTag(l.window),
+				p: gcra(*l.limit, l.window), tag: windowTag(l.window),
 			})
 		}
 	}
@@ -854,17 +856,16 @@ func parseToolRule(s string) (toolRule, error) {
 
 // key validates one entry of the keys section and adds it to ps.
 func (pr *plansParser) key(ps *Plans, at string, k keyYAML, plans map[string]planYAML) {
-	var sum string
+	var hash string
 	switch {
 	case k.SHA256 != "" && k.Key != "":
 		pr.errorf(at, "give either sha256 or key, not both")
 		return
 	case k.Key != "":
-		s := sha256.Sum256([]byte(k.Key))
-		sum = hex.EncodeToString(s[:])
+		hash = sum(k.Key)
 	case k.SHA256 != "":
-		sum = strings.ToLower(k.SHA256)
-		if b, err := hex.DecodeString(sum); err != nil || len(b) != sha256.Size {
+		hash = strings.ToLower(k.SHA256)
+		if b, err := hex.DecodeString(hash); err != nil || len(b) != sha256.Size {
 			pr.errorf(at+".sha256", "want 64 hex digits (the key's SHA-256), got %d characters", len(k.SHA256))
 			return
 		}
@@ -882,9 +883,9 @@ func (pr *plansParser) key(ps *Plans, at string, k keyYAML, plans map[string]pla
 			return
 		}
 	}
-	if prev, dup := ps.static[sum]; dup {
+	if prev, dup := ps.static[hash]; dup {
 		pr.errorf(at, "the same key as an earlier entry (key_id %s)", prev.KeyID)
 		return
 	}
-	ps.static[sum] = StaticKey{SHA256: sum, KeyID: sum[:12], Plan: k.Plan, Label: k.Label}
+	ps.static[hash] = StaticKey{SHA256: hash, KeyID: keyIDOf(hash), Plan: k.Plan, Label: k.Label}
 }

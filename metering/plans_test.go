@@ -292,16 +292,31 @@ func TestCountingRefunds(t *testing.T) {
 	}
 }
 
-func TestPlansFromOptions(t *testing.T) {
-	ps := PlansFromOptions(Options{Limit: 10, Window: time.Second})
-	p := ps.Default()
-	if p == nil || p.Name != "default" || len(p.RateLimits) != 1 || p.RateLimits[0].Limit != 10 || p.RateLimits[0].Window != time.Second || ps.KeyMode != KeyModeOpen {
-		t.Fatalf("PlansFromOptions = %+v / %+v", ps, p)
+// TestPlansFromRateLimit checks the implicit plan and its precomputed GCRA
+// integers: defaults, a disabled limit, rounding of the emission interval.
+func TestPlansFromRateLimit(t *testing.T) {
+	ps := PlansFromRateLimit(10, time.Second)
+	if p := ps.Default(); p == nil || p.Name != "default" || ps.KeyMode != KeyModeOpen || ps.Counting != CountAdmitted || ps.Outage != OutageFailClosed {
+		t.Fatalf("PlansFromRateLimit(10, 1s) = %+v / %+v", ps, p)
 	}
-	if p := PlansFromOptions(Options{Limit: -1}).Default(); len(p.RateLimits) != 0 {
-		t.Errorf("disabled: got %d rate limits, want 0", len(p.RateLimits))
+	tests := []struct {
+		name   string
+		limit  int64
+		window time.Duration
+		want   []RateLimit
+	}{
+		{"zero is 100 per 60 s", 0, 0, []RateLimit{{Name: "rate", Limit: 100, Window: time.Minute, p: params{limit: 100, interval: 600_000, tau: 60_000_000}, tag: "60s"}}},
+		{"negative window is the default", 100, -time.Second, []RateLimit{{Name: "rate", Limit: 100, Window: time.Minute, p: params{limit: 100, interval: 600_000, tau: 60_000_000}, tag: "60s"}}},
+		{"-1 disables", -1, 0, nil},
+		{"any negative disables", -7, time.Second, nil},
+		{"2 per second", 2, time.Second, []RateLimit{{Name: "rate", Limit: 2, Window: time.Second, p: params{limit: 2, interval: 500_000, tau: 1_000_000}, tag: "1s"}}},
+		{"uneven division rounds the interval down", 7, 0, []RateLimit{{Name: "rate", Limit: 7, Window: time.Minute, p: params{limit: 7, interval: 8_571_428, tau: 59_999_996}, tag: "60s"}}},
+		{"interval at least 1 µs", 2000, time.Millisecond, []RateLimit{{Name: "rate", Limit: 2000, Window: time.Millisecond, p: params{limit: 2000, interval: 1, tau: 2000}, tag: "1ms"}}},
 	}
-	if p := PlansFromOptions(Options{}).Default(); p.RateLimits[0].Limit != DefaultLimit || p.RateLimits[0].Window != DefaultWindow {
-		t.Errorf("zero Options: got %+v, want the defaults", p.RateLimits[0])
+	for _, tt := range tests {
+		got := PlansFromRateLimit(tt.limit, tt.window).Default().RateLimits
+		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(RateLimit{}, params{})); diff != "" {
+			t.Errorf("%s: RateLimits (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }

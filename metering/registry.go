@@ -3,7 +3,6 @@ package metering
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -73,7 +72,7 @@ const (
 
 // KeyRecord describes one API key; it never holds the key.
 type KeyRecord struct {
-	// KeyID is the first 12 hex digits of the key's SHA-256 (adapter.KeyID).
+	// KeyID is the first 12 hex digits of the key's SHA-256 ([KeyID]).
 	KeyID string `json:"key_id"`
 	// Plan names the key's plan.
 	Plan string `json:"plan"`
@@ -186,12 +185,6 @@ func (r *Registry) Plans() *Plans { return r.plans }
 // recordKey is the Redis key of a registry record.
 func recordKey(keyID string) string { return Key(keyID, "key") }
 
-// sum returns the lower-case hex SHA-256 of key.
-func sum(key string) string {
-	s := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(s[:])
-}
-
 var createKeyScript = redis.NewScript(`
 if redis.call("EXISTS", KEYS[1]) == 1 then return 0 end
 redis.call("HSET", KEYS[1], "sha256", ARGV[1], "key_id", ARGV[2], "plan", ARGV[3],
@@ -229,7 +222,7 @@ func (r *Registry) Create(ctx context.Context, plan, label string) (string, KeyR
 		}
 		key := KeyTokenPrefix + hex.EncodeToString(b[:])
 		s := sum(key)
-		rec := KeyRecord{KeyID: s[:12], Plan: plan, Status: KeyActive, Label: label,
+		rec := KeyRecord{KeyID: keyIDOf(s), Plan: plan, Status: KeyActive, Label: label,
 			Created: r.now().UTC().Truncate(time.Second), Source: SourceRegistry}
 		if _, static := r.plans.staticKey(s); static {
 			continue
@@ -405,9 +398,22 @@ func (r *Registry) Lookup(ctx context.Context, key string) (KeyRecord, *Plan, er
 	return rec, plan, err
 }
 
+// ResolveKey returns the plan of an API key as presented by the caller,
+// for the adapter: the default plan for "" (a call without a key, where
+// the deployment allows one), else Lookup's plan. Its errors are Lookup's:
+// ErrUnknownKey and ErrRevokedKey (answered 401), anything else (the store
+// is down, ErrUnknownPlan) is answered 503.
+func (r *Registry) ResolveKey(ctx context.Context, key string) (*Plan, error) {
+	if key == "" {
+		return r.plans.Default(), nil
+	}
+	_, plan, err := r.Lookup(ctx, key)
+	return plan, err
+}
+
 // resolve is Lookup without the cache, for a key whose SHA-256 is s.
 func (r *Registry) resolve(ctx context.Context, s string) (KeyRecord, *Plan, error) {
-	keyID := s[:12]
+	keyID := keyIDOf(s)
 	if r.rdb == nil {
 		if r.plans.KeyMode == KeyModeOpen {
 			return r.open(s), r.plans.Default(), nil
@@ -434,5 +440,5 @@ func (r *Registry) resolve(ctx context.Context, s string) (KeyRecord, *Plan, err
 }
 
 func (r *Registry) open(s string) KeyRecord {
-	return KeyRecord{KeyID: s[:12], Plan: r.plans.DefaultPlan, Status: KeyActive, Source: SourceOpen}
+	return KeyRecord{KeyID: keyIDOf(s), Plan: r.plans.DefaultPlan, Status: KeyActive, Source: SourceOpen}
 }

@@ -112,7 +112,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer mw.close()
-	srv, err := adapter.New(adapter.Options{Tools: doc.Tools, Keys: keyShim{reg: metering.NewRegistry(nil, plans, metering.RegistryOptions{}), plans: plans},
+	srv, err := adapter.New(adapter.Options{Tools: doc.Tools, Keys: metering.NewRegistry(nil, plans, metering.RegistryOptions{}),
 		Meter: mw.meter, Logger: slog.New(slog.DiscardHandler), DisableFastPath: *sdkPath})
 	if err != nil {
 		return err
@@ -261,13 +261,13 @@ func (l *loopback) close() { _ = l.srv.Close() }
 
 // benchMeter is the meter of a benchmark run.
 type benchMeter struct {
-	meter adapter.Meter
+	meter metering.Meter
 	close func()
 }
 
 func newBenchMeter(ctx context.Context, redisURL string, plans *metering.Plans) (*benchMeter, error) {
 	if redisURL == "" {
-		return &benchMeter{meter: meterShim{metering.NewMemory(metering.Options{EventMaxLen: -1})}, close: func() {}}, nil
+		return &benchMeter{meter: metering.NewMemory(metering.Options{EventMaxLen: -1}), close: func() {}}, nil
 	}
 	client, _, err := newRedisClient(config.Secret(redisURL))
 	if err != nil {
@@ -278,5 +278,5 @@ func newBenchMeter(ctx context.Context, redisURL string, plans *metering.Plans) 
 		_ = client.Close()
 		return nil, fmt.Errorf("--redis: %w", err)
 	}
-	return &benchMeter{meter: meterShim{rm}, close: func() { _ = client.Close() }}, nil
+	return &benchMeter{meter: rm, close: func() { _ = client.Close() }}, nil
 }

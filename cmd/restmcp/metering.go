@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/metering"
 )
@@ -59,7 +57,7 @@ func newRedisClient(redisURL config.Secret) (*redis.Client, *redis.Options, erro
 // deployment without one from rate_limit and rate_window.
 func loadPlans(cfg config.Config) (*metering.Plans, error) {
 	if cfg.PlansFile == "" {
-		return metering.PlansFromOptions(metering.Options{Limit: int64(cfg.RateLimit), Window: cfg.RateWindow}), nil
+		return metering.PlansFromRateLimit(int64(cfg.RateLimit), cfg.RateWindow), nil
 	}
 	return metering.LoadPlans(cfg.PlansFile)
 }
@@ -69,8 +67,7 @@ func loadPlans(cfg config.Config) (*metering.Plans, error) {
 type meteringWiring struct {
 	plans    *metering.Plans
 	registry *metering.Registry
-	keys     adapter.KeyResolver
-	meter    adapter.Meter
+	meter    metering.Meter
 	ready    func(context.Context) error
 	close    func(context.Context)
 }
@@ -95,7 +92,7 @@ func newMetering(ctx context.Context, cfg config.Config, logger *slog.Logger, re
 	if cfg.RedisURL == "" {
 		m := metering.NewMemory(metering.Options{EventMaxLen: cfg.EventMaxLen})
 		w.registry = metering.NewRegistry(nil, plans, metering.RegistryOptions{})
-		w.meter, w.ready, w.close = meterShim{m}, m.Ping, func(context.Context) {}
+		w.meter, w.ready, w.close = m, m.Ping, func(context.Context) {}
 		logger.Info("metering in memory; set RESTMCP_REDIS_URL to share counters across replicas", attrs...)
 		if plans.KeyMode == metering.KeyModeRegistry && len(plans.StaticKeys()) == 0 {
 			logger.Warn("key_mode registry without Redis and without static keys: every key is refused")
@@ -109,7 +106,7 @@ func newMetering(ctx context.Context, cfg config.Config, logger *slog.Logger, re
 		rm := metering.NewRedis(client, metering.Options{EventMaxLen: cfg.EventMaxLen})
 		om := metering.NewOutageMeter(ctx, rm, metering.OutageOptions{Policy: plans.Outage, Logger: logger})
 		w.registry = metering.NewRegistry(client, plans, metering.RegistryOptions{})
-		w.meter, w.ready = meterShim{om}, rm.Ping
+		w.meter, w.ready = om, rm.Ping
 		w.close = func(ctx context.Context) {
 			if err := om.Close(ctx); err != nil {
 				logger.Error("metering: buffered counts lost at shutdown", "error", err)
@@ -131,7 +128,6 @@ func newMetering(ctx context.Context, cfg config.Config, logger *slog.Logger, re
 			}
 		}
 	}
-	w.keys = keyShim{reg: w.registry, plans: plans}
 	return w, nil
 }
 
@@ -173,110 +169,4 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 		}
 	}
 	return nil
-}
-
-// planShim adapts a *metering.Plan to adapter.Plan. It is one pointer, so
-// storing it in the interface does not allocate.
-type planShim struct{ p *metering.Plan }
-
-func (s planShim) Name() string                           { return s.p.Name }
-func (s planShim) Allows(tool string, tags []string) bool { return s.p.Allows(tool, tags) }
-func (s planShim) Cost(tool string, specCost int64) int64 { return s.p.Cost(tool, specCost) }
-func (s planShim) DeniedMessage(tool string) string       { return s.p.DeniedMessage(tool) }
-
-// meteringPlan returns the metering plan behind an adapter.Plan.
-func meteringPlan(p adapter.Plan) (*metering.Plan, error) {
-	s, ok := p.(planShim)
-	if !ok || s.p == nil {
-		return nil, fmt.Errorf("restmcp: plan %T is not a metering plan", p)
-	}
-	return s.p, nil
-}
-
-// keyShim adapts a *metering.Registry to adapter.KeyResolver.
-type keyShim struct {
-	reg   *metering.Registry
-	plans *metering.Plans
-}
-
-func (k keyShim) ResolveKey(ctx context.Context, key string) (adapter.Plan, error) {
-	if key == "" { // anonymous calls (require_key false)
-		return planShim{k.plans.Default()}, nil
-	}
-	_, plan, err := k.reg.Lookup(ctx, key)
-	switch {
-	case errors.Is(err, metering.ErrRevokedKey):
-		return nil, fmt.Errorf("%w: %w", adapter.ErrRevokedKey, err)
-	case errors.Is(err, metering.ErrUnknownKey):
-		return nil, fmt.Errorf("%w: %w", adapter.ErrUnknownKey, err)
-	case err != nil:
-		return nil, err
-	}
-	return planShim{plan}, nil
-}
-
-// meterShim adapts a metering.PlanMeter to adapter.Meter.
-type meterShim struct{ m metering.PlanMeter }
-
-func toCall(c adapter.Call) (metering.Call, error) {
-	p, err := meteringPlan(c.Plan)
-	if err != nil {
-		return metering.Call{}, err
-	}
-	return metering.Call{KeyID: c.KeyID, Plan: p, Tool: c.Tool, Cost: c.Cost}, nil
-}
-
-func (s meterShim) AdmitCall(ctx context.Context, c adapter.Call) (adapter.Decision, error) {
-	mc, err := toCall(c)
-	if err != nil {
-		return adapter.Decision{}, err
-	}
-	d, err := s.m.AdmitCall(ctx, mc)
-	if err != nil {
-		return adapter.Decision{}, err
-	}
-	return adapter.Decision{
-		Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining, Reset: d.Reset, RetryAfter: d.RetryAfter,
-		Policy: d.Policy, Window: d.Window, RefusedBy: d.RefusedBy, Cost: d.Cost, At: d.At, Degraded: d.Degraded,
-	}, nil
-}
-
-func (s meterShim) Refund(ctx context.Context, c adapter.Call, d adapter.Decision) error {
-	mc, err := toCall(c)
-	if err != nil {
-		return err
-	}
-	return s.m.Refund(ctx, mc, metering.Decision{
-		Allowed: d.Allowed, Limit: d.Limit, Remaining: d.Remaining, Reset: d.Reset, RetryAfter: d.RetryAfter,
-		Plan: mc.Plan.Name, Policy: d.Policy, Window: d.Window, RefusedBy: d.RefusedBy, Cost: d.Cost, At: d.At, Degraded: d.Degraded,
-	})
-}
-
-// RecordEvents makes the shim an adapter.EventBatcher.
-func (s meterShim) RecordEvents(ctx context.Context, events []adapter.Event) error {
-	out := make([]metering.Event, len(events))
-	for i, e := range events {
-		out[i] = toEvent(e)
-	}
-	return s.m.RecordEvents(ctx, out)
-}
-
-func (s meterShim) RecordEvent(ctx context.Context, e adapter.Event) error {
-	return s.m.RecordEvent(ctx, toEvent(e))
-}
-
-func toEvent(e adapter.Event) metering.Event {
-	return metering.Event{
-		KeyID: e.KeyID, Plan: e.Plan, Tool: e.Tool, Cost: e.Cost, Outcome: metering.Outcome(e.Outcome),
-		UpstreamStatus: e.UpstreamStatus, Latency: e.Latency, Bytes: e.Bytes, Time: e.Time,
-	}
-}
-
-// Report returns a metering.Report, which GET /usage encodes as JSON.
-func (s meterShim) Report(ctx context.Context, keyID string, plan adapter.Plan) (any, error) {
-	p, err := meteringPlan(plan)
-	if err != nil {
-		return nil, err
-	}
-	return s.m.Report(ctx, keyID, p)
 }

@@ -206,11 +206,11 @@ func cleanupKeyRecord(t testing.TB, redisURL, keyID string) {
 func (a *testApp) report(t *testing.T, keyID, plan string) metering.Report {
 	t.Helper()
 	p := a.mw.plans.Plan(plan)
-	r, err := a.mw.meter.Report(context.Background(), keyID, planShim{p})
+	r, err := a.mw.meter.Report(context.Background(), keyID, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.(metering.Report)
+	return r
 }
 
 type httpResult struct {
@@ -351,7 +351,7 @@ func TestRegistryModeKeys(t *testing.T) {
 	app := startApp(t, gatePlans, map[string]string{"RESTMCP_REDIS_URL": redisURL})
 	unknown := "rmk_unknown_" + randomHex(8)
 	got := postMCP(t, app.url, unknown, callBody(1, "get_quote", `{"symbol":"AAPL"}`))
-	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + adapter.KeyID(unknown) + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + metering.KeyID(unknown) + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
 	if got.status != 401 || got.body != want || got.header.Get("WWW-Authenticate") == "" {
 		t.Errorf("unknown key: %d %q %s\nwant 401 %s", got.status, got.header.Get("WWW-Authenticate"), got.body, want)
 	}
@@ -388,7 +388,7 @@ func TestOpenModeAcceptsAnyKey(t *testing.T) {
 	if !strings.Contains(got.body, `not included in plan \"free\"`) {
 		t.Errorf("open key on the default plan calling admin_stats: %s", got.body)
 	}
-	if r := app.report(t, adapter.KeyID(key), "free"); r.Periods[0].Used != 1 {
+	if r := app.report(t, metering.KeyID(key), "free"); r.Periods[0].Used != 1 {
 		t.Errorf("day used = %d, want 1", r.Periods[0].Used)
 	}
 }
@@ -612,7 +612,7 @@ func TestIssue4NoPlansFileConcurrent(t *testing.T) {
 	if got := len(app.up.take()); got != 100 {
 		t.Errorf("upstream calls = %d, want 100", got)
 	}
-	if r := app.report(t, adapter.KeyID(key), "default"); r.Periods[1].Used != 100 {
+	if r := app.report(t, metering.KeyID(key), "default"); r.Periods[1].Used != 100 {
 		t.Errorf("month used = %d, want 100", r.Periods[1].Used)
 	}
 }
@@ -643,8 +643,8 @@ func TestKeysCommands(t *testing.T) {
 	}
 	key, keyID := lines[0], lines[1]
 	cleanupKeyRecord(t, redisURL, keyID)
-	if keyID != adapter.KeyID(key) {
-		t.Errorf("key id %q, want %q", keyID, adapter.KeyID(key))
+	if keyID != metering.KeyID(key) {
+		t.Errorf("key id %q, want %q", keyID, metering.KeyID(key))
 	}
 	if !strings.Contains(stderr, "shown only now") {
 		t.Errorf("stderr %q lacks the show-once note", stderr)

@@ -183,42 +183,42 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 	if err != nil {
 		return nil, nil, err
 	}
-	var global adapter.Plan
+	var global *metering.Plan
 	if cfg.PublicGlobalPlan != "" {
 		p := mw.plans.Plan(cfg.PublicGlobalPlan)
 		if p == nil {
 			mw.close(ctx)
 			return nil, nil, fmt.Errorf("public_global_plan: no plan %q in %s (plans: %s)", cfg.PublicGlobalPlan, cfg.PlansFile, strings.Join(mw.plans.Names(), ", "))
 		}
-		global = planShim{p}
+		global = p
 	}
 	if cfg.PublicMode {
 		logger.Info("public mode: callers are metered by client address; presented credentials are ignored",
 			"public_global_plan", cfg.PublicGlobalPlan, "trusted_proxies", strings.Join(cfg.TrustedProxies, ","))
 	}
 	srv, err := adapter.New(adapter.Options{
-		Tools:             doc.Tools,
-		Name:              "restmcp",
-		Version:           version,
-		Instructions:      doc.Description,
-		MCPPath:           cfg.MCPPath,
-		Keys:              mw.keys,
-		Meter:             mw.meter,
-		RefundFailedCalls: mw.plans.Counting == metering.CountSuccess,
-		ListByPlan:        cfg.ListByPlan,
-		Metrics:           reg,
-		Ready:             mw.ready,
-		UpstreamTimeout:   cfg.UpstreamTimeout,
-		MeterTimeout:      cfg.MeterTimeout,
-		MaxBodyBytes:      cfg.MaxBodyBytes,
-		MaxResponseBytes:  int(cfg.MaxResponseBytes),
-		AllowedOrigins:    cfg.AllowedOrigins,
-		AllowAnonymous:    !cfg.RequireKey,
-		ErrorCodes:        errorCodes(cfg.ErrorCodes),
-		PublicMode:        cfg.PublicMode,
-		PublicGlobalPlan:  global,
-		TrustedProxies:    cfg.TrustedProxies,
-		Logger:            logger,
+		Tools:            doc.Tools,
+		Name:             "restmcp",
+		Version:          version,
+		Instructions:     doc.Description,
+		MCPPath:          cfg.MCPPath,
+		Keys:             mw.registry,
+		Meter:            mw.meter,
+		Counting:         mw.plans.Counting,
+		ListByPlan:       cfg.ListByPlan,
+		Metrics:          reg,
+		Ready:            mw.ready,
+		UpstreamTimeout:  cfg.UpstreamTimeout,
+		MeterTimeout:     cfg.MeterTimeout,
+		MaxBodyBytes:     cfg.MaxBodyBytes,
+		MaxResponseBytes: int(cfg.MaxResponseBytes),
+		AllowedOrigins:   cfg.AllowedOrigins,
+		AllowAnonymous:   !cfg.RequireKey,
+		ErrorCodes:       errorCodes(cfg.ErrorCodes),
+		PublicMode:       cfg.PublicMode,
+		PublicGlobalPlan: global,
+		TrustedProxies:   cfg.TrustedProxies,
+		Logger:           logger,
 	})
 	if err != nil {
 		mw.close(ctx)
