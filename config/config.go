@@ -32,6 +32,8 @@ const (
 	// DefaultRedisURL is empty: metering counters live in process memory
 	// (one replica only; counters reset on restart).
 	DefaultRedisURL Secret = ""
+	// DefaultRedisMode is one Redis server.
+	DefaultRedisMode = RedisSingle
 	// DefaultRateLimit is the number of tools/call requests one key may make
 	// per DefaultRateWindow.
 	DefaultRateLimit = 100
@@ -111,6 +113,23 @@ const (
 	MaxToolNameLength = 128
 )
 
+// RedisMode says how RedisURL is read, and which go-redis client serves it.
+type RedisMode string
+
+const (
+	// RedisSingle: one Redis server, redis://[user:password@]host:port/db
+	// (go-redis ParseURL, redis.NewClient).
+	RedisSingle RedisMode = "single"
+	// RedisCluster: a Redis Cluster, its seed nodes as
+	// redis://[user:password@]host1:port?addr=host2:port&addr=host3:port
+	// (go-redis ParseClusterURL, redis.NewClusterClient).
+	RedisCluster RedisMode = "cluster"
+	// RedisSentinel: a master set watched by Sentinels,
+	// redis://[user:password@]sentinel1:26379?master_name=mymaster&addr=sentinel2:26379
+	// (go-redis ParseFailoverURL, redis.NewFailoverClient).
+	RedisSentinel RedisMode = "sentinel"
+)
+
 // LogFormat selects the slog handler.
 type LogFormat string
 
@@ -159,6 +178,9 @@ type Config struct {
 	// Empty means in-memory metering: counters are per process and reset on
 	// restart, so it only suits a single replica.
 	RedisURL Secret
+	// RedisMode is how RedisURL is read: single (default), cluster or
+	// sentinel.
+	RedisMode RedisMode
 	// RateLimit is the number of tools/call requests one API key may make per
 	// RateWindow. -1 disables rate limiting; 0 is invalid. Default 100.
 	RateLimit int
@@ -338,6 +360,7 @@ func Default() Config {
 		Addr:              DefaultAddr,
 		MCPPath:           DefaultMCPPath,
 		RedisURL:          DefaultRedisURL,
+		RedisMode:         DefaultRedisMode,
 		RateLimit:         DefaultRateLimit,
 		RateWindow:        DefaultRateWindow,
 		UpstreamTimeout:   DefaultUpstreamTimeout,
@@ -396,6 +419,15 @@ func (c Config) Validate() error {
 	}
 	if err := checkRedisURL(string(c.RedisURL)); err != nil {
 		bad("redis_url", "%v", err)
+	}
+	switch c.RedisMode {
+	case RedisSingle:
+	case RedisCluster, RedisSentinel:
+		if u, err := url.Parse(string(c.RedisURL)); err == nil && u.Scheme == "unix" {
+			bad("redis_mode", "%s needs a redis:// or rediss:// URL listing its nodes, not a unix socket", c.RedisMode)
+		}
+	default:
+		bad("redis_mode", "must be single, cluster or sentinel; got %q", string(c.RedisMode))
 	}
 	if c.RateLimit < 1 && c.RateLimit != -1 {
 		bad("rate_limit", "must be at least 1, or -1 to disable rate limiting; got %d", c.RateLimit)

@@ -43,6 +43,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`addr: must be host:port (e.g. 127.0.0.1:8080 or 0.0.0.0:8080); got "localhost"`,
 		`mcp_path: must start with /; got "mcp/"`,
 		`redis_url: scheme must be redis, rediss or unix; got "http"`,
+		`redis_mode: must be single, cluster or sentinel; got ""`,
 		`rate_limit: must be at least 1, or -1 to disable rate limiting; got 0`,
 		`rate_window: must be positive; got -1s`,
 		`upstream_timeout: must be positive; got 0s`,

@@ -34,7 +34,10 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		if s.Flag == "" {
 			continue
 		}
-		f := &rawFlag{kind: s.Type}
+		f := &rawFlag{}
+		if s.field != nil {
+			f.kind = valueKind(s.field(&Config{}))
+		}
 		fs.Var(f, s.Flag, s.Usage)
 		flags[s.Flag] = f
 	}
@@ -63,14 +66,14 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 
 	// Layer 2: the environment.
 	for _, s := range settings {
-		if s.set == nil {
+		if s.field == nil {
 			continue
 		}
 		v := strings.TrimSpace(getenv(s.Env))
 		if v == "" {
 			continue
 		}
-		if err := s.set(&c, v); err != nil {
+		if err := parseValue(s.field(&c), v); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.Env, err))
 		}
 	}
@@ -78,10 +81,10 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	// Layer 3: the flags.
 	for _, s := range settings {
 		f := flags[s.Flag]
-		if s.set == nil || f == nil || !f.set {
+		if s.field == nil || f == nil || !f.set {
 			continue
 		}
-		if err := s.set(&c, f.value); err != nil {
+		if err := parseValue(s.field(&c), f.value); err != nil {
 			errs = append(errs, fmt.Errorf("--%s: %w", s.Flag, err))
 		}
 	}
@@ -99,7 +102,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 // accumulate: --allowed-origins a --allowed-origins b equals
 // --allowed-origins a,b.
 type rawFlag struct {
-	kind  string // Setting.Type
+	kind  string // valueKind of the setting's field
 	value string
 	set   bool
 }

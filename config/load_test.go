@@ -59,6 +59,7 @@ var fullEnv = map[string]string{
 	"RESTMCP_ADDR":                   "0.0.0.0:7002",
 	"RESTMCP_MCP_PATH":               "/env-mcp",
 	"RESTMCP_REDIS_URL":              "redis://:envpass@redis:6379/2",
+	"RESTMCP_REDIS_MODE":             "cluster",
 	"RESTMCP_RATE_LIMIT":             "-1",
 	"RESTMCP_RATE_WINDOW":            "2m",
 	"RESTMCP_UPSTREAM_TIMEOUT":       "5s",
@@ -169,6 +170,7 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv.Addr = "0.0.0.0:7002"
 	fromEnv.MCPPath = "/env-mcp"
 	fromEnv.RedisURL = "redis://:envpass@redis:6379/2"
+	fromEnv.RedisMode = RedisCluster
 	fromEnv.RateLimit = -1
 	fromEnv.RateWindow = 2 * time.Minute
 	fromEnv.UpstreamTimeout = 5 * time.Second
@@ -388,23 +390,38 @@ func TestLoadFileErrors(t *testing.T) {
 		{
 			name:    "every unknown key is reported",
 			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
-			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, server_variables, shutdown_timeout, spec, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout)` + "\n" +
-				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, server_variables, shutdown_timeout, spec, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout)`,
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, server_variables, shutdown_timeout, spec, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, server_variables, shutdown_timeout, spec, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout)`,
 		},
 		{
 			name:    "duration without unit",
 			content: "rate_window: 60\n",
-			want:    "config file FILE: line 1: cannot unmarshal !!int `60` into time.Duration",
+			want:    "config file FILE: rate_window: line 1: cannot unmarshal !!int `60` into time.Duration",
 		},
 		{
 			name:    "wrong types",
 			content: "rate_limit: lots\nallowed_origins: https://a.example\n",
-			want:    "config file FILE: line 1: cannot unmarshal !!str `lots` into int; line 2: cannot unmarshal !!str `https:/...` into []string",
+			want:    "config file FILE: rate_limit: line 1: cannot unmarshal !!str `lots` into int\nconfig file FILE: allowed_origins: line 2: cannot unmarshal !!str `https:/...` into []string",
 		},
 		{
 			name:    "bad log level",
 			content: "log_level: verbose\n",
-			want:    `config file FILE: log_level: invalid log level "verbose" (use debug, info, warn or error)`,
+			want:    `config file FILE: log_level: line 1: invalid log level "verbose" (use debug, info, warn or error)`,
+		},
+		{
+			name:    "a key given twice",
+			content: "rate_limit: 5\nspec: a.yaml\nrate_limit: 6\n",
+			want:    "config file FILE: line 3: rate_limit is given twice (first on line 1); keep one",
+		},
+		{
+			name:    "bad Redis mode",
+			content: "redis_mode: replicated\n",
+			want:    `config file FILE: redis_mode: line 1: invalid Redis mode "replicated" (use single, cluster or sentinel)`,
+		},
+		{
+			name:    "a cluster on a unix socket",
+			content: "redis_mode: cluster\nredis_url: unix:///run/redis.sock\n",
+			want:    "redis_mode: cluster needs a redis:// or rediss:// URL listing its nodes, not a unix socket",
 		},
 		{
 			name:    "not a mapping",

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Setting describes one configuration setting: how to set it and what it
@@ -35,18 +38,32 @@ type Setting struct {
 	Usage string
 }
 
-// setting is a Setting plus how to parse an env or flag value into a Config.
+// setting is a Setting plus the Config field it sets. The table of
+// settings is the only list of them: the environment, the flags, the
+// config file's keys, the defaults shown by --help and the README all come
+// from it, and every value is parsed by the type of its field (see
+// parseValue and decodeNode).
 type setting struct {
 	Setting
-	set func(c *Config, v string) error // nil for the config file setting
+	// field returns a pointer to the setting's field of c: *string,
+	// *Secret, *int, *int64, *bool, *time.Duration, *slog.Level,
+	// *LogFormat, *RedisMode, *[]string or *map[string]string. Nil for the
+	// config file setting.
+	field func(c *Config) any
 }
 
-// Settings lists every setting in documentation order, the config file first.
+// Settings lists every setting in documentation order, the config file
+// first. Each Default is the field's value in [Default], formatted as an
+// environment variable would give it.
 func Settings() []Setting {
 	t := table()
+	def := Default()
 	out := make([]Setting, len(t))
 	for i, s := range t {
 		out[i] = s.Setting
+		if s.field != nil {
+			out[i].Default = formatValue(s.field(&def))
+		}
 	}
 	return out
 }
@@ -117,205 +134,209 @@ func table() []setting {
 			Usage: "YAML file with any of the settings below, by their config file key. Unknown keys are an error.",
 		}},
 		{Setting: Setting{
-			Key: "spec", Flag: "spec", Env: "RESTMCP_SPEC", Type: "path|url", Default: DefaultSpec,
+			Key: "spec", Flag: "spec", Env: "RESTMCP_SPEC", Type: "path|url",
 			Usage: "OpenAPI document to serve: a file path or an http(s) URL (Swagger 2.0, OpenAPI 3.0 or 3.1). Empty serves the bundled demo finance API.",
-		}, set: func(c *Config, v string) error { c.Spec = v; return nil }},
+		}, field: func(c *Config) any { return &c.Spec }},
 		{Setting: Setting{
-			Key: "upstream", Flag: "upstream", Env: "RESTMCP_UPSTREAM", Type: "url", Default: DefaultUpstream,
+			Key: "upstream", Flag: "upstream", Env: "RESTMCP_UPSTREAM", Type: "url",
 			Usage: "Base URL of the REST API, overriding the document's servers. Scheme and host only keep the document's base path. Empty uses the document's servers.",
-		}, set: func(c *Config, v string) error { c.Upstream = v; return nil }},
+		}, field: func(c *Config) any { return &c.Upstream }},
 		{Setting: Setting{
 			Key: "overlay", Flag: "overlay", Env: "RESTMCP_OVERLAY", Type: "list",
 			Usage: "OpenAPI Overlay 1.0 documents (files or http(s) URLs) applied in order to the spec before it is loaded, to patch a vendor's document without editing it. The flag may be repeated.",
-		}, set: func(c *Config, v string) error { c.Overlays = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.Overlays }},
 		{Setting: Setting{
 			Key: "ref_root", Flag: "ref-root", Env: "RESTMCP_REF_ROOT", Type: "path",
 			Usage: "Folder that the spec's external $refs must stay inside; it must contain the spec. Empty means the spec's own folder. Set it to the parent folder when shared files sit beside the spec's folder (spec/ and common/).",
-		}, set: func(c *Config, v string) error { c.RefRoot = v; return nil }},
+		}, field: func(c *Config) any { return &c.RefRoot }},
 		{Setting: Setting{
-			Key: "lenient", Flag: "lenient", Env: "RESTMCP_LENIENT", Type: "bool", Default: strconv.FormatBool(DefaultLenient),
+			Key: "lenient", Flag: "lenient", Env: "RESTMCP_LENIENT", Type: "bool",
 			Usage: "When the spec does not load as published, skip its broken references, nodes and operations (one warning each, naming file and JSON pointer) and serve the rest. false refuses to start instead. restmcp validate is always strict.",
-		}, set: func(c *Config, v string) error { return parseBool(v, &c.Lenient) }},
+		}, field: func(c *Config) any { return &c.Lenient }},
 		{Setting: Setting{
-			Key: "addr", Flag: "addr", Env: "RESTMCP_ADDR", Type: "host:port", Default: DefaultAddr,
+			Key: "addr", Flag: "addr", Env: "RESTMCP_ADDR", Type: "host:port",
 			Usage: "Address to listen on. The default accepts local clients only; use 0.0.0.0:8080 to accept remote ones (the container image does).",
-		}, set: func(c *Config, v string) error { c.Addr = v; return nil }},
+		}, field: func(c *Config) any { return &c.Addr }},
 		{Setting: Setting{
-			Key: "mcp_path", Flag: "mcp-path", Env: "RESTMCP_MCP_PATH", Type: "path", Default: DefaultMCPPath,
+			Key: "mcp_path", Flag: "mcp-path", Env: "RESTMCP_MCP_PATH", Type: "path",
 			Usage: "URL path of the MCP Streamable HTTP endpoint.",
-		}, set: func(c *Config, v string) error { c.MCPPath = v; return nil }},
+		}, field: func(c *Config) any { return &c.MCPPath }},
 		{Setting: Setting{
-			Key: "redis_url", Env: "RESTMCP_REDIS_URL", Type: "url", Default: string(DefaultRedisURL),
+			Key: "redis_url", Env: "RESTMCP_REDIS_URL", Type: "url",
 			Usage: "Redis for metering counters (redis://[:password@]host:6379/0, rediss://, unix://); shared by every replica. Empty keeps counters in memory (one replica; reset on restart). No flag: it may hold a password.",
-		}, set: func(c *Config, v string) error { c.RedisURL = Secret(v); return nil }},
+		}, field: func(c *Config) any { return &c.RedisURL }},
 		{Setting: Setting{
-			Key: "rate_limit", Flag: "rate-limit", Env: "RESTMCP_RATE_LIMIT", Type: "int", Default: strconv.Itoa(DefaultRateLimit),
+			Key: "redis_mode", Flag: "redis-mode", Env: "RESTMCP_REDIS_MODE", Type: "single|cluster|sentinel",
+			Usage: "How redis_url is read: single (one server), cluster (a Redis Cluster: redis://host1:6379?addr=host2:6379&addr=host3:6379 lists seed nodes) or sentinel (redis://sentinel1:26379?master_name=mymaster&addr=sentinel2:26379).",
+		}, field: func(c *Config) any { return &c.RedisMode }},
+		{Setting: Setting{
+			Key: "rate_limit", Flag: "rate-limit", Env: "RESTMCP_RATE_LIMIT", Type: "int",
 			Usage: "tools/call requests allowed per API key per rate_window; -1 disables rate limiting.",
-		}, set: func(c *Config, v string) error { return parseInt(v, &c.RateLimit) }},
+		}, field: func(c *Config) any { return &c.RateLimit }},
 		{Setting: Setting{
-			Key: "rate_window", Flag: "rate-window", Env: "RESTMCP_RATE_WINDOW", Type: "duration", Default: formatDuration(DefaultRateWindow),
+			Key: "rate_window", Flag: "rate-window", Env: "RESTMCP_RATE_WINDOW", Type: "duration",
 			Usage: "Length of the rate-limit window.",
-		}, set: func(c *Config, v string) error { return parseDuration(v, &c.RateWindow) }},
+		}, field: func(c *Config) any { return &c.RateWindow }},
 		{Setting: Setting{
-			Key: "upstream_timeout", Flag: "upstream-timeout", Env: "RESTMCP_UPSTREAM_TIMEOUT", Type: "duration", Default: formatDuration(DefaultUpstreamTimeout),
+			Key: "upstream_timeout", Flag: "upstream-timeout", Env: "RESTMCP_UPSTREAM_TIMEOUT", Type: "duration",
 			Usage: "Time limit for one upstream request, including reading its body.",
-		}, set: func(c *Config, v string) error { return parseDuration(v, &c.UpstreamTimeout) }},
+		}, field: func(c *Config) any { return &c.UpstreamTimeout }},
 		{Setting: Setting{
-			Key: "meter_timeout", Flag: "meter-timeout", Env: "RESTMCP_METER_TIMEOUT", Type: "duration", Default: formatDuration(DefaultMeterTimeout),
+			Key: "meter_timeout", Flag: "meter-timeout", Env: "RESTMCP_METER_TIMEOUT", Type: "duration",
 			Usage: "Time limit for the key lookup and admission of one tools/call against the metering store; past it the call gets 503 with Retry-After.",
-		}, set: func(c *Config, v string) error { return parseDuration(v, &c.MeterTimeout) }},
+		}, field: func(c *Config) any { return &c.MeterTimeout }},
 		{Setting: Setting{
-			Key: "max_body_bytes", Flag: "max-body-bytes", Env: "RESTMCP_MAX_BODY_BYTES", Type: "int", Default: strconv.FormatInt(DefaultMaxBodyBytes, 10),
+			Key: "max_body_bytes", Flag: "max-body-bytes", Env: "RESTMCP_MAX_BODY_BYTES", Type: "int",
 			Usage: "Largest MCP request body in bytes; larger requests get 413.",
-		}, set: func(c *Config, v string) error { return parseInt64(v, &c.MaxBodyBytes) }},
+		}, field: func(c *Config) any { return &c.MaxBodyBytes }},
 		{Setting: Setting{
-			Key: "max_response_bytes", Flag: "max-response-bytes", Env: "RESTMCP_MAX_RESPONSE_BYTES", Type: "int", Default: strconv.FormatInt(DefaultMaxResponseBytes, 10),
+			Key: "max_response_bytes", Flag: "max-response-bytes", Env: "RESTMCP_MAX_RESPONSE_BYTES", Type: "int",
 			Usage: "Largest upstream text body put into a tool result, in bytes; longer bodies are truncated with a note.",
-		}, set: func(c *Config, v string) error { return parseInt64(v, &c.MaxResponseBytes) }},
+		}, field: func(c *Config) any { return &c.MaxResponseBytes }},
 		{Setting: Setting{
 			Key: "allowed_origins", Flag: "allowed-origins", Env: "RESTMCP_ALLOWED_ORIGINS", Type: "list",
 			Usage: "Browser origins (scheme://host[:port], or *) allowed to call the MCP endpoint; requests without Origin are always allowed. Empty allows an Origin only when it and the request's Host are both loopback (localhost, 127.0.0.0/8, ::1); others get 403.",
-		}, set: func(c *Config, v string) error { c.AllowedOrigins = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.AllowedOrigins }},
 		{Setting: Setting{
-			Key: "max_tool_name_length", Flag: "max-tool-name-length", Env: "RESTMCP_MAX_TOOL_NAME_LENGTH", Type: "int", Default: strconv.Itoa(DefaultMaxToolNameLength),
+			Key: "max_tool_name_length", Flag: "max-tool-name-length", Env: "RESTMCP_MAX_TOOL_NAME_LENGTH", Type: "int",
 			Usage: fmt.Sprintf("Longest tool name (%d to %d); longer operationIds are shortened with a hash suffix. Above 64 some clients reject tools.", MinToolNameLength, MaxToolNameLength),
-		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxToolNameLength) }},
+		}, field: func(c *Config) any { return &c.MaxToolNameLength }},
 		{Setting: Setting{
 			Key: "include_tags", Flag: "include-tags", Env: "RESTMCP_INCLUDE_TAGS", Type: "list",
 			Usage: "Serve only operations with at least one of these tags (case-insensitive). Empty serves every operation. Selections of every kind combine: an operation must pass each include list and match no exclude list.",
-		}, set: func(c *Config, v string) error { c.IncludeTags = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.IncludeTags }},
 		{Setting: Setting{
 			Key: "exclude_tags", Flag: "exclude-tags", Env: "RESTMCP_EXCLUDE_TAGS", Type: "list",
 			Usage: "Do not serve operations with any of these tags.",
-		}, set: func(c *Config, v string) error { c.ExcludeTags = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.ExcludeTags }},
 		{Setting: Setting{
 			Key: "include_operations", Flag: "include-operations", Env: "RESTMCP_INCLUDE_OPERATIONS", Type: "list",
 			Usage: "Serve only operations whose operationId or generated tool name matches one of these globs (* any characters, ? one character; case-sensitive). Empty serves every operation. Excluded operations take no tool names.",
-		}, set: func(c *Config, v string) error { c.IncludeOperations = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.IncludeOperations }},
 		{Setting: Setting{
 			Key: "exclude_operations", Flag: "exclude-operations", Env: "RESTMCP_EXCLUDE_OPERATIONS", Type: "list",
 			Usage: "Do not serve operations whose operationId or generated tool name matches any of these globs.",
-		}, set: func(c *Config, v string) error { c.ExcludeOperations = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.ExcludeOperations }},
 		{Setting: Setting{
 			Key: "include_methods", Flag: "include-methods", Env: "RESTMCP_INCLUDE_METHODS", Type: "list",
 			Usage: "Serve only operations with one of these HTTP methods (get, post, …). Empty serves every method.",
-		}, set: func(c *Config, v string) error { c.IncludeMethods = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.IncludeMethods }},
 		{Setting: Setting{
 			Key: "exclude_methods", Flag: "exclude-methods", Env: "RESTMCP_EXCLUDE_METHODS", Type: "list",
 			Usage: "Do not serve operations with any of these HTTP methods, e.g. delete.",
-		}, set: func(c *Config, v string) error { c.ExcludeMethods = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.ExcludeMethods }},
 		{Setting: Setting{
 			Key: "tool_names", Flag: "tool-names", Env: "RESTMCP_TOOL_NAMES", Type: "map",
 			Usage: "Tool names by operationId (listPets=pets,getPet=pet), overriding generated names and the x-mcp-name extension. They are taken before generated names, which get _2 on a clash; two operations with the same name are an error.",
-		}, set: func(c *Config, v string) error { return parseMap(v, &c.ToolNames) }},
+		}, field: func(c *Config) any { return &c.ToolNames }},
 		{Setting: Setting{
 			Key: "server_variables", Flag: "server-variables", Env: "RESTMCP_SERVER_VARIABLES", Type: "map",
 			Usage: "Values for the document's server URL variables (region=eu,version=v2); unset ones take their default, and a value outside a variable's enum fails startup with the allowed values.",
-		}, set: func(c *Config, v string) error { return parseMap(v, &c.ServerVariables) }},
+		}, field: func(c *Config) any { return &c.ServerVariables }},
 		{Setting: Setting{
 			Key: "error_codes", Flag: "error-codes", Env: "RESTMCP_ERROR_CODES", Type: "map",
 			Usage: "JSON-RPC codes of restmcp's own refusals, for clients that expect others: unauthorized (401), rate_limited (429), unavailable (503), e.g. unauthorized=-32001,rate_limited=-32029,unavailable=-32030. Defaults: -31401, -31429, -31503.",
-		}, set: func(c *Config, v string) error { return parseMap(v, &c.ErrorCodes) }},
+		}, field: func(c *Config) any { return &c.ErrorCodes }},
 		{Setting: Setting{
 			Key: "public_url", Flag: "public-url", Env: "RESTMCP_PUBLIC_URL", Type: "url",
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
-		}, set: func(c *Config, v string) error { c.PublicURL = v; return nil }},
+		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
 			Key: "default_security", Flag: "default-security", Env: "RESTMCP_DEFAULT_SECURITY", Type: "string",
 			Usage: "Where the caller's key goes for a document that declares no security: header:<Name>, header:Authorization:Bearer, query:<name>, cookie:<name>, bearer or basic. Empty: such operations get no credential.",
-		}, set: func(c *Config, v string) error { c.DefaultSecurity = v; return nil }},
+		}, field: func(c *Config) any { return &c.DefaultSecurity }},
 		{Setting: Setting{
 			Key: "credential_parameters", Flag: "credential-parameters", Env: "RESTMCP_CREDENTIAL_PARAMETERS", Type: "list",
 			Usage: "Document parameters (query, header or cookie) that carry the API key: left out of the tool schema and filled from the caller's key.",
-		}, set: func(c *Config, v string) error { c.CredentialParameters = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.CredentialParameters }},
 		{Setting: Setting{
-			Key: "report_max_tools", Flag: "report-max-tools", Env: "RESTMCP_REPORT_MAX_TOOLS", Type: "int", Default: strconv.Itoa(DefaultReportMaxTools),
+			Key: "report_max_tools", Flag: "report-max-tools", Env: "RESTMCP_REPORT_MAX_TOOLS", Type: "int",
 			Usage: "Log the startup tool report as a warning when there are more tools than this; -1 never warns.",
-		}, set: func(c *Config, v string) error { return parseInt(v, &c.ReportMaxTools) }},
+		}, field: func(c *Config) any { return &c.ReportMaxTools }},
 		{Setting: Setting{
-			Key: "report_max_list_bytes", Flag: "report-max-list-bytes", Env: "RESTMCP_REPORT_MAX_LIST_BYTES", Type: "int", Default: strconv.Itoa(DefaultReportMaxListBytes),
+			Key: "report_max_list_bytes", Flag: "report-max-list-bytes", Env: "RESTMCP_REPORT_MAX_LIST_BYTES", Type: "int",
 			Usage: "Log the startup tool report as a warning when tools/list is larger than this many bytes (about 4 bytes per model token); -1 never warns.",
-		}, set: func(c *Config, v string) error { return parseInt(v, &c.ReportMaxListBytes) }},
+		}, field: func(c *Config) any { return &c.ReportMaxListBytes }},
 		{Setting: Setting{
-			Key: "output_schemas", Flag: "output-schemas", Env: "RESTMCP_OUTPUT_SCHEMAS", Type: "bool", Default: "true",
+			Key: "output_schemas", Flag: "output-schemas", Env: "RESTMCP_OUTPUT_SCHEMAS", Type: "bool",
 			Usage: "List each tool's outputSchema. It describes the 2xx response and never constrains it: no required, enum, pattern, format or bounds, every value below the root may be null, and structuredContent is made to fit it. false: no outputSchema; structuredContent is still sent.",
-		}, set: func(c *Config, v string) error { return parseBool(v, &c.OutputSchemas) }},
+		}, field: func(c *Config) any { return &c.OutputSchemas }},
 		{Setting: Setting{
-			Key: "output_schema_budget", Flag: "output-schema-budget", Env: "RESTMCP_OUTPUT_SCHEMA_BUDGET", Type: "int", Default: strconv.Itoa(DefaultOutputSchemaBudget),
+			Key: "output_schema_budget", Flag: "output-schema-budget", Env: "RESTMCP_OUTPUT_SCHEMA_BUDGET", Type: "int",
 			Usage: "Largest output schema in bytes; deeper structure is cut (the text content always has the whole response). -1: no cap.",
-		}, set: func(c *Config, v string) error { return parseInt(v, &c.OutputSchemaBudget) }},
+		}, field: func(c *Config) any { return &c.OutputSchemaBudget }},
 		{Setting: Setting{
-			Key: "max_description_length", Flag: "max-description-length", Env: "RESTMCP_MAX_DESCRIPTION_LENGTH", Type: "int", Default: strconv.Itoa(DefaultMaxDescriptionLength),
+			Key: "max_description_length", Flag: "max-description-length", Env: "RESTMCP_MAX_DESCRIPTION_LENGTH", Type: "int",
 			Usage: "Longest tool description in characters; a longer one is cut at a word boundary and ends with \" …\" (OpenAI-API hosts refuse longer ones). -1: no cap.",
-		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxDescriptionLength) }},
+		}, field: func(c *Config) any { return &c.MaxDescriptionLength }},
 		{Setting: Setting{
-			Key: "require_key", Flag: "require-key", Env: "RESTMCP_REQUIRE_KEY", Type: "bool", Default: strconv.FormatBool(DefaultRequireKey),
+			Key: "require_key", Flag: "require-key", Env: "RESTMCP_REQUIRE_KEY", Type: "bool",
 			Usage: "Answer tools/call without an API key with 401. When false such calls reach the upstream without caller credentials.",
-		}, set: func(c *Config, v string) error { return parseBool(v, &c.RequireKey) }},
+		}, field: func(c *Config) any { return &c.RequireKey }},
 		{Setting: Setting{
-			Key: "public_mode", Flag: "public-mode", Env: "RESTMCP_PUBLIC_MODE", Type: "bool", Default: "false",
+			Key: "public_mode", Flag: "public-mode", Env: "RESTMCP_PUBLIC_MODE", Type: "bool",
 			Usage: "Anonymous public reads: every tools/call is metered under its client address (IPv6 by /64) and the default plan, whatever credential it presents; no caller credential is sent upstream. require_key is ignored.",
-		}, set: func(c *Config, v string) error { return parseBool(v, &c.PublicMode) }},
+		}, field: func(c *Config) any { return &c.PublicMode }},
 		{Setting: Setting{
 			Key: "public_global_plan", Flag: "public-global-plan", Env: "RESTMCP_PUBLIC_GLOBAL_PLAN", Type: "string",
 			Usage: "In public mode: a plan of the plans file whose limits apply to all public callers together. Empty: none.",
-		}, set: func(c *Config, v string) error { c.PublicGlobalPlan = v; return nil }},
+		}, field: func(c *Config) any { return &c.PublicGlobalPlan }},
 		{Setting: Setting{
 			Key: "trusted_proxies", Flag: "trusted-proxies", Env: "RESTMCP_TRUSTED_PROXIES", Type: "list",
 			Usage: "Proxies (IP addresses or CIDR ranges) whose X-Forwarded-For names the client address. Empty: the TCP peer is the client.",
-		}, set: func(c *Config, v string) error { c.TrustedProxies = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.TrustedProxies }},
 		{Setting: Setting{
-			Key: "log_level", Flag: "log-level", Env: "RESTMCP_LOG_LEVEL", Type: "debug|info|warn|error", Default: levelName(DefaultLogLevel),
+			Key: "log_level", Flag: "log-level", Env: "RESTMCP_LOG_LEVEL", Type: "debug|info|warn|error",
 			Usage: "Lowest level logged; debug logs every call.",
-		}, set: func(c *Config, v string) error { return parseLevel(v, &c.LogLevel) }},
+		}, field: func(c *Config) any { return &c.LogLevel }},
 		{Setting: Setting{
-			Key: "log_format", Flag: "log-format", Env: "RESTMCP_LOG_FORMAT", Type: "text|json", Default: string(DefaultLogFormat),
+			Key: "log_format", Flag: "log-format", Env: "RESTMCP_LOG_FORMAT", Type: "text|json",
 			Usage: "Log output format on stderr.",
-		}, set: func(c *Config, v string) error { return parseFormat(v, &c.LogFormat) }},
+		}, field: func(c *Config) any { return &c.LogFormat }},
 		{Setting: Setting{
-			Key: "shutdown_timeout", Flag: "shutdown-timeout", Env: "RESTMCP_SHUTDOWN_TIMEOUT", Type: "duration", Default: formatDuration(DefaultShutdownTimeout),
+			Key: "shutdown_timeout", Flag: "shutdown-timeout", Env: "RESTMCP_SHUTDOWN_TIMEOUT", Type: "duration",
 			Usage: "Time in-flight requests get to finish after SIGINT or SIGTERM.",
-		}, set: func(c *Config, v string) error { return parseDuration(v, &c.ShutdownTimeout) }},
+		}, field: func(c *Config) any { return &c.ShutdownTimeout }},
 		{Setting: Setting{
-			Key: "read_header_timeout", Flag: "read-header-timeout", Env: "RESTMCP_READ_HEADER_TIMEOUT", Type: "duration", Default: formatDuration(DefaultReadHeaderTimeout),
+			Key: "read_header_timeout", Flag: "read-header-timeout", Env: "RESTMCP_READ_HEADER_TIMEOUT", Type: "duration",
 			Usage: "Time a client has to send a request's headers.",
-		}, set: func(c *Config, v string) error { return parseDuration(v, &c.ReadHeaderTimeout) }},
+		}, field: func(c *Config) any { return &c.ReadHeaderTimeout }},
 		{Setting: Setting{
-			Key: "read_timeout", Flag: "read-timeout", Env: "RESTMCP_READ_TIMEOUT", Type: "duration", Default: formatDuration(DefaultReadTimeout),
+			Key: "read_timeout", Flag: "read-timeout", Env: "RESTMCP_READ_TIMEOUT", Type: "duration",
 			Usage: "Time a client has to send a whole request, body included; a slower one is cut off.",
-		}, set: func(c *Config, v string) error { return parseDuration(v, &c.ReadTimeout) }},
+		}, field: func(c *Config) any { return &c.ReadTimeout }},
 		{Setting: Setting{
-			Key: "idle_timeout", Flag: "idle-timeout", Env: "RESTMCP_IDLE_TIMEOUT", Type: "duration", Default: formatDuration(DefaultIdleTimeout),
+			Key: "idle_timeout", Flag: "idle-timeout", Env: "RESTMCP_IDLE_TIMEOUT", Type: "duration",
 			Usage: "A keep-alive connection that sends no request for this long is closed.",
-		}, set: func(c *Config, v string) error { return parseDuration(v, &c.IdleTimeout) }},
+		}, field: func(c *Config) any { return &c.IdleTimeout }},
 		{Setting: Setting{
-			Key: "max_header_bytes", Flag: "max-header-bytes", Env: "RESTMCP_MAX_HEADER_BYTES", Type: "int", Default: strconv.Itoa(DefaultMaxHeaderBytes),
+			Key: "max_header_bytes", Flag: "max-header-bytes", Env: "RESTMCP_MAX_HEADER_BYTES", Type: "int",
 			Usage: "Largest request line plus headers accepted, in bytes; larger requests get 431.",
-		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxHeaderBytes) }},
+		}, field: func(c *Config) any { return &c.MaxHeaderBytes }},
 		{Setting: Setting{
-			Key: "max_connections", Flag: "max-connections", Env: "RESTMCP_MAX_CONNECTIONS", Type: "int", Default: strconv.Itoa(DefaultMaxConnections),
+			Key: "max_connections", Flag: "max-connections", Env: "RESTMCP_MAX_CONNECTIONS", Type: "int",
 			Usage: "Most connections served at once; further ones wait to be accepted, so a flood of idle connections cannot use up file descriptors.",
-		}, set: func(c *Config, v string) error { return parseInt(v, &c.MaxConnections) }},
+		}, field: func(c *Config) any { return &c.MaxConnections }},
 		{Setting: Setting{
 			Key: "upstream_hosts", Flag: "upstream-hosts", Env: "RESTMCP_UPSTREAM_HOSTS", Type: "list",
 			Usage: "With upstream set: further hosts (host or host:port; * for every host the document names) that operation- or path-level servers may name; they receive callers' keys. An operation on any other host is not served (strict: startup fails).",
-		}, set: func(c *Config, v string) error { c.UpstreamHosts = splitList(v); return nil }},
+		}, field: func(c *Config) any { return &c.UpstreamHosts }},
 		{Setting: Setting{
-			Key: "plans_file", Flag: "plans-file", Env: "RESTMCP_PLANS_FILE", Type: "path", Default: DefaultPlansFile,
+			Key: "plans_file", Flag: "plans-file", Env: "RESTMCP_PLANS_FILE", Type: "path",
 			Usage: "Plans file (YAML): per plan rate limits, quotas, allowed tools, costs and upgrade path; default_plan, key_mode (registry or open), counting, outage policy, static keys. Empty: one plan from rate_limit and rate_window, any key accepted.",
-		}, set: func(c *Config, v string) error { c.PlansFile = v; return nil }},
+		}, field: func(c *Config) any { return &c.PlansFile }},
 		{Setting: Setting{
-			Key: "list_by_plan", Flag: "list-by-plan", Env: "RESTMCP_LIST_BY_PLAN", Type: "bool", Default: strconv.FormatBool(DefaultListByPlan),
+			Key: "list_by_plan", Flag: "list-by-plan", Env: "RESTMCP_LIST_BY_PLAN", Type: "bool",
 			Usage: "When tools/list carries an API key, list only the tools of the key's plan. Without a key every tool is listed.",
-		}, set: func(c *Config, v string) error { return parseBool(v, &c.ListByPlan) }},
+		}, field: func(c *Config) any { return &c.ListByPlan }},
 		{Setting: Setting{
-			Key: "event_max_len", Flag: "event-max-len", Env: "RESTMCP_EVENT_MAX_LEN", Type: "int", Default: strconv.FormatInt(DefaultEventMaxLen, 10),
+			Key: "event_max_len", Flag: "event-max-len", Env: "RESTMCP_EVENT_MAX_LEN", Type: "int",
 			Usage: "Approximate number of usage events kept in the Redis stream restmcp:events (one per tools/call, for billing); -1 turns events off. Needs redis_url.",
-		}, set: func(c *Config, v string) error { return parseInt64(v, &c.EventMaxLen) }},
+		}, field: func(c *Config) any { return &c.EventMaxLen }},
 		{Setting: Setting{
-			Key: "metrics", Flag: "metrics", Env: "RESTMCP_METRICS", Type: "bool", Default: strconv.FormatBool(DefaultMetrics),
+			Key: "metrics", Flag: "metrics", Env: "RESTMCP_METRICS", Type: "bool",
 			Usage: "Serve Prometheus metrics at GET /metrics (calls by tool and outcome, meter decisions, Redis and upstream latency, outage state).",
-		}, set: func(c *Config, v string) error { return parseBool(v, &c.Metrics) }},
+		}, field: func(c *Config) any { return &c.Metrics }},
 	}
 }
 
@@ -325,6 +346,127 @@ func formatDuration(d time.Duration) string {
 		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
 	}
 	return d.String()
+}
+
+// formatValue writes the field ptr points to as an environment variable
+// would give it; "" for an empty list or map.
+func formatValue(ptr any) string {
+	switch p := ptr.(type) {
+	case *string:
+		return *p
+	case *Secret:
+		return string(*p)
+	case *int:
+		return strconv.Itoa(*p)
+	case *int64:
+		return strconv.FormatInt(*p, 10)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *time.Duration:
+		return formatDuration(*p)
+	case *slog.Level:
+		return levelName(*p)
+	case *LogFormat:
+		return string(*p)
+	case *RedisMode:
+		return string(*p)
+	case *[]string:
+		return strings.Join(*p, ",")
+	case *map[string]string:
+		pairs := make([]string, 0, len(*p))
+		for k, v := range *p {
+			pairs = append(pairs, k+"="+v)
+		}
+		slices.Sort(pairs)
+		return strings.Join(pairs, ",")
+	}
+	panic(fmt.Sprintf("config: setting field of unsupported type %T", ptr))
+}
+
+// valueKind is how the flag parser treats a setting: "bool" flags need no
+// value, "list" and "map" flags accumulate when repeated.
+func valueKind(ptr any) string {
+	switch ptr.(type) {
+	case *bool:
+		return "bool"
+	case *[]string:
+		return "list"
+	case *map[string]string:
+		return "map"
+	}
+	return ""
+}
+
+// parseValue parses v, an environment variable's or a flag's text, into
+// the field ptr points to: lists are comma-separated, maps are
+// comma-separated key=value pairs.
+func parseValue(ptr any, v string) error {
+	switch p := ptr.(type) {
+	case *string:
+		*p = v
+	case *Secret:
+		*p = Secret(v)
+	case *int:
+		return parseInt(v, p)
+	case *int64:
+		return parseInt64(v, p)
+	case *bool:
+		return parseBool(v, p)
+	case *time.Duration:
+		return parseDuration(v, p)
+	case *slog.Level:
+		return parseLevel(v, p)
+	case *LogFormat:
+		return parseFormat(v, p)
+	case *RedisMode:
+		return parseRedisMode(v, p)
+	case *[]string:
+		*p = splitList(v)
+	case *map[string]string:
+		return parseMap(v, p)
+	default:
+		panic(fmt.Sprintf("config: setting field of unsupported type %T", ptr))
+	}
+	return nil
+}
+
+// decodeNode sets the field ptr points to from a config file value n:
+// strings and the items of lists and maps are trimmed of white space,
+// empty list items are dropped, and an empty list or map equals leaving
+// the key out (nil). Type errors are yaml.v3's, with n's line.
+func decodeNode(ptr any, n *yaml.Node) error {
+	switch p := ptr.(type) {
+	case *string, *Secret, *slog.Level, *LogFormat, *RedisMode:
+		var v string
+		if err := n.Decode(&v); err != nil {
+			return cleanYAMLError(err)
+		}
+		if err := parseValue(p, strings.TrimSpace(v)); err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
+		}
+	case *[]string:
+		var l []string
+		if err := n.Decode(&l); err != nil {
+			return cleanYAMLError(err)
+		}
+		*p = nil
+		for _, v := range l {
+			if v = strings.TrimSpace(v); v != "" {
+				*p = append(*p, v)
+			}
+		}
+	case *map[string]string:
+		var m map[string]string
+		if err := n.Decode(&m); err != nil {
+			return cleanYAMLError(err)
+		}
+		*p = trimmedMap(m)
+	default: // *int, *int64, *bool, *time.Duration
+		if err := n.Decode(p); err != nil {
+			return cleanYAMLError(err)
+		}
+	}
+	return nil
 }
 
 func parseInt(v string, dst *int) error {
@@ -375,6 +517,16 @@ func parseLevel(v string, dst *slog.Level) error {
 		*dst = slog.LevelError
 	default:
 		return fmt.Errorf("invalid log level %q (use debug, info, warn or error)", v)
+	}
+	return nil
+}
+
+func parseRedisMode(v string, dst *RedisMode) error {
+	switch m := RedisMode(strings.ToLower(v)); m {
+	case RedisSingle, RedisCluster, RedisSentinel:
+		*dst = m
+	default:
+		return fmt.Errorf("invalid Redis mode %q (use single, cluster or sentinel)", v)
 	}
 	return nil
 }
