@@ -269,7 +269,7 @@ func newBenchMeter(ctx context.Context, redisURL string, plans *metering.Plans) 
 	if redisURL == "" {
 		return &benchMeter{meter: metering.NewMemory(metering.Options{EventMaxLen: -1}), close: func() {}}, nil
 	}
-	client, _, err := newRedisClient(config.Secret(redisURL))
+	client, _, err := newRedisClient(config.RedisSingle, config.Secret(redisURL))
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func openOps(f opFlags, getenv func(string) string) (*opsEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, _, err := newRedisClient(cfg.RedisURL)
+	client, _, err := newRedisClient(cfg.RedisMode, cfg.RedisURL)
 	if err != nil {
 		return nil, err
 	}

@@ -27,30 +27,62 @@ const (
 	redisDialerRetries = 1
 )
 
-// newRedisClient connects to the Redis of redisURL (go-redis ParseURL,
-// which rejects unknown options), with restmcp's short timeouts unless the
-// URL sets its own.
-func newRedisClient(redisURL config.Secret) (*redis.Client, *redis.Options, error) {
-	opts, err := redis.ParseURL(string(redisURL))
-	if err != nil {
-		return nil, nil, fmt.Errorf("RESTMCP_REDIS_URL: %w", err)
+// redisTarget says which Redis a client reaches, for the startup log
+// (never the password).
+type redisTarget struct {
+	mode  config.RedisMode
+	addrs []string
+	db    int
+}
+
+// newRedisClient connects to the Redis of redisURL, read as mode says: one
+// server (go-redis ParseURL), a Cluster's seed nodes (ParseClusterURL) or a
+// Sentinel master set (ParseFailoverURL). Each parser rejects unknown URL
+// options. restmcp's short timeouts apply unless the URL sets its own.
+func newRedisClient(mode config.RedisMode, redisURL config.Secret) (redis.UniversalClient, redisTarget, error) {
+	t := redisTarget{mode: mode}
+	switch mode {
+	case config.RedisSingle, "":
+		o, err := redis.ParseURL(string(redisURL))
+		if err != nil {
+			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL: %w", err)
+		}
+		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
+		t.mode, t.addrs, t.db = config.RedisSingle, []string{o.Addr}, o.DB
+		return redis.NewClient(o), t, nil
+	case config.RedisCluster:
+		o, err := redis.ParseClusterURL(string(redisURL))
+		if err != nil {
+			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL (redis_mode cluster): %w", err)
+		}
+		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
+		t.addrs = o.Addrs
+		return redis.NewClusterClient(o), t, nil
+	case config.RedisSentinel:
+		o, err := redis.ParseFailoverURL(string(redisURL))
+		if err != nil {
+			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL (redis_mode sentinel): %w", err)
+		}
+		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
+		t.addrs, t.db = o.SentinelAddrs, o.DB
+		return redis.NewFailoverClient(o), t, nil
 	}
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = redisDialTimeout
+	return nil, t, fmt.Errorf("redis_mode: unknown mode %q", mode)
+}
+
+// redisDefaults sets each option the URL left at zero to restmcp's value.
+func redisDefaults(dial, read, write *time.Duration, maxRetries, dialerRetries *int) {
+	for p, v := range map[*time.Duration]time.Duration{dial: redisDialTimeout, read: redisReadTimeout, write: redisWriteTimeout} {
+		if *p == 0 {
+			*p = v
+		}
 	}
-	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = redisReadTimeout
+	if *maxRetries == 0 {
+		*maxRetries = redisMaxRetries
 	}
-	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = redisWriteTimeout
+	if *dialerRetries == 0 {
+		*dialerRetries = redisDialerRetries
 	}
-	if opts.MaxRetries == 0 {
-		opts.MaxRetries = redisMaxRetries
-	}
-	if opts.DialerRetries == 0 {
-		opts.DialerRetries = redisDialerRetries
-	}
-	return redis.NewClient(opts), opts, nil
 }
 
 // loadPlans reads the plans file, or builds the implicit plan of a
@@ -99,7 +131,7 @@ func newMetering(ctx context.Context, cfg config.Config, logger *slog.Logger, re
 		}
 		logger.Info("metering outage policy", "policy", string(plans.Outage), "store", "memory (never down)")
 	} else {
-		client, ropts, err := newRedisClient(cfg.RedisURL)
+		client, target, err := newRedisClient(cfg.RedisMode, cfg.RedisURL)
 		if err != nil {
 			return nil, err
 		}
@@ -117,9 +149,9 @@ func newMetering(ctx context.Context, cfg config.Config, logger *slog.Logger, re
 		perr := rm.Ping(pctx)
 		cancel()
 		if perr != nil {
-			logger.Warn("redis not answering", "redis_addr", ropts.Addr, "outage_policy", string(plans.Outage), "error", perr)
+			logger.Warn("redis not answering", "redis_mode", string(target.mode), "redis_addrs", target.addrs, "outage_policy", string(plans.Outage), "error", perr)
 		}
-		logger.Info("metering in redis", append(attrs, "redis_addr", ropts.Addr, "redis_db", ropts.DB, "event_max_len", cfg.EventMaxLen)...)
+		logger.Info("metering in redis", append(attrs, "redis_mode", string(target.mode), "redis_addrs", target.addrs, "redis_db", target.db, "event_max_len", cfg.EventMaxLen)...)
 		logger.Info("metering outage policy", "policy", string(om.Policy()))
 		if reg != nil {
 			if err := registerOutageMetrics(reg, om); err != nil {
