@@ -166,6 +166,13 @@ func TestCorpusAll(t *testing.T) {
 				if strings.Contains(s, `"$ref"`) || strings.Contains(s, `"nullable"`) {
 					t.Errorf("%s: $ref or nullable in input schema", tl.Name)
 				}
+				// Each argument's validator, as the tool's first call
+				// compiles it: one that does not compile refuses every value.
+				for name, a := range tl.plan.validators() {
+					if a.err != nil {
+						t.Errorf("%s: argument %s: %v", tl.Name, name, a.err)
+					}
+				}
 			}
 			checkFingerprint(t, folder, d)
 			lenient := ""

@@ -31,7 +31,7 @@ type requestPlan struct {
 
 	inputSchema []byte
 	compileOnce sync.Once
-	compiled    map[string]*vnode // see validators
+	compiled    map[string]*argSchema // see validators
 }
 
 // propPlan says where one argument goes: a parameter, a flattened body

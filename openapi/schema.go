@@ -615,32 +615,43 @@ func portablePattern(p string) string {
 	if !strings.Contains(p, "\\") {
 		return p
 	}
+	out, _ := mapEscapes(p, func(n byte, inClass bool) (string, bool) {
+		keep := strings.IndexByte(`^$\.*+?()[]{}|/`, n) >= 0 ||
+			n >= 'a' && n <= 'z' || n >= 'A' && n <= 'Z' || n >= '0' && n <= '9' ||
+			inClass && n == '-' || n >= 0x80
+		if keep {
+			return "\\" + string(n), true
+		}
+		return string(n), true
+	})
+	return out
+}
+
+// mapEscapes rewrites each escape \n of a regular expression to what esc
+// returns for n, told whether the escape is inside a character class;
+// everything else is kept. It stops with false as soon as esc does.
+func mapEscapes(p string, esc func(n byte, inClass bool) (string, bool)) (string, bool) {
 	var b strings.Builder
 	inClass := false
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch {
 		case c == '\\' && i+1 < len(p):
-			n := p[i+1]
-			keep := strings.IndexByte(`^$\.*+?()[]{}|/`, n) >= 0 ||
-				n >= 'a' && n <= 'z' || n >= 'A' && n <= 'Z' || n >= '0' && n <= '9' ||
-				inClass && n == '-' || n >= 0x80
-			if keep {
-				b.WriteByte(c)
+			r, ok := esc(p[i+1], inClass)
+			if !ok {
+				return "", false
 			}
-			b.WriteByte(n)
+			b.WriteString(r)
 			i++
+			continue
 		case c == '[' && !inClass:
 			inClass = true
-			b.WriteByte(c)
 		case c == ']' && inClass:
 			inClass = false
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
 		}
+		b.WriteByte(c)
 	}
-	return b.String()
+	return b.String(), true
 }
 
 // standardFormat lists JSON Schema 2020-12's own format values (§7.3:

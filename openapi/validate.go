@@ -1,224 +1,252 @@
 package openapi
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+	"maps"
+	"math/big"
+	neturl "net/url"
 	"regexp"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+	"strings"
+	"time"
+
+	"github.com/dlclark/regexp2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
-// Argument validation (R7) uses a small validator for exactly the JSON
-// Schema subset the converter emits (type, enum, const, minimum/maximum and
-// their exclusive forms, multipleOf, minLength/maxLength, pattern, items,
-// minItems/maxItems/uniqueItems, properties, required,
-// additionalProperties, anyOf, not, and local $refs into $defs). It works
-// on the values parseJSON decodes once per call and shares with request
-// building, so validating an argument costs a few comparisons instead of
-// jsonschema-go's reflection over map[string]any (BenchmarkNewRequest:
-// 33 µs and 268 allocations before, about 6 µs and 50 allocations after).
-// Keywords outside the subset (format, contentEncoding, description,
-// default) are annotations. A hand-rolled validator rather than
-// santhosh-tekuri/jsonschema: the subset is small and fixed by the
-// converter, values are already decoded once for request building, and
-// it adds no dependency.
+// Argument validation checks each top-level argument against its property
+// of the tool's input schema with github.com/santhosh-tekuri/jsonschema/v6,
+// a JSON Schema 2020-12 validator that passes the official test suite
+// (https://github.com/json-schema-org/JSON-Schema-Test-Suite;
+// TestJSONSchemaTestSuite runs the keywords restmcp emits). It validates the
+// values parseJSON decoded once per call, which request building then uses.
+// format and content* are annotations, as 2020-12 makes them by default.
+//
+// Patterns are ECMA-262 regular expressions
+// (https://json-schema.org/draft/2020-12/json-schema-validation#section-6.3.3).
+// A pattern that Go's RE2 accepts is matched by RE2 (linear time, and the
+// same answers for the syntax the two share); one that only ECMA-262
+// accepts (lookaround, backreferences, \cX) is matched by
+// github.com/dlclark/regexp2 in ECMAScript mode, with patternTimeout per
+// match: a value that takes longer is refused, so a backtracking pattern in
+// the document cannot be turned against the server by a crafted argument.
 //
 // Validators are compiled on a tool's first call (sync.Once per tool), not
-// in Load: the first call of a tool pays for parsing its input schema once
-// (BenchmarkFirstCall: ~0.3-0.4 ms for the largest Kubernetes schema, 32
-// KiB), and compiling all 1,123 Kubernetes tools up front would add a few
-// hundred milliseconds to a startup that must stay within 1.5 s, for
-// tools most deployments never call.
+// in Load, so that a deployment pays only for the tools it calls
+// (BenchmarkFirstCall).
 
-// validators returns the compiled validator of each top-level input
-// property. Validating per property lets NewRequest name the offending
-// argument exactly; required and unknown keys are checked by NewRequest
-// itself from the plan.
-func (p *requestPlan) validators() map[string]*vnode {
-	p.compileOnce.Do(func() {
-		p.compiled = map[string]*vnode{}
-		root, err := parseJSON(p.inputSchema)
-		m, _ := root.(map[string]any)
-		if err != nil || m == nil {
-			return
-		}
-		c := &vcompiler{defs: map[string]*vnode{}}
-		if d, ok := m["$defs"].(map[string]any); ok {
-			c.rawDefs = d
-		}
-		props, _ := m["properties"].(map[string]any)
-		for k, s := range props {
-			p.compiled[k] = c.compile(s)
-		}
-	})
+// patternTimeout bounds one match of an ECMA-only pattern (regexp2
+// backtracks).
+const patternTimeout = 50 * time.Millisecond
+
+// validators returns the compiled schema of each top-level input property.
+// Validating per property lets NewRequest name the offending argument
+// exactly; required and unknown keys are checked by NewRequest itself from
+// the plan.
+func (p *requestPlan) validators() map[string]*argSchema {
+	p.compileOnce.Do(func() { p.compiled = compileArgSchemas(p.inputSchema) })
 	return p.compiled
 }
 
-const (
-	tObject = 1 << iota
-	tArray
-	tString
-	tNumber
-	tInteger
-	tBoolean
-	tNull
-)
-
-var typeBits = map[string]uint8{"object": tObject, "array": tArray, "string": tString, "number": tNumber,
-	"integer": tInteger, "boolean": tBoolean, "null": tNull}
-
-// vnode is one compiled schema.
-type vnode struct {
-	never      bool  // the false schema ({"not":{}})
-	types      uint8 // allowed types; 0 means any
-	typeName   string
-	enum       []any
-	hasConst   bool
-	constV     any
-	min, max   float64
-	hasMin     bool
-	hasMax     bool
-	exMin      bool
-	exMax      bool
-	multipleOf float64
-	minLen     int
-	maxLen     int // -1: none
-	pattern    *regexp.Regexp
-	items      *vnode
-	minItems   int
-	maxItems   int // -1: none
-	unique     bool
-	props      map[string]*vnode
-	required   []string
-	addl       *vnode // nil: any
-	noAddl     bool
-	anyOf      []*vnode
-	not        *vnode
+// argSchema is one argument's compiled schema, or why it did not compile.
+type argSchema struct {
+	// typeOnly, when not "", is the schema's only assertion: a type
+	// ("string", "integer", …), checked without the library, which is
+	// most arguments of most tools (path, query and header parameters).
+	typeOnly string
+	schema   *jsonschema.Schema
+	err      error  // not nil: every value is refused with this reason
+	url      string // the document's URL in the compiler
+	doc      any    // the document, to read a failing keyword's schema
 }
 
-type vcompiler struct {
-	rawDefs map[string]any
-	defs    map[string]*vnode
+// compileArgSchemas compiles every property of an input schema, each as a
+// document of its own that carries the root's $defs, so that local
+// "#/$defs/…" references resolve.
+func compileArgSchemas(inputSchema []byte) map[string]*argSchema {
+	out := map[string]*argSchema{}
+	root, err := parseJSON(inputSchema)
+	m, _ := root.(map[string]any)
+	if err != nil || m == nil {
+		return out
+	}
+	props, _ := m["properties"].(map[string]any)
+	defs, hasDefs := m["$defs"]
+	c := newSchemaCompiler()
+	for i, name := range slices.Sorted(maps.Keys(props)) {
+		doc := props[name]
+		if sm, ok := doc.(map[string]any); ok && hasDefs {
+			sm = maps.Clone(sm)
+			sm["$defs"] = defs
+			doc = sm
+		}
+		out[name] = compileArgSchema(c, "urn:restmcp:argument:"+strconv.Itoa(i), doc)
+	}
+	return out
 }
 
-func (c *vcompiler) compile(s any) *vnode {
-	n := &vnode{maxLen: -1, maxItems: -1}
-	m, ok := s.(map[string]any)
+// annotations are the keywords that assert nothing in JSON Schema 2020-12
+// (format and content* by default), so a schema of "type" and these is
+// checked by its type alone.
+var annotations = map[string]bool{
+	"title": true, "description": true, "default": true, "examples": true, "deprecated": true,
+	"readOnly": true, "writeOnly": true, "format": true,
+	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
+}
+
+// onlyType returns the type of a schema whose only assertion is one
+// "type" string, else "".
+func onlyType(doc any) string {
+	m, ok := doc.(map[string]any)
 	if !ok {
-		if b, ok := s.(bool); ok && !b {
-			n.never = true
-		}
-		return n
+		return ""
 	}
-	if r, ok := m["$ref"].(string); ok {
-		const prefix = "#/$defs/"
-		if len(r) > len(prefix) && r[:len(prefix)] == prefix {
-			name := r[len(prefix):]
-			if d, ok := c.defs[name]; ok {
-				return d
-			}
-			d := &vnode{maxLen: -1, maxItems: -1}
-			c.defs[name] = d // before compiling, so recursion ends here
-			*d = *c.compile(c.rawDefs[name])
-			return d
+	t, _ := m["type"].(string)
+	switch t {
+	case "string", "integer", "number", "boolean", "object", "array", "null":
+	default:
+		return ""
+	}
+	for k := range m {
+		if k != "type" && !annotations[k] && !strings.HasPrefix(k, "x-") {
+			return ""
 		}
 	}
-	if t, ok := m["type"].(string); ok {
-		n.types, n.typeName = typeBits[t], t
-		if t == "number" {
-			n.types |= tInteger
-		}
-	}
-	if e, ok := m["enum"].([]any); ok {
-		n.enum = e
-	}
-	if v, ok := m["const"]; ok {
-		n.hasConst, n.constV = true, v
-	}
-	num := func(k string) (float64, bool) {
-		v, ok := m[k].(json.Number)
-		if !ok {
-			return 0, false
-		}
-		f, err := strconv.ParseFloat(string(v), 64)
-		return f, err == nil
-	}
-	if f, ok := num("minimum"); ok {
-		n.min, n.hasMin = f, true
-	}
-	if f, ok := num("exclusiveMinimum"); ok && (!n.hasMin || f >= n.min) {
-		n.min, n.hasMin, n.exMin = f, true, true
-	}
-	if f, ok := num("maximum"); ok {
-		n.max, n.hasMax = f, true
-	}
-	if f, ok := num("exclusiveMaximum"); ok && (!n.hasMax || f <= n.max) {
-		n.max, n.hasMax, n.exMax = f, true, true
-	}
-	if f, ok := num("multipleOf"); ok && f > 0 {
-		n.multipleOf = f
-	}
-	if f, ok := num("minLength"); ok {
-		n.minLen = int(f)
-	}
-	if f, ok := num("maxLength"); ok {
-		n.maxLen = int(f)
-	}
-	if f, ok := num("minItems"); ok {
-		n.minItems = int(f)
-	}
-	if f, ok := num("maxItems"); ok {
-		n.maxItems = int(f)
-	}
-	if p, ok := m["pattern"].(string); ok {
-		// ECMA-only patterns that RE2 cannot compile are not checked.
-		n.pattern, _ = regexp.Compile(p)
-	}
-	if u, ok := m["uniqueItems"].(bool); ok {
-		n.unique = u
-	}
-	if it, ok := m["items"]; ok {
-		n.items = c.compile(it)
-	}
-	if ps, ok := m["properties"].(map[string]any); ok {
-		n.props = make(map[string]*vnode, len(ps))
-		for k, v := range ps {
-			n.props[k] = c.compile(v)
-		}
-	}
-	if r, ok := m["required"].([]any); ok {
-		for _, x := range r {
-			if s, ok := x.(string); ok {
-				n.required = append(n.required, s)
-			}
-		}
-	}
-	switch a := m["additionalProperties"].(type) {
-	case bool:
-		n.noAddl = !a
-	case map[string]any:
-		n.addl = c.compile(a)
-	}
-	if l, ok := m["anyOf"].([]any); ok {
-		for _, b := range l {
-			n.anyOf = append(n.anyOf, c.compile(b))
-		}
-	}
-	if x, ok := m["not"]; ok {
-		if xm, ok := x.(map[string]any); ok && len(xm) == 0 {
-			n.never = true
-		} else {
-			n.not = c.compile(x)
-		}
-	}
-	return n
+	return t
 }
 
-// validationError is a reason with the JSON path inside the argument.
+// newSchemaCompiler returns a compiler of JSON Schema 2020-12 with
+// restmcp's pattern engine, that loads no schema from outside.
+func newSchemaCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseRegexpEngine(compilePattern)
+	c.UseLoader(refuseLoader{})
+	return c
+}
+
+// compileArgSchema compiles doc, one argument's schema, as the document
+// url of c.
+func compileArgSchema(c *jsonschema.Compiler, url string, doc any) *argSchema {
+	if t := onlyType(doc); t != "" {
+		return &argSchema{typeOnly: t}
+	}
+	a := &argSchema{url: url, doc: doc}
+	err := c.AddResource(url, doc)
+	if err == nil {
+		a.schema, err = c.Compile(url)
+	}
+	if err != nil {
+		a.err = fmt.Errorf("its schema does not compile, so no value can be checked: %w", err)
+	}
+	return a
+}
+
+// refuseLoader loads no schema: the converter emits only local references.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("openapi: the input schema refers to %s; only local #/$defs references are allowed", url)
+}
+
+// compilePattern is the jsonschema.RegexpEngine described above.
+func compilePattern(s string) (jsonschema.Regexp, error) {
+	if re2, ok := ecmaWhitespace(s); ok {
+		if re, err := regexp.Compile(re2); err == nil {
+			return goPattern{re, s}, nil
+		}
+	}
+	re, err := regexp2.Compile(s, regexp2.ECMAScript)
+	if err != nil {
+		return nil, fmt.Errorf("not an ECMA-262 regular expression: %w", err)
+	}
+	re.MatchTimeout = patternTimeout
+	return ecmaPattern{re}, nil
+}
+
+// goPattern is an RE2 translation of the document's pattern, which String
+// returns.
+type goPattern struct {
+	re  *regexp.Regexp
+	src string
+}
+
+func (p goPattern) MatchString(s string) bool { return p.re.MatchString(s) }
+func (p goPattern) String() string            { return p.src }
+
+// ecmaSpace is ECMA-262's \s: WhiteSpace and LineTerminator
+// (https://tc39.es/ecma262/#sec-characterclassescape), as the body of an
+// RE2 character class. RE2's own \s is ASCII only.
+const ecmaSpace = `\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}`
+
+// ecmaWhitespace rewrites the \s and \S of an ECMA-262 pattern into RE2
+// classes with ECMA-262's meaning; false when it cannot (\S inside a
+// class), and the pattern goes to regexp2.
+func ecmaWhitespace(p string) (string, bool) {
+	if !strings.Contains(p, `\s`) && !strings.Contains(p, `\S`) {
+		return p, true
+	}
+	return mapEscapes(p, func(n byte, inClass bool) (string, bool) {
+		switch {
+		case n == 's' && inClass:
+			return ecmaSpace, true
+		case n == 's':
+			return "[" + ecmaSpace + "]", true
+		case n == 'S' && inClass:
+			return "", false
+		case n == 'S':
+			return "[^" + ecmaSpace + "]", true
+		}
+		return "\\" + string(n), true
+	})
+}
+
+// ecmaPattern is a regexp2 pattern as a jsonschema.Regexp; a match that
+// times out counts as no match.
+type ecmaPattern struct{ re *regexp2.Regexp }
+
+func (p ecmaPattern) MatchString(s string) bool {
+	ok, err := p.re.MatchString(s)
+	return err == nil && ok
+}
+
+func (p ecmaPattern) String() string { return p.re.String() }
+
+// validate checks v, one argument's decoded value, against a. The error,
+// a *validationError, names the first problem in a fixed order (see
+// firstProblem), so the same value always gets the same message.
+func (a *argSchema) validate(v any) error {
+	if a.typeOnly != "" {
+		got := jsonType(v)
+		if got == a.typeOnly || (a.typeOnly == "number" && got == "integer") {
+			return nil
+		}
+		return &validationError{reason: "has type " + got + ", want " + a.typeOnly}
+	}
+	if a.err != nil {
+		return &validationError{reason: a.err.Error()}
+	}
+	err := a.schema.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &validationError{reason: err.Error()}
+	}
+	leaf := firstProblem(ve)
+	return &validationError{path: instancePath(v, leaf.InstanceLocation), reason: a.problemReason(leaf, v)}
+}
+
+// validationError is a reason with the JSON path inside the argument
+// ("items[2].name").
 type validationError struct {
 	path   string
 	reason string
@@ -231,339 +259,242 @@ func (e *validationError) Error() string {
 	return e.path + ": " + e.reason
 }
 
-func vfail(reason string) error { return &validationError{reason: reason} }
-
-func within(err error, seg string) error {
-	var ve *validationError
-	if errors.As(err, &ve) {
-		if ve.path == "" {
-			ve.path = seg
-		} else if ve.path[0] == '[' {
-			ve.path = seg + ve.path
-		} else {
-			ve.path = seg + "." + ve.path
-		}
-	}
-	return err
+// keywordOrder is the order in which problems at one instance location are
+// reported: the value's type first, then its allowed values, its bounds,
+// and the keywords that look inside it.
+var keywordOrder = map[string]int{
+	"type": 1, "enum": 2, "const": 3,
+	"minimum": 4, "exclusiveMinimum": 5, "maximum": 6, "exclusiveMaximum": 7, "multipleOf": 8,
+	"minLength": 9, "maxLength": 10, "pattern": 11,
+	"minItems": 12, "maxItems": 13, "uniqueItems": 14, "items": 15, "prefixItems": 16,
+	"required": 17, "properties": 18, "additionalProperties": 19,
+	"allOf": 20, "anyOf": 21, "oneOf": 22, "not": 23, "false": 24,
 }
 
-func jsonTypeOf(v any) (uint8, string) {
-	switch x := v.(type) {
-	case nil:
-		return tNull, "null"
-	case bool:
-		return tBoolean, "boolean"
-	case string:
-		return tString, "string"
-	case json.Number:
-		if isIntegerLiteral(string(x)) {
-			return tInteger, "integer"
-		}
-		return tNumber, "number"
-	case []any:
-		return tArray, "array"
-	case map[string]any:
-		return tObject, "object"
+// firstProblem returns the problem of e to report: a leaf of the error
+// tree (or an anyOf, which reports its own first branch), the one at the
+// shallowest, then smallest, instance location (array indexes compare as
+// numbers), then earliest in keywordOrder. The library collects every
+// problem, in map order for objects; choosing by location makes the
+// message deterministic.
+func firstProblem(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return e
 	}
-	return 0, "unknown"
+	if _, ok := e.ErrorKind.(*kind.AnyOf); ok {
+		return e
+	}
+	var best *jsonschema.ValidationError
+	for _, c := range e.Causes {
+		if l := firstProblem(c); best == nil || compareProblems(l, best) < 0 {
+			best = l
+		}
+	}
+	return best
 }
 
-// isIntegerLiteral reports whether a JSON number is a mathematical
-// integer (JSON Schema's "integer": 30.0 counts, 1e2 counts).
-func isIntegerLiteral(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '.':
-			for j := i + 1; j < len(s); j++ {
-				if s[j] == 'e' || s[j] == 'E' {
-					break
-				}
-				if s[j] != '0' {
-					f, err := strconv.ParseFloat(s, 64)
-					return err == nil && f == math.Trunc(f)
-				}
+func compareProblems(a, b *jsonschema.ValidationError) int {
+	if c := cmp.Compare(len(a.InstanceLocation), len(b.InstanceLocation)); c != 0 {
+		return c
+	}
+	for i := range a.InstanceLocation {
+		x, y := a.InstanceLocation[i], b.InstanceLocation[i]
+		nx, ex := strconv.Atoi(x)
+		ny, ey := strconv.Atoi(y)
+		if ex == nil && ey == nil {
+			if c := cmp.Compare(nx, ny); c != 0 {
+				return c
 			}
-			if !bytes.ContainsAny([]byte(s), "eE") {
-				return true
-			}
-			f, err := strconv.ParseFloat(s, 64)
-			return err == nil && f == math.Trunc(f)
-		case 'e', 'E':
-			f, err := strconv.ParseFloat(s, 64)
-			return err == nil && f == math.Trunc(f)
+		} else if c := strings.Compare(x, y); c != 0 {
+			return c
 		}
 	}
-	return true
+	return cmp.Compare(problemRank(a), problemRank(b))
 }
 
-func (n *vnode) validate(v any) error {
-	if n.never {
-		return vfail("no value is allowed here")
+func problemRank(e *jsonschema.ValidationError) int {
+	if _, ok := e.ErrorKind.(*kind.FalseSchema); ok {
+		return keywordOrder["false"]
 	}
-	t, tn := jsonTypeOf(v)
-	if n.types != 0 && n.types&t == 0 {
-		return vfail("has type " + tn + ", want " + n.typeName)
-	}
-	if n.enum != nil {
-		ok := false
-		for _, e := range n.enum {
-			if jsonEqual(e, v) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return vfail("is not one of the allowed values " + string(encode(literal{n.enum})))
+	if p := e.ErrorKind.KeywordPath(); len(p) > 0 {
+		if r, ok := keywordOrder[p[0]]; ok {
+			return r
 		}
 	}
-	if n.hasConst && !jsonEqual(n.constV, v) {
-		return vfail("must be " + string(encode(literal{n.constV})))
-	}
-	switch x := v.(type) {
-	case json.Number:
-		if err := n.number(x); err != nil {
-			return err
-		}
-	case string:
-		if n.minLen > 0 || n.maxLen >= 0 {
-			l := utf8.RuneCountInString(x)
-			if l < n.minLen {
-				return vfail("length " + strconv.Itoa(l) + " is below minLength " + strconv.Itoa(n.minLen))
-			}
-			if n.maxLen >= 0 && l > n.maxLen {
-				return vfail("length " + strconv.Itoa(l) + " is above maxLength " + strconv.Itoa(n.maxLen))
-			}
-		}
-		if n.pattern != nil && !n.pattern.MatchString(x) {
-			return vfail("does not match pattern " + strconv.Quote(n.pattern.String()))
-		}
-	case []any:
-		if len(x) < n.minItems {
-			return vfail("has " + strconv.Itoa(len(x)) + " items, fewer than minItems " + strconv.Itoa(n.minItems))
-		}
-		if n.maxItems >= 0 && len(x) > n.maxItems {
-			return vfail("has " + strconv.Itoa(len(x)) + " items, more than maxItems " + strconv.Itoa(n.maxItems))
-		}
-		if n.items != nil {
-			for i, e := range x {
-				if err := n.items.validate(e); err != nil {
-					return within(err, "["+strconv.Itoa(i)+"]")
-				}
-			}
-		}
-		if n.unique {
-			if i, j, dup := firstDuplicate(x); dup {
-				return vfail("items " + strconv.Itoa(i) + " and " + strconv.Itoa(j) + " are equal (uniqueItems)")
-			}
-		}
-	case map[string]any:
-		for _, r := range n.required {
-			if _, ok := x[r]; !ok {
-				return vfail("missing required property " + strconv.Quote(r))
-			}
-		}
-		for k, e := range x {
-			if p, ok := n.props[k]; ok {
-				if err := p.validate(e); err != nil {
-					return within(err, k)
-				}
-				continue
-			}
-			if n.noAddl {
-				return vfail("property " + strconv.Quote(k) + " is not allowed")
-			}
-			if n.addl != nil {
-				if err := n.addl.validate(e); err != nil {
-					return within(err, k)
-				}
-			}
-		}
-	}
-	if len(n.anyOf) > 0 {
-		var first error
-		for _, b := range n.anyOf {
-			err := b.validate(v)
-			if err == nil {
-				first = nil
-				break
-			}
-			if first == nil {
-				first = err
-			}
-		}
-		if first != nil {
-			return vfail("matches none of the allowed alternatives (first: " + first.Error() + ")")
-		}
-	}
-	if n.not != nil && n.not.validate(v) == nil {
-		return vfail("matches a schema it must not match")
-	}
-	return nil
+	return len(keywordOrder) + 1
 }
 
-func (n *vnode) number(x json.Number) error {
-	if !n.hasMin && !n.hasMax && n.multipleOf == 0 {
+// instancePath writes a location inside v as restmcp's messages do:
+// "a.b", "[2]", "items[2].name".
+func instancePath(v any, loc []string) string {
+	var b strings.Builder
+	for _, tok := range loc {
+		switch x := v.(type) {
+		case []any:
+			b.WriteString("[" + tok + "]")
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(x) {
+				v = x[i]
+			}
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(tok)
+			if m, ok := v.(map[string]any); ok {
+				v = m[tok]
+			}
+		}
+	}
+	return b.String()
+}
+
+// valueAt returns the value at loc inside v.
+func valueAt(v any, loc []string) any {
+	for _, tok := range loc {
+		switch x := v.(type) {
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		case map[string]any:
+			v = x[tok]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+// problemReason is the text of one problem; root is the argument's value,
+// for the numbers the message quotes as written.
+func (a *argSchema) problemReason(e *jsonschema.ValidationError, root any) string {
+	got := func() string {
+		if n, ok := valueAt(root, e.InstanceLocation).(json.Number); ok {
+			return string(n)
+		}
+		return "the value"
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Type:
+		return "has type " + jsonType(valueAt(root, e.InstanceLocation)) + ", want " + strings.Join(k.Want, " or ")
+	case *kind.Enum:
+		return "is not one of the allowed values " + string(encode(literal{k.Want}))
+	case *kind.Const:
+		return "must be " + string(encode(literal{k.Want}))
+	case *kind.Minimum:
+		return got() + " must be >= " + ratString(k.Want)
+	case *kind.ExclusiveMinimum:
+		return got() + " must be > " + ratString(k.Want)
+	case *kind.Maximum:
+		return got() + " must be <= " + ratString(k.Want)
+	case *kind.ExclusiveMaximum:
+		return got() + " must be < " + ratString(k.Want)
+	case *kind.MultipleOf:
+		return got() + " is not a multiple of " + ratString(k.Want)
+	case *kind.MinLength:
+		return "length " + strconv.Itoa(k.Got) + " is below minLength " + strconv.Itoa(k.Want)
+	case *kind.MaxLength:
+		return "length " + strconv.Itoa(k.Got) + " is above maxLength " + strconv.Itoa(k.Want)
+	case *kind.Pattern:
+		return "does not match pattern " + strconv.Quote(k.Want)
+	case *kind.MinItems:
+		return "has " + strconv.Itoa(k.Got) + " items, fewer than minItems " + strconv.Itoa(k.Want)
+	case *kind.MaxItems:
+		return "has " + strconv.Itoa(k.Got) + " items, more than maxItems " + strconv.Itoa(k.Want)
+	case *kind.UniqueItems:
+		return "items " + strconv.Itoa(k.Duplicates[0]) + " and " + strconv.Itoa(k.Duplicates[1]) + " are equal (uniqueItems)"
+	case *kind.Required:
+		return "missing required property " + strconv.Quote(slices.Min(k.Missing))
+	case *kind.AdditionalProperties:
+		return "property " + strconv.Quote(slices.Min(k.Properties)) + " is not allowed"
+	case *kind.FalseSchema:
+		return "no value is allowed here"
+	case *kind.Not:
+		if not, ok := a.schemaAt(e.SchemaURL).(map[string]any); ok {
+			if m, ok := not["not"].(map[string]any); ok && len(m) == 0 {
+				return "no value is allowed here" // the converter's false schema
+			}
+		}
+		return "matches a schema it must not match"
+	case *kind.AnyOf:
+		first := anyOfBranch(e, 0)
+		if first == nil {
+			return "matches none of the allowed alternatives"
+		}
+		leaf := firstProblem(first)
+		rel := leaf.InstanceLocation[len(e.InstanceLocation):]
+		inner := &validationError{path: instancePath(valueAt(root, e.InstanceLocation), rel), reason: a.problemReason(leaf, root)}
+		return "matches none of the allowed alternatives (first: " + inner.Error() + ")"
+	}
+	return e.ErrorKind.LocalizedString(englishPrinter)
+}
+
+// schemaAt returns the part of a's document that url (a's URL, "#", a
+// JSON pointer) names, or nil.
+func (a *argSchema) schemaAt(url string) any {
+	ptr, ok := strings.CutPrefix(url, a.url+"#")
+	if !ok {
 		return nil
 	}
-	f, err := strconv.ParseFloat(string(x), 64)
-	if err != nil {
-		return vfail("is not a number")
-	}
-	if n.hasMin && (f < n.min || n.exMin && f == n.min) {
-		op := ">= "
-		if n.exMin {
-			op = "> "
+	v := a.doc
+	for tok := range strings.SplitSeq(strings.TrimPrefix(ptr, "/"), "/") {
+		if tok == "" {
+			continue
 		}
-		return vfail(string(x) + " must be " + op + strconv.FormatFloat(n.min, 'g', -1, 64))
-	}
-	if n.hasMax && (f > n.max || n.exMax && f == n.max) {
-		op := "<= "
-		if n.exMax {
-			op = "< "
+		if u, err := neturl.PathUnescape(tok); err == nil {
+			tok = u
 		}
-		return vfail(string(x) + " must be " + op + strconv.FormatFloat(n.max, 'g', -1, 64))
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		v = valueAt(v, []string{tok})
 	}
-	if n.multipleOf > 0 {
-		q := f / n.multipleOf
-		if math.Abs(q-math.Round(q)) > 1e-9 {
-			return vfail(string(x) + " is not a multiple of " + strconv.FormatFloat(n.multipleOf, 'g', -1, 64))
+	return v
+}
+
+// jsonType names the JSON Schema type of a decoded value; a number without
+// a fraction is an "integer" (2020-12 §6.1.1: 1.0 is one).
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number:
+		if r, ok := new(big.Rat).SetString(string(x)); ok && r.IsInt() {
+			return "integer"
 		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// anyOfBranch returns the cause of an anyOf error that comes from branch
+// i, or the first cause when none says.
+func anyOfBranch(e *jsonschema.ValidationError, i int) *jsonschema.ValidationError {
+	suffix := "/anyOf/" + strconv.Itoa(i)
+	for _, c := range e.Causes {
+		if strings.HasSuffix(c.SchemaURL, suffix) {
+			return c
+		}
+	}
+	if len(e.Causes) > 0 {
+		return e.Causes[0]
 	}
 	return nil
 }
 
-// jsonEqual compares two decoded JSON values; numbers compare by value.
-func jsonEqual(a, b any) bool {
-	switch x := a.(type) {
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			if f, ok := b.(float64); ok {
-				fx, err := strconv.ParseFloat(string(x), 64)
-				return err == nil && fx == f
-			}
-			return false
-		}
-		if x == y {
-			return true
-		}
-		fx, err1 := strconv.ParseFloat(string(x), 64)
-		fy, err2 := strconv.ParseFloat(string(y), 64)
-		return err1 == nil && err2 == nil && fx == fy
-	case float64:
-		return jsonEqual(b, a) && isNumber(b)
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !jsonEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	}
-	return a == b
+// ratString writes a schema's bound as the shortest decimal that reads
+// back as the same float64, as the document most likely wrote it.
+func ratString(r interface{ Float64() (float64, bool) }) string {
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
-
-// firstDuplicate returns the first item j of x equal (as jsonEqual
-// compares) to an earlier item i, in time linear in the size of x: each
-// item is keyed by its canonical JSON (canonicalKey), so equal items, and
-// only those, share a key. (JSON Schema 2020-12 §10.3.1.2 uniqueItems:
-// https://json-schema.org/draft/2020-12/json-schema-validation#section-6.4.3.)
-func firstDuplicate(x []any) (i, j int, dup bool) {
-	if len(x) < 2 {
-		return 0, 0, false
-	}
-	if len(x) <= 8 {
-		// Small arrays, the usual case: pairwise, without allocating keys.
-		for j := 1; j < len(x); j++ {
-			for i := range j {
-				if jsonEqual(x[i], x[j]) {
-					return i, j, true
-				}
-			}
-		}
-		return 0, 0, false
-	}
-	seen := make(map[string]int, len(x))
-	var b []byte
-	for j, v := range x {
-		b = appendCanonical(b[:0], v)
-		if i, ok := seen[string(b)]; ok {
-			return i, j, true
-		}
-		seen[string(b)] = j
-	}
-	return 0, 0, false
-}
-
-// appendCanonical appends a canonical JSON encoding of a decoded value: a
-// number as its float64 value in shortest form (so 1, 1.0 and 1e0 agree, as
-// jsonEqual compares numbers), or its text when it has none (overflow);
-// object members sorted by name. Strings are quoted with strconv, which is
-// unambiguous.
-func appendCanonical(b []byte, v any) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...)
-	case bool:
-		return strconv.AppendBool(b, x)
-	case string:
-		return strconv.AppendQuote(b, x)
-	case json.Number:
-		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
-			return appendNumber(b, f)
-		}
-		return append(append(b, '~'), x...)
-	case float64:
-		return appendNumber(b, x)
-	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendCanonical(b, e)
-		}
-		return append(b, ']')
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(strconv.AppendQuote(b, k), ':')
-			b = appendCanonical(b, x[k])
-		}
-		return append(b, '}')
-	}
-	return fmt.Appendf(b, "?%v", v)
-}
-
-func appendNumber(b []byte, f float64) []byte {
-	if f == 0 {
-		f = 0 // -0 equals 0
-	}
-	return strconv.AppendFloat(append(b, '#'), f, 'g', -1, 64)
-}
-
-func isNumber(v any) bool { _, ok := v.(json.Number); return ok }

@@ -11,59 +11,6 @@ import (
 	"testing"
 )
 
-// firstDuplicatePairwise is the quadratic definition firstDuplicate must
-// agree with: the first j with an earlier equal item i.
-func firstDuplicatePairwise(x []any) (int, int, bool) {
-	for j := 1; j < len(x); j++ {
-		for i := range j {
-			if jsonEqual(x[i], x[j]) {
-				return i, j, true
-			}
-		}
-	}
-	return 0, 0, false
-}
-
-func decodeNumbers(t testing.TB, s string) []any {
-	t.Helper()
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	var v []any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("decoding %s: %v", s, err)
-	}
-	return v
-}
-
-func TestFirstDuplicateMatchesPairwise(t *testing.T) {
-	tests := []string{
-		`[1,2,3,4,5,6,7,8,9,10]`,
-		`[1,2,3,4,5,6,7,8,9,1.0]`,
-		`[0,1,2,3,4,5,6,7,8,-0]`,
-		`[1e0,2,3,4,5,6,7,8,9,1]`,
-		`[9007199254740993,1,2,3,4,5,6,7,8,9007199254740992]`,
-		`[1e400,1,2,3,4,5,6,7,8,1e400]`,
-		`[1e400,1,2,3,4,5,6,7,8,10e399]`,
-		`["a","b","c","d","e","f","g","h","i","a"]`,
-		`["1",1,true,null,"true","null",[1],{"a":1},[],{}]`,
-		`[{"a":1,"b":[1,2]},2,3,4,5,6,7,8,9,{"b":[1,2.0],"a":1}]`,
-		`[{"a":1,"b":[1,2]},2,3,4,5,6,7,8,9,{"b":[2,1],"a":1}]`,
-		`[[1,"a"],2,3,4,5,6,7,8,9,["a",1]]`,
-		`["a\"b",2,3,4,5,6,7,8,9,"a\u0022b"]`,
-		`[1,2,3,4,5,6,7,8,9,10,2,3]`,
-		`[1,2,1]`,
-		`[]`,
-	}
-	for _, s := range tests {
-		x := decodeNumbers(t, s)
-		gi, gj, gdup := firstDuplicate(x)
-		wi, wj, wdup := firstDuplicatePairwise(x)
-		if gi != wi || gj != wj || gdup != wdup {
-			t.Errorf("firstDuplicate(%s) = %d, %d, %v; pairwise %d, %d, %v", s, gi, gj, gdup, wi, wj, wdup)
-		}
-	}
-}
-
 // hugeArgsTool has an array argument with uniqueItems of each item type.
 func hugeArgsTool(t testing.TB) *Tool {
 	t.Helper()

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,10 @@ func TestValidator(t *testing.T) {
 		{name: "maxLength counts runes", schema: `{"type":"string","maxLength":2}`, value: `"éé"`},
 		{name: "maxLength", schema: `{"type":"string","maxLength":2}`, value: `"abc"`, wantErr: "above maxLength 2"},
 		{name: "pattern", schema: `{"type":"string","pattern":"^[a-z]+$"}`, value: `"A"`, wantErr: "does not match pattern"},
-		{name: "ECMA-only pattern is skipped", schema: `{"type":"string","pattern":"^(?!x)"}`, value: `"x"`},
+		{name: "ECMA-only pattern (lookahead) is checked", schema: `{"type":"string","pattern":"^(?!x)"}`, value: `"x"`, wantErr: `does not match pattern "^(?!x)"`},
+		{name: "ECMA-only pattern (lookahead) matches", schema: `{"type":"string","pattern":"^(?!x)"}`, value: `"y"`},
+		{name: "ECMA-only backreference", schema: `{"type":"string","pattern":"^(a)\\1$"}`, value: `"ab"`, wantErr: "does not match pattern"},
+		{name: "pattern is not anchored", schema: `{"type":"string","pattern":"[0-9]"}`, value: `"ab1"`},
 		{name: "items path", schema: `{"type":"array","items":{"type":"integer"}}`, value: `[1,"2"]`, wantErr: "[1]: has type string"},
 		{name: "nested required", schema: `{"type":"object","properties":{"a":{"type":"object","properties":{},"required":["b"]}}}`,
 			value: `{"a":{}}`, wantErr: `a: missing required property "b"`},
@@ -39,20 +43,16 @@ func TestValidator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root, err := parseJSON([]byte(`{"$defs":{"Node":{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#/$defs/Node"}}}}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := &vcompiler{defs: map[string]*vnode{}, rawDefs: root.(map[string]any)["$defs"].(map[string]any)}
-			s, err := parseJSON([]byte(tt.schema))
-			if err != nil {
-				t.Fatal(err)
+			input := `{"type":"object","$defs":{"Node":{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#/$defs/Node"}}}},"properties":{"x":` + tt.schema + `}}`
+			a := compileArgSchemas([]byte(input))["x"]
+			if a == nil || a.err != nil {
+				t.Fatalf("compiling %s: %v", tt.schema, a)
 			}
 			v, err := parseJSON([]byte(tt.value))
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = c.compile(s).validate(v)
+			err = a.validate(v)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("validate(%s, %s) = %v, want nil", tt.schema, tt.value, err)
@@ -70,7 +70,7 @@ func TestParseJSONMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("parseJSON(%s): %v", in, err)
 		}
 		want, _ := decodeNumber([]byte(in))
-		if !jsonEqual(got, want) {
+		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("parseJSON(%s) = %#v, want %#v", in, got, want)
 		}
 	}
@@ -96,6 +96,32 @@ func TestObjectRoot(t *testing.T) {
 	} {
 		if got := objectRoot([]byte(in)); got != want {
 			t.Errorf("objectRoot(%s) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestValidatorMessageDeterministic: a value with several problems always
+// gets the same message, the shallowest problem first, then the first by
+// location, then by keyword.
+func TestValidatorMessageDeterministic(t *testing.T) {
+	tests := []struct{ schema, value, want string }{
+		{`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"c":{"type":"object","properties":{"d":{"type":"integer"}}}}}`,
+			`{"c":{"d":"x"},"b":1,"a":"x"}`, "a: has type string, want integer"},
+		{`{"type":"object","required":["z"],"properties":{"a":{"type":"integer"}}}`, `{"a":"x"}`, `missing required property "z"`},
+		{`{"type":"array","items":{"type":"integer","minimum":5}}`, `[7,"x",10,1,2,3,4,5,6,7,8,9,10,11]`, `[1]: has type string, want integer`},
+		{`{"type":"string","minLength":5,"pattern":"^[0-9]+$"}`, `"ab"`, "length 2 is below minLength 5"},
+		{`{"type":"object","additionalProperties":false,"properties":{}}`, `{"q":1,"b":2,"m":3}`, `property "b" is not allowed`},
+	}
+	for _, tt := range tests {
+		a := compileArgSchemas([]byte(`{"type":"object","properties":{"x":` + tt.schema + `}}`))["x"]
+		v, err := parseJSON([]byte(tt.value))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 50 {
+			if err := a.validate(v); err == nil || err.Error() != tt.want {
+				t.Fatalf("validate(%s, %s) = %v, want %q", tt.schema, tt.value, err, tt.want)
+			}
 		}
 	}
 }
