@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -415,32 +416,26 @@ var planName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 //	  - key: dev-key              # plain text, for development; kept hashed
 //	    plan: free
 func ParsePlans(data []byte, name string) (*Plans, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	if err := dec.Decode(&root); err != nil && err != io.EOF {
 		return nil, yamlSyntaxError(name, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty plans file", name)
 	}
 	pr := &plansParser{name: name, root: root.Content[0]}
-
-	var raw plansYAML
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil {
-		var te *yaml.TypeError
-		if !errors.As(err, &te) {
-			return nil, yamlSyntaxError(name, err)
-		}
-		for _, msg := range te.Errors {
-			pr.typeError(msg)
-		}
-	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		pr.errorAt(extra.Line, "", "a plans file holds one YAML document; found another")
 	}
 
+	// Unknown keys and values of the wrong type are found on the node
+	// tree, with their lines and key paths; the decode then fills in what
+	// fits, so that the checks below report the rest at once.
+	pr.checkShape(pr.root, reflect.TypeFor[plansYAML](), "")
+	var raw plansYAML
+	_ = pr.root.Decode(&raw) // its type errors are checkShape's, reported above
 	ps := pr.build(&raw)
 	if err := pr.err(); err != nil {
 		return nil, err
@@ -453,6 +448,9 @@ type plansParser struct {
 	name string
 	root *yaml.Node
 	errs []lineError
+	// shapeBad are the key paths checkShape refused; later checks of the
+	// same value say nothing more about it.
+	shapeBad map[string]bool
 }
 
 type lineError struct {
@@ -474,6 +472,9 @@ func (pr *plansParser) err() error {
 
 // errorAt records a problem at line for the key path p ("" for none).
 func (pr *plansParser) errorAt(line int, p, format string, args ...any) {
+	if pr.shapeBad[p] {
+		return
+	}
 	msg := fmt.Sprintf(format, args...)
 	if p != "" {
 		msg = p + ": " + msg
@@ -541,7 +542,8 @@ func child(n *yaml.Node, part string) (at, val *yaml.Node) {
 	return nil, nil
 }
 
-// yamlLine matches the "line N: " that yaml.v3 puts in its messages.
+// yamlLine matches the "line N: " that yaml.v3 puts in its syntax errors,
+// the only errors that come without a node tree to locate them on.
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // yamlSyntaxError turns a yaml.v3 parse error into "name:line: problem".
@@ -552,120 +554,82 @@ func yamlSyntaxError(name string, err error) error {
 	return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
-var (
-	yamlUnknownField = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
-	yamlWrongType    = regexp.MustCompile("^cannot unmarshal !!(\\w+) (?:`(.*)` )?into (\\S+)$")
-)
-
-// typeError records one message of a yaml.TypeError, rewritten to name the
-// key path instead of Go types.
-func (pr *plansParser) typeError(msg string) {
-	m := yamlLine.FindStringSubmatch(msg)
-	if m == nil {
-		pr.errorAt(0, "", "%s", msg)
+// checkShape records every mapping key of n that t (a struct, map,
+// slice, pointer, string or int64 type of the plans file's YAML shape)
+// does not have, and every value of the wrong kind, at its node's line and
+// key path. A null value is always allowed (the key is left out).
+func (pr *plansParser) checkShape(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return
 	}
-	line, _ := strconv.Atoi(m[1])
-	text := m[2]
-	if f := yamlUnknownField.FindStringSubmatch(text); f != nil {
-		pr.errorAt(line, pathOfKey(pr.root, line, f[1], ""), "unknown key")
-		return
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	if f := yamlWrongType.FindStringSubmatch(text); f != nil {
-		got := yamlTagName(f[1])
-		if f[2] != "" {
-			got = strconv.Quote(f[2])
+	want, ok := "", false
+	switch t.Kind() {
+	case reflect.Struct:
+		if want, ok = "a mapping", n.Kind == yaml.MappingNode; ok {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				f, known := yamlField(t, k.Value)
+				if !known {
+					pr.errorAt(k.Line, joinPath(path, k.Value), "unknown key")
+					continue
+				}
+				pr.checkShape(v, f.Type, joinPath(path, k.Value))
+			}
 		}
-		pr.errorAt(line, pathOfValue(pr.root, line, ""), "want %s, got %s", goTypeName(f[3]), got)
-		return
+	case reflect.Map:
+		if want, ok = "a mapping", n.Kind == yaml.MappingNode; ok {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				pr.checkShape(n.Content[i+1], t.Elem(), joinPath(path, n.Content[i].Value))
+			}
+		}
+	case reflect.Slice:
+		if want, ok = "a list", n.Kind == yaml.SequenceNode; ok {
+			for i, c := range n.Content {
+				pr.checkShape(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	case reflect.String:
+		want, ok = "a string", n.Kind == yaml.ScalarNode
+	case reflect.Int64:
+		want, ok = "an integer", n.Kind == yaml.ScalarNode && n.Tag == "!!int"
+	default:
+		panic(fmt.Sprintf("metering: checkShape of %v", t))
 	}
-	pr.errorAt(line, "", "%s", text)
+	if !ok {
+		pr.errorAt(n.Line, path, "want %s, got %s", want, nodeKind(n))
+		if pr.shapeBad == nil {
+			pr.shapeBad = map[string]bool{}
+		}
+		pr.shapeBad[path] = true
+	}
 }
 
-// goTypeName describes the Go type yaml.v3 names in a decoding error.
-func goTypeName(t string) string {
-	switch {
-	case t == "int64":
-		return "an integer"
-	case t == "string":
-		return "a string"
-	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "metering."):
-		return "a mapping"
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
+// yamlField returns the field of struct t whose yaml tag is key.
+func yamlField(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if strings.Split(f.Tag.Get("yaml"), ",")[0] == key {
+			return f, true
+		}
 	}
-	return t
+	return reflect.StructField{}, false
 }
 
-// yamlTagName describes a YAML tag yaml.v3 names in a decoding error.
-func yamlTagName(tag string) string {
-	switch tag {
-	case "seq":
-		return "a list"
-	case "map":
-		return "a mapping"
-	case "str":
-		return "a string"
-	case "int":
-		return "an integer"
-	case "bool":
-		return "a boolean"
-	case "float":
-		return "a number"
-	}
-	return "!!" + tag
-}
-
-// pathOfKey finds the mapping key named key on line and returns its path.
-func pathOfKey(n *yaml.Node, line int, key, prefix string) string {
+// nodeKind describes a YAML value in an error: a scalar by its text.
+func nodeKind(n *yaml.Node) string {
 	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := joinPath(prefix, k.Value)
-			if k.Line == line && k.Value == key {
-				return p
-			}
-			if found := pathOfKey(v, line, key, p); found != "" {
-				return found
-			}
-		}
 	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			if found := pathOfKey(c, line, key, fmt.Sprintf("%s[%d]", prefix, i)); found != "" {
-				return found
-			}
-		}
-	}
-	return ""
-}
-
-// pathOfValue finds the first value node on line and returns its path.
-func pathOfValue(n *yaml.Node, line int, prefix string) string {
-	switch n.Kind {
+		return "a list"
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := joinPath(prefix, k.Value)
-			if v.Line == line && v.Kind != yaml.MappingNode {
-				return p
-			}
-			if found := pathOfValue(v, line, p); found != "" {
-				return found
-			}
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			p := fmt.Sprintf("%s[%d]", prefix, i)
-			if c.Line == line && c.Kind == yaml.ScalarNode {
-				return p
-			}
-			if found := pathOfValue(c, line, p); found != "" {
-				return found
-			}
-		}
+		return "a mapping"
 	}
-	return ""
+	return strconv.Quote(n.Value)
 }
 
 func joinPath(prefix, key string) string {

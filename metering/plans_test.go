@@ -242,8 +242,10 @@ plans.yaml:28: keys[4]: sha256 (or key, for development) is required
 plans.yaml:31: keys[6]: the same key as an earlier entry (key_id 94091dd64a21)`},
 		{"no plans, no default", "key_mode: open\n", `plans.yaml:1: plans: at least one plan is required
 plans.yaml:1: default_plan: required: the plan of keys without one`},
-		{"plans of the wrong type", "default_plan: x\nplans: [1, 2]\n", `plans.yaml:2: plans: want a mapping, got a list
-plans.yaml:2: plans: at least one plan is required`},
+		{"plans of the wrong type", "default_plan: x\nplans: [1, 2]\n", `plans.yaml:2: plans: want a mapping, got a list`},
+		{"values of the wrong kind", "default_plan: a\nplans:\n  a:\n    tools: {x: 1}\n    costs: {t: 1.5}\nkeys: [7]\n", `plans.yaml:4: plans.a.tools: want a list, got a mapping
+plans.yaml:5: plans.a.costs.t: want an integer, got "1.5"
+plans.yaml:6: keys[0]: want a mapping, got "7"`},
 		{"unknown top-level key", "default_plan: a\nplans: {a: {}}\nplan_file: x\n", `plans.yaml:3: plan_file: unknown key`},
 		{"syntax error", "plans:\n  a: {\n", `plans.yaml:2: did not find expected node content`},
 		{"empty file", "", `plans.yaml: empty plans file`},
