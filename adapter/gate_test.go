@@ -113,7 +113,7 @@ func TestAdmittedButNotRunIsRefunded(t *testing.T) {
 	if got.status != 400 {
 		t.Fatalf("= %d %s, want 400", got.status, got.body)
 	}
-	ev := meter.waitEvents(t, 1)
+	ev := meter.settledEvents(t, s, 1)
 	want := metering.Event{KeyID: metering.KeyID("k-free"), Plan: "free", Tool: "get_quote", Outcome: metering.OutcomeNotRun}
 	ev[0].Latency, ev[0].Time = 0, want.Time
 	if diff := cmp.Diff(want, ev[0]); diff != "" {

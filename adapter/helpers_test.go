@@ -47,13 +47,21 @@ func newLogger(b *logBuffer) *slog.Logger {
 // serve starts restmcp with opts on a real listener.
 func serve(t testing.TB, opts Options) *httptest.Server {
 	t.Helper()
+	srv, _ := serveServer(t, opts)
+	return srv
+}
+
+// serveServer is serve that also returns the adapter's Server, for tests
+// that Close it to wait for what it writes after a response.
+func serveServer(t testing.TB, opts Options) (*httptest.Server, *Server) {
+	t.Helper()
 	s, err := New(opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, s
 }
 
 // rpcResponse is a raw HTTP exchange with the MCP endpoint.

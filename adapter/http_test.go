@@ -60,22 +60,21 @@ func (m *fakeMeter) Report(_ context.Context, keyID string, plan *metering.Plan)
 			Used: m.calls.Load(), Limit: -1, Remaining: -1}}}, nil
 }
 
-// waitEvents waits up to 5 s for n events (they are written after the
-// response) and takes them.
-func (m *fakeMeter) waitEvents(t testing.TB, n int) []metering.Event {
+// settledEvents waits, with s.Close, for the refunds and usage events s
+// writes after its responses, and returns the events, which must be
+// exactly n.
+func (m *fakeMeter) settledEvents(t testing.TB, s *Server, n int) []metering.Event {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		m.evMu.Lock()
-		got := len(m.events)
-		m.evMu.Unlock()
-		if got >= n || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(2 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Millisecond) // catch an unexpected extra event
-	return m.takeEvents()
+	ev := m.takeEvents()
+	if len(ev) != n {
+		t.Fatalf("%d usage events, want %d: %+v", len(ev), n, ev)
+	}
+	return ev
 }
 
 func (m *fakeMeter) takeEvents() []metering.Event {

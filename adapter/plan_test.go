@@ -135,7 +135,7 @@ func TestUnknownAndRevokedKeys(t *testing.T) {
 func TestToolOutsidePlan(t *testing.T) {
 	up := newPlanUpstream(t)
 	meter := &fakeMeter{admit: allowedDecision}
-	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	srv, s := serveServer(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
 	got := post(t, srv.URL+"/mcp", toolsCallBody(9, "admin_stats", `{}`), map[string]string{"X-API-Key": "k-free"})
 	want := `{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"tool \"admin_stats\" is not included in plan \"free\". Upgrade: https://example.com/pricing"}],"isError":true}}`
 	if got.status != 200 || strings.TrimSpace(got.body) != want {
@@ -150,7 +150,7 @@ func TestToolOutsidePlan(t *testing.T) {
 	if p := up.take(); len(p) != 0 {
 		t.Errorf("upstream saw %v, want nothing", p)
 	}
-	ev := meter.waitEvents(t, 1)
+	ev := meter.settledEvents(t, s, 1)
 	if len(ev) != 1 || ev[0].Outcome != metering.OutcomeNotInPlan || ev[0].Cost != 0 || ev[0].Plan != "free" || ev[0].Tool != "admin_stats" || ev[0].KeyID != metering.KeyID("k-free") {
 		t.Errorf("events = %+v, want one not_in_plan event of cost 0", ev)
 	}
@@ -162,12 +162,12 @@ func TestCountingSuccessRefunds(t *testing.T) {
 		refund := counting == metering.CountSuccess
 		t.Run(fmt.Sprintf("Counting=%q", counting), func(t *testing.T) {
 			meter := &fakeMeter{admit: allowedDecision}
-			srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, Counting: counting})
+			srv, s := serveServer(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, Counting: counting})
 			key := map[string]string{"X-API-Key": "k-free"}
 			post(t, srv.URL+"/mcp", toolsCallBody(1, "always_fails", `{}`), key)
 			post(t, srv.URL+"/mcp", toolsCallBody(2, "get_quote", `{"symbol":"AAPL"}`), key)
 			post(t, srv.URL+"/mcp", toolsCallBody(3, "get_quote", `{}`), key) // invalid: never sent
-			events := meter.waitEvents(t, 3)
+			events := meter.settledEvents(t, s, 3)
 			wantRefunds := int64(0)
 			if refund {
 				wantRefunds = 2
@@ -218,7 +218,7 @@ func TestRateLimitPolicyAndQuotaRefusal(t *testing.T) {
 		}
 		return allowedDecision(c)
 	}}
-	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	srv, s := serveServer(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
 	key := map[string]string{"X-API-Key": "k-pro"}
 	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "etfs_top_holdings", `{"symbol":"SPY"}`), key)
 	want := map[string]string{"RateLimit-Limit": "30", "RateLimit-Remaining": "29", "RateLimit-Reset": "2",
@@ -237,7 +237,7 @@ func TestRateLimitPolicyAndQuotaRefusal(t *testing.T) {
 	if got.status != 429 || got.body != wantBody || got.header.Get("Retry-After") != "10800" || got.header.Get("RateLimit-Policy") != `100;w=86400;policy="day"` {
 		t.Errorf("got %d Retry-After %q Policy %q %s\nwant 429 10800 %s", got.status, got.header.Get("Retry-After"), got.header.Get("RateLimit-Policy"), got.body, wantBody)
 	}
-	ev := meter.waitEvents(t, 2)
+	ev := meter.settledEvents(t, s, 2)
 	if len(ev) != 2 || ev[1].Outcome != metering.OutcomeRefused || ev[1].Cost != 0 {
 		t.Errorf("events = %+v, want ok then refused", ev)
 	}
@@ -325,7 +325,7 @@ func TestMetricsSeries(t *testing.T) {
 		}
 		return allowedDecision(c)
 	}}
-	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, Metrics: reg})
+	srv, s := serveServer(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, Metrics: reg})
 	key := map[string]string{"X-API-Key": "k-free"}
 	post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"A"}`), key)                                        // ok
 	post(t, srv.URL+"/mcp", toolsCallBody(2, "always_fails", `{}`), key)                                                 // upstream_error
@@ -336,17 +336,11 @@ func TestMetricsSeries(t *testing.T) {
 	post(t, srv.URL+"/mcp", toolsCallBody(7, "get_quote", `{}`), key)                                                    // invalid_arguments
 	post(t, srv.URL+"/mcp", toolsCallBody(8, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k-nobody"}) // unauthorized
 
-	meter.waitEvents(t, 5)
-	var got rpcResponse
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
-		got = do(t, req)
-		if got.status != 200 {
-			t.Fatalf("GET /metrics = %d", got.status)
-		}
-		if strings.Contains(got.body, `restmcp_meter_duration_seconds_count{op="event"} 5`) || time.Now().After(deadline) {
-			break
-		}
+	meter.settledEvents(t, s, 5) // every event is written: the metrics are final
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	got := do(t, req)
+	if got.status != 200 {
+		t.Fatalf("GET /metrics = %d", got.status)
 	}
 	want := `
 # HELP restmcp_tool_calls_total tools/call requests for tools of the table, by tool and outcome (ok, upstream_error, upstream_failed, refused, not_in_plan, invalid_arguments, unavailable, unauthorized).
