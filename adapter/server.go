@@ -220,65 +220,8 @@ type Server struct {
 // New validates opts, registers every tool and builds the HTTP handler. It
 // returns one error listing every problem found.
 func New(opts Options) (*Server, error) {
-	if opts.Name == "" {
-		opts.Name = DefaultName
-	}
-	if opts.Version == "" {
-		opts.Version = DefaultVersion
-	}
-	if opts.MCPPath == "" {
-		opts.MCPPath = DefaultMCPPath
-	}
-	if opts.MeterTimeout == 0 {
-		opts.MeterTimeout = DefaultMeterTimeout
-	}
-	if opts.UpstreamTimeout == 0 {
-		opts.UpstreamTimeout = DefaultUpstreamTimeout
-	}
-	if opts.MaxBodyBytes == 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if opts.MaxResponseBytes == 0 {
-		opts.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if opts.MaxBinaryBytes == 0 {
-		opts.MaxBinaryBytes = DefaultMaxBinaryBytes
-	}
-	if opts.ErrorCodes.Unauthorized == 0 {
-		opts.ErrorCodes.Unauthorized = CodeUnauthorized
-	}
-	if opts.ErrorCodes.RateLimited == 0 {
-		opts.ErrorCodes.RateLimited = CodeRateLimited
-	}
-	if opts.ErrorCodes.Unavailable == 0 {
-		opts.ErrorCodes.Unavailable = CodeUnavailable
-	}
-
-	var errs []error
-	if opts.MCPPath[0] != '/' {
-		errs = append(errs, fmt.Errorf("MCPPath %q must start with /", opts.MCPPath))
-	}
-	switch opts.MCPPath {
-	case "/health", "/ready", "/usage", "/metrics":
-		errs = append(errs, fmt.Errorf("MCPPath %q collides with a built-in route", opts.MCPPath))
-	}
-	if opts.MaxBodyBytes < 0 {
-		errs = append(errs, fmt.Errorf("MaxBodyBytes %d must be positive", opts.MaxBodyBytes))
-	}
-	if opts.MaxResponseBytes < 0 {
-		errs = append(errs, fmt.Errorf("MaxResponseBytes %d must be positive", opts.MaxResponseBytes))
-	}
-	if opts.MaxBinaryBytes < 0 {
-		errs = append(errs, fmt.Errorf("MaxBinaryBytes %d must be positive", opts.MaxBinaryBytes))
-	}
-	if opts.MeterTimeout < 0 {
-		errs = append(errs, fmt.Errorf("MeterTimeout %v must be positive", opts.MeterTimeout))
-	}
-	for _, o := range opts.AllowedOrigins {
-		if o != "*" && normalizeOrigin(o) == "" {
-			errs = append(errs, fmt.Errorf("AllowedOrigins: %q is not scheme://host[:port]", o))
-		}
-	}
+	opts = opts.withDefaults()
+	errs := opts.check()
 
 	s := &Server{
 		opts:     opts,
@@ -294,25 +237,13 @@ func New(opts Options) (*Server, error) {
 	if s.client == nil {
 		s.client = NewHTTPClient()
 	}
-
+	var reg prometheus.Registerer // nil: metrics kept but not registered
+	if opts.Metrics != nil {      // a *prometheus.Registry: no typed nil in reg
+		reg = opts.Metrics
+	}
 	var err error
-	if opts.Metrics != nil {
-		s.metrics, err = newMetrics(opts.Metrics)
-	} else {
-		s.metrics, err = newMetrics(nil)
-	}
-	if err != nil {
+	if s.metrics, err = newMetrics(reg); err != nil {
 		errs = append(errs, fmt.Errorf("Metrics: %w", err))
-	}
-	if opts.PublicMode {
-		opts.AllowAnonymous = true
-		s.opts.AllowAnonymous = true
-	}
-	if opts.PublicGlobalPlan != nil && !opts.PublicMode {
-		errs = append(errs, errors.New("PublicGlobalPlan needs PublicMode"))
-	}
-	if opts.ListByPlan && opts.Keys == nil {
-		errs = append(errs, errors.New("ListByPlan needs Keys"))
 	}
 
 	s.impl = &mcp.Implementation{Name: opts.Name, Version: opts.Version}
@@ -331,52 +262,7 @@ func New(opts Options) (*Server, error) {
 	if opts.ListByPlan {
 		s.mcp.AddReceivingMiddleware(s.listByPlan)
 	}
-	// The first tool of each name is served; later ones are errors. Schemas
-	// are checked on GOMAXPROCS workers (a validating pass over every
-	// schema); errors keep index order.
-	toolErrs := make([]error, len(opts.Tools))
-	listed := make([]*mcp.Tool, len(opts.Tools))
-	first := map[string]int{}
-	var todo []int
-	for i, t := range opts.Tools {
-		if t == nil {
-			toolErrs[i] = fmt.Errorf("Tools[%d] is nil", i)
-			continue
-		}
-		if _, dup := first[t.Name]; dup {
-			toolErrs[i] = fmt.Errorf("Tools[%d]: duplicate tool name %q", i, t.Name)
-			continue
-		}
-		first[t.Name] = i
-		todo = append(todo, i)
-	}
-	forEachParallel(len(todo), func(k int) {
-		i := todo[k]
-		t := opts.Tools[i]
-		mt, err := listedTool(t)
-		if err != nil {
-			toolErrs[i] = fmt.Errorf("Tools[%d] %q: %w", i, t.Name, err)
-			return
-		}
-		listed[i] = mt
-	})
-	for _, i := range todo {
-		if toolErrs[i] == nil {
-			t := opts.Tools[i]
-			s.tools[t.Name] = t
-			s.handlers[t.Name] = s.toolHandler(t)
-			s.listed = append(s.listed, listed[i])
-		}
-	}
-	if s.listed == nil {
-		s.listed = []*mcp.Tool{} // "tools": [], not null
-	}
-	slices.SortFunc(s.listed, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-	for _, err := range toolErrs {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, s.addTools(opts.Tools)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -396,6 +282,120 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("TrustedProxies: %w", err)
 	}
 	return s, nil
+}
+
+// withDefaults returns o with every zero field that has a default set to
+// it; PublicMode implies AllowAnonymous.
+func (o Options) withDefaults() Options {
+	orDefault(&o.Name, DefaultName)
+	orDefault(&o.Version, DefaultVersion)
+	orDefault(&o.MCPPath, DefaultMCPPath)
+	orDefault(&o.MeterTimeout, DefaultMeterTimeout)
+	orDefault(&o.UpstreamTimeout, DefaultUpstreamTimeout)
+	orDefault(&o.MaxBodyBytes, DefaultMaxBodyBytes)
+	orDefault(&o.MaxResponseBytes, DefaultMaxResponseBytes)
+	orDefault(&o.MaxBinaryBytes, DefaultMaxBinaryBytes)
+	orDefault(&o.ErrorCodes.Unauthorized, CodeUnauthorized)
+	orDefault(&o.ErrorCodes.RateLimited, CodeRateLimited)
+	orDefault(&o.ErrorCodes.Unavailable, CodeUnavailable)
+	if o.PublicMode {
+		o.AllowAnonymous = true
+	}
+	return o
+}
+
+// orDefault sets *p to v when *p is the zero value.
+func orDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+// check returns every problem of o (after withDefaults).
+func (o Options) check() []error {
+	var errs []error
+	if o.MCPPath[0] != '/' {
+		errs = append(errs, fmt.Errorf("MCPPath %q must start with /", o.MCPPath))
+	}
+	switch o.MCPPath {
+	case "/health", "/ready", "/usage", "/metrics":
+		errs = append(errs, fmt.Errorf("MCPPath %q collides with a built-in route", o.MCPPath))
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"MaxBodyBytes", o.MaxBodyBytes}, {"MaxResponseBytes", int64(o.MaxResponseBytes)}, {"MaxBinaryBytes", int64(o.MaxBinaryBytes)}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %d must be positive", f.name, f.v))
+		}
+	}
+	if o.MeterTimeout < 0 {
+		errs = append(errs, fmt.Errorf("MeterTimeout %v must be positive", o.MeterTimeout))
+	}
+	for _, origin := range o.AllowedOrigins {
+		if origin != "*" && normalizeOrigin(origin) == "" {
+			errs = append(errs, fmt.Errorf("AllowedOrigins: %q is not scheme://host[:port]", origin))
+		}
+	}
+	if o.PublicGlobalPlan != nil && !o.PublicMode {
+		errs = append(errs, errors.New("PublicGlobalPlan needs PublicMode"))
+	}
+	if o.ListByPlan && o.Keys == nil {
+		errs = append(errs, errors.New("ListByPlan needs Keys"))
+	}
+	return errs
+}
+
+// addTools puts tools into s's table and tools/list, sorted by name, and
+// returns the problems in index order: a nil tool, a second tool of a name
+// (the first is served), a tool whose schemas do not convert. Schemas are
+// checked on GOMAXPROCS workers (a validating pass over every schema).
+func (s *Server) addTools(tools []*openapi.Tool) []error {
+	toolErrs := make([]error, len(tools))
+	listed := make([]*mcp.Tool, len(tools))
+	first := map[string]int{}
+	var todo []int
+	for i, t := range tools {
+		if t == nil {
+			toolErrs[i] = fmt.Errorf("Tools[%d] is nil", i)
+			continue
+		}
+		if _, dup := first[t.Name]; dup {
+			toolErrs[i] = fmt.Errorf("Tools[%d]: duplicate tool name %q", i, t.Name)
+			continue
+		}
+		first[t.Name] = i
+		todo = append(todo, i)
+	}
+	forEachParallel(len(todo), func(k int) {
+		i := todo[k]
+		mt, err := listedTool(tools[i])
+		if err != nil {
+			toolErrs[i] = fmt.Errorf("Tools[%d] %q: %w", i, tools[i].Name, err)
+			return
+		}
+		listed[i] = mt
+	})
+	for _, i := range todo {
+		if toolErrs[i] == nil {
+			t := tools[i]
+			s.tools[t.Name] = t
+			s.handlers[t.Name] = s.toolHandler(t)
+			s.listed = append(s.listed, listed[i])
+		}
+	}
+	if s.listed == nil {
+		s.listed = []*mcp.Tool{} // "tools": [], not null
+	}
+	slices.SortFunc(s.listed, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	var errs []error
+	for _, err := range toolErrs {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // streamableHandler builds a stateless go-sdk handler over s.mcp.

@@ -402,6 +402,18 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
 	}
+	c.checkSources(bad)
+	c.checkLimits(bad)
+	c.checkPolicies(bad)
+	c.checkSelection(bad)
+	return errors.Join(errs...)
+}
+
+// problemFunc records one problem of the setting key.
+type problemFunc func(key, format string, args ...any)
+
+// checkSources checks the document, the upstream, the listen address and path, and Redis.
+func (c Config) checkSources(bad problemFunc) {
 
 	if err := checkSpec(c.Spec); err != nil {
 		bad("spec", "%v", err)
@@ -429,6 +441,10 @@ func (c Config) Validate() error {
 	default:
 		bad("redis_mode", "must be single, cluster or sentinel; got %q", string(c.RedisMode))
 	}
+}
+
+// checkLimits checks the rate limit, timeouts, sizes, origins, tool names and logging.
+func (c Config) checkLimits(bad problemFunc) {
 	if c.RateLimit < 1 && c.RateLimit != -1 {
 		bad("rate_limit", "must be at least 1, or -1 to disable rate limiting; got %d", c.RateLimit)
 	}
@@ -484,6 +500,10 @@ func (c Config) Validate() error {
 	if c.MaxConnections <= 0 {
 		bad("max_connections", "must be positive; got %d", c.MaxConnections)
 	}
+}
+
+// checkPolicies checks error codes, the public URL, public mode, proxies, upstream hosts, plans and events.
+func (c Config) checkPolicies(bad problemFunc) {
 	for _, name := range sortedNames(c.ErrorCodes) {
 		v := c.ErrorCodes[name]
 		switch name {
@@ -519,6 +539,10 @@ func (c Config) Validate() error {
 	if c.EventMaxLen < 1 && c.EventMaxLen != -1 {
 		bad("event_max_len", "must be at least 1, or -1 to turn usage events off; got %d", c.EventMaxLen)
 	}
+}
+
+// checkSelection checks the operation selection and the tool report and schema caps.
+func (c Config) checkSelection(bad problemFunc) {
 	for _, l := range []struct {
 		key     string
 		methods []string
@@ -551,7 +575,6 @@ func (c Config) Validate() error {
 	if c.ReportMaxListBytes < 1 && c.ReportMaxListBytes != -1 {
 		bad("report_max_list_bytes", "must be at least 1, or -1 to disable the warning; got %d", c.ReportMaxListBytes)
 	}
-	return errors.Join(errs...)
 }
 
 // LogValue summarizes the configuration for the startup log; the Redis URL
