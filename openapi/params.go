@@ -166,8 +166,38 @@ func schemaType(sr *openapi3.SchemaRef) string {
 }
 
 func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op *openapi3.Operation, sec *securityPlan) (*requestPlan, []byte, error) {
+	ps := b.argumentParams(mergeParams(item.Parameters, op.Parameters), sec)
+	plan := &requestPlan{props: map[string]*propPlan{}}
+	ps = b.bindPath(plan, path, ps)
+	in := &inputSchema{b: b, plan: plan, ps: ps}
+	in.keys, in.paramKeys = b.paramPlans(plan, ps, method, path)
+	in.body, in.media = b.bodyOf(op)
+	tree := b.fitTree(in.build)
+	// Keys renamed below the top level (P2 at any level, C12) are mapped
+	// back to their wire names before the request is built (P3).
+	if props := tree.props(); props != nil && b.renamedKeys {
+		defs, _ := tree.get("$defs")
+		defsObj, _ := defs.(*obj)
+		for i, k := range props.k {
+			if pp := plan.props[k]; pp != nil {
+				if ch, ok := props.v[i].(*obj); ok {
+					pp.rename = renameTreeOf(ch, defsObj)
+				}
+			}
+		}
+	}
+	plan.body = in.body
+	return plan, b.encode(tree), nil
+}
+
+// argumentParams returns the parameters that become arguments: not the
+// headers the document may not define (Accept, Content-Type,
+// Authorization) or HTTP sets, not the credential parameters (those of a
+// security scheme, and credential_parameters, which are added to sec),
+// not those of an unknown location.
+func (b *builder) argumentParams(params []*openapi3.Parameter, sec *securityPlan) []*openapi3.Parameter {
 	var ps []*openapi3.Parameter
-	for _, p := range mergeParams(item.Parameters, op.Parameters) {
+	for _, p := range params {
 		if p.In == "header" && (strings.EqualFold(p.Name, "Accept") || strings.EqualFold(p.Name, "Content-Type") || strings.EqualFold(p.Name, "Authorization")) {
 			continue // OAS 3.1 §4.8.12.1: such a definition "SHALL be ignored"
 		}
@@ -201,7 +231,13 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 		}
 		ps = append(ps, p)
 	}
-	plan := &requestPlan{props: map[string]*propPlan{}}
+	return ps
+}
+
+// bindPath parses the path template into plan and points each of its
+// parameters at ps, declaring a required string for one the document does
+// not; it returns ps with those added.
+func (b *builder) bindPath(plan *requestPlan, path string, ps []*openapi3.Parameter) []*openapi3.Parameter {
 	plan.path = parsePath(path)
 	for i, s := range plan.path {
 		if s.param != -2 {
@@ -216,6 +252,12 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 		}
 		plan.path[i].param = found
 	}
+	return ps
+}
+
+// paramPlans gives each parameter its argument key (B4, P1–P2) and its
+// plan, adding them to plan; taken holds the keys used.
+func (b *builder) paramPlans(plan *requestPlan, ps []*openapi3.Parameter, method, path string) (keys []string, taken map[string]bool) {
 	// B4, then P1–P2.
 	cands := make([]string, len(ps))
 	for i, p := range ps {
@@ -227,8 +269,8 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 			}
 		}
 	}
-	taken := map[string]bool{}
-	keys := propertyKeys(cands, taken)
+	taken = map[string]bool{}
+	keys = propertyKeys(cands, taken)
 	for i, p := range ps {
 		style, explode := b.styleOf(method, path, p)
 		pp := &paramPlan{key: keys[i], wire: p.Name, in: p.In, style: style, explode: explode,
@@ -245,9 +287,13 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 			plan.required = append(plan.required, pp.key)
 		}
 	}
+	return keys, taken
+}
 
-	var body *bodyPlan
-	var media *openapi3.MediaType
+// bodyOf plans the operation's request body, if it has one, and returns
+// its chosen media type's schema (an empty object or string schema when
+// the document gives none).
+func (b *builder) bodyOf(op *openapi3.Operation) (body *bodyPlan, media *openapi3.MediaType) {
 	if rb := op.RequestBody; rb != nil && rb.Value != nil && len(rb.Value.Content) > 0 {
 		var mt string
 		mt, media = pickMedia(rb.Value.Content)
@@ -278,115 +324,132 @@ func (b *builder) inputs(path string, item *openapi3.PathItem, method string, op
 			}
 		}
 	}
-	paramKeys := maps.Clone(taken)
+	return body, media
+}
 
-	decided := false
-	build := func(c *converter) *obj {
-		root := &obj{}
-		root.set("type", "object")
-		props := &obj{}
-		root.set("properties", props)
-		req := slices.Clone(plan.required)
-		for i, p := range ps {
-			c.request, c.base64 = true, false
-			sr := p.Schema
-			if sr == nil {
-				for _, mt := range sortedKeys(p.Content) {
-					if m := p.Content[mt]; m != nil && m.Schema != nil {
-						sr = m.Schema
-						break
-					}
-				}
-			}
-			s := c.ref(sr, 1, p.Name, false)
-			desc := p.Description
-			if keys[i] != p.Name {
-				note := fmt.Sprintf("%s parameter `%s`.", strings.ToUpper(p.In[:1])+p.In[1:], p.Name)
-				if desc != "" {
-					desc = note + " " + desc
-				} else {
-					desc = note
-				}
-			}
-			if desc != "" {
-				s = s.clone()
-				s.set("description", desc)
-			}
-			props.set(keys[i], s)
-		}
-		if body != nil {
-			c.request = true
-			c.base64 = body.kind == bodyMultipart || body.kind == bodyBinary
-			bs := c.ref(media.Schema, 0, "", true)
-			if !decided {
-				decided = true
-				b.decideBody(body, bs, paramKeys)
-				setEncodings(body, media)
-				if body.whole != "" {
-					plan.props[body.whole] = &propPlan{body: true}
-					if body.required {
-						plan.required = append(plan.required, body.whole)
-					}
-				} else {
-					for i := range body.fields {
-						f := &body.fields[i]
-						plan.props[f.key] = &propPlan{field: f}
-					}
-					if body.required {
-						for _, r := range bs.required() {
-							for _, f := range body.fields {
-								if f.bkey == r {
-									plan.required = append(plan.required, f.key)
-								}
-							}
-						}
-					}
-				}
-			}
-			if body.whole != "" {
-				ws := c.ref(media.Schema, 1, "body", false)
-				props.set(body.whole, ws)
-				if body.required && !slices.Contains(req, body.whole) {
-					req = append(req, body.whole) // S9: once, on every budget attempt
-				}
-			} else {
-				bp := bs.props()
-				for _, f := range body.fields {
-					v, _ := bp.get(f.bkey)
-					props.set(f.key, v)
-				}
-				if body.required {
-					for _, r := range bs.required() {
-						for _, f := range body.fields {
-							if f.bkey == r && !slices.Contains(req, f.key) {
-								req = append(req, f.key)
-							}
-						}
-					}
-				}
-			}
-		}
-		if len(req) > 0 {
-			root.set("required", req)
-		}
-		return root
+// inputSchema builds an operation's input schema, once per budget attempt
+// of fitTree; the first attempt also completes the body's plan.
+type inputSchema struct {
+	b         *builder
+	plan      *requestPlan
+	ps        []*openapi3.Parameter
+	keys      []string // ps's argument keys
+	paramKeys map[string]bool
+	body      *bodyPlan
+	media     *openapi3.MediaType
+	decided   bool // the body's plan is complete
+}
+
+// build is fitTree's build function.
+func (in *inputSchema) build(c *converter) *obj {
+	root := &obj{}
+	root.set("type", "object")
+	props := &obj{}
+	root.set("properties", props)
+	req := slices.Clone(in.plan.required)
+	for i, p := range in.ps {
+		props.set(in.keys[i], in.paramSchema(c, i, p))
 	}
-	tree := b.fitTree(build)
-	// Keys renamed below the top level (P2 at any level, C12) are mapped
-	// back to their wire names before the request is built (P3).
-	if props := tree.props(); props != nil && b.renamedKeys {
-		defs, _ := tree.get("$defs")
-		defsObj, _ := defs.(*obj)
-		for i, k := range props.k {
-			if pp := plan.props[k]; pp != nil {
-				if ch, ok := props.v[i].(*obj); ok {
-					pp.rename = renameTreeOf(ch, defsObj)
+	if in.body != nil {
+		req = in.bodySchema(c, props, req)
+	}
+	if len(req) > 0 {
+		root.set("required", req)
+	}
+	return root
+}
+
+// paramSchema is the schema of parameter p, the i-th: its own, or that of
+// its content; described with its location when its key is not its name.
+func (in *inputSchema) paramSchema(c *converter, i int, p *openapi3.Parameter) *obj {
+	c.request, c.base64 = true, false
+	sr := p.Schema
+	if sr == nil {
+		for _, mt := range sortedKeys(p.Content) {
+			if m := p.Content[mt]; m != nil && m.Schema != nil {
+				sr = m.Schema
+				break
+			}
+		}
+	}
+	s := c.ref(sr, 1, p.Name, false)
+	desc := p.Description
+	if in.keys[i] != p.Name {
+		note := fmt.Sprintf("%s parameter `%s`.", strings.ToUpper(p.In[:1])+p.In[1:], p.Name)
+		if desc != "" {
+			desc = note + " " + desc
+		} else {
+			desc = note
+		}
+	}
+	if desc != "" {
+		s = s.clone()
+		s.set("description", desc)
+	}
+	return s
+}
+
+// bodySchema adds the body's properties to props (its fields, or the body
+// under one key) and returns req with the required ones added; the first
+// call completes the body's plan.
+func (in *inputSchema) bodySchema(c *converter, props *obj, req []string) []string {
+	c.request = true
+	c.base64 = in.body.kind == bodyMultipart || in.body.kind == bodyBinary
+	bs := c.ref(in.media.Schema, 0, "", true)
+	if !in.decided {
+		in.decided = true
+		in.completeBody(bs)
+	}
+	if in.body.whole != "" {
+		ws := c.ref(in.media.Schema, 1, "body", false)
+		props.set(in.body.whole, ws)
+		if in.body.required && !slices.Contains(req, in.body.whole) {
+			req = append(req, in.body.whole) // S9: once, on every budget attempt
+		}
+	} else {
+		bp := bs.props()
+		for _, f := range in.body.fields {
+			v, _ := bp.get(f.bkey)
+			props.set(f.key, v)
+		}
+		if in.body.required {
+			for _, r := range bs.required() {
+				for _, f := range in.body.fields {
+					if f.bkey == r && !slices.Contains(req, f.key) {
+						req = append(req, f.key)
+					}
 				}
 			}
 		}
 	}
-	plan.body = body
-	return plan, b.encode(tree), nil
+	return req
+}
+
+// completeBody decides how the body's schema bs is sent (B2/B3) and adds
+// its arguments to the plan.
+func (in *inputSchema) completeBody(bs *obj) {
+	in.b.decideBody(in.body, bs, in.paramKeys)
+	setEncodings(in.body, in.media)
+	if in.body.whole != "" {
+		in.plan.props[in.body.whole] = &propPlan{body: true}
+		if in.body.required {
+			in.plan.required = append(in.plan.required, in.body.whole)
+		}
+	} else {
+		for i := range in.body.fields {
+			f := &in.body.fields[i]
+			in.plan.props[f.key] = &propPlan{field: f}
+		}
+		if in.body.required {
+			for _, r := range bs.required() {
+				for _, f := range in.body.fields {
+					if f.bkey == r {
+						in.plan.required = append(in.plan.required, f.key)
+					}
+				}
+			}
+		}
+	}
 }
 
 // decideBody applies B2/B3: an object body whose property keys do not
