@@ -174,38 +174,8 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key,
 	if err != nil {
 		return nil, err
 	}
-	validators := p.validators()
-	for i := range list {
-		a := &list[i]
-		pp, ok := p.props[a.key]
-		if !ok {
-			return nil, &ArgumentError{Param: a.key, Reason: "unknown argument"}
-		}
-		if a.val == nil && pp.param != nil {
-			if pp.param.required {
-				return nil, &ArgumentError{Param: a.key, Reason: "required; must not be null"}
-			}
-			continue // Q3: null optional parameter is omitted
-		}
-		if val := validators[a.key]; val != nil {
-			if err := val.validate(a.val); err != nil {
-				return nil, &ArgumentError{Param: a.key, Reason: err.Error()}
-			}
-		}
-		// Validated against the schema's keys; sent with the API's (P3).
-		if pp.rename != nil && a.val != nil {
-			raw := pp.rename.apply(a.raw)
-			val, err := (&jsonParser{b: raw}).value()
-			if err != nil {
-				return nil, &ArgumentError{Param: a.key, Reason: "not valid JSON"}
-			}
-			a.raw, a.val = raw, val
-		}
-	}
-	for _, r := range p.required {
-		if _, ok := lookup(list, r); !ok {
-			return nil, &ArgumentError{Param: r, Reason: "required argument is missing"}
-		}
+	if err := p.checkArgs(list); err != nil {
+		return nil, err
 	}
 	var creds []credential
 	if key != "" {
@@ -218,6 +188,97 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key,
 	var u strings.Builder
 	u.Grow(len(p.base) + 64)
 	u.WriteString(p.base)
+	if err := p.writePath(&u, list); err != nil {
+		return nil, err
+	}
+	// Query (Q2, Q3); the key goes after the operation's own parameters.
+	var q strings.Builder
+	q.Grow(128)
+	header := make(http.Header, 4)
+	cookies, err := p.writeParams(list, &q, header)
+	if err != nil {
+		return nil, err
+	}
+	if cookies, err = p.writeCredentials(creds, key, scheme, &q, header, cookies); err != nil {
+		return nil, err
+	}
+	if len(cookies) > 0 {
+		header.Set("Cookie", strings.Join(cookies, "; "))
+	}
+	if q.Len() > 0 {
+		u.WriteByte('?')
+		u.WriteString(q.String())
+	}
+
+	// Body (Q7, Q8).
+	var body []byte
+	contentType := ""
+	if bp := p.body; bp != nil {
+		body, contentType, err = bp.build(list, p.props)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, p.method, u.String(), rd)
+	if err != nil {
+		return nil, fmt.Errorf("building request for %s: %w", p.tool, err)
+	}
+	req.Header = header
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if p.accept != "" {
+		req.Header.Set("Accept", p.accept)
+	}
+	return req, nil
+}
+
+// checkArgs validates the arguments against the plan and the input schema:
+// each known, valid, not null when required; every required one present.
+// Arguments renamed below the top level are rewritten to their wire keys.
+func (p *requestPlan) checkArgs(list []arg) error {
+	validators := p.validators()
+	for i := range list {
+		a := &list[i]
+		pp, ok := p.props[a.key]
+		if !ok {
+			return &ArgumentError{Param: a.key, Reason: "unknown argument"}
+		}
+		if a.val == nil && pp.param != nil {
+			if pp.param.required {
+				return &ArgumentError{Param: a.key, Reason: "required; must not be null"}
+			}
+			continue // Q3: null optional parameter is omitted
+		}
+		if val := validators[a.key]; val != nil {
+			if err := val.validate(a.val); err != nil {
+				return &ArgumentError{Param: a.key, Reason: err.Error()}
+			}
+		}
+		// Validated against the schema's keys; sent with the API's (P3).
+		if pp.rename != nil && a.val != nil {
+			raw := pp.rename.apply(a.raw)
+			val, err := (&jsonParser{b: raw}).value()
+			if err != nil {
+				return &ArgumentError{Param: a.key, Reason: "not valid JSON"}
+			}
+			a.raw, a.val = raw, val
+		}
+	}
+	for _, r := range p.required {
+		if _, ok := lookup(list, r); !ok {
+			return &ArgumentError{Param: r, Reason: "required argument is missing"}
+		}
+	}
+	return nil
+}
+
+// writePath writes the path, each parameter's value escaped (Q1).
+func (p *requestPlan) writePath(u *strings.Builder, list []arg) error {
 	for _, s := range p.path {
 		if s.param < 0 {
 			u.WriteString(s.lit)
@@ -227,18 +288,19 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key,
 		a, _ := lookup(list, pp.key)
 		v, err := simpleValue(a, pp)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if v == "" || v == "." || v == ".." {
-			return nil, &ArgumentError{Param: pp.key, Reason: "path value " + strconv.Quote(v) + " is not allowed"}
+			return &ArgumentError{Param: pp.key, Reason: "path value " + strconv.Quote(v) + " is not allowed"}
 		}
 		u.WriteString(escapeUnreserved(v))
 	}
-	// Query (Q2, Q3); the key goes after the operation's own parameters.
-	var q strings.Builder
-	q.Grow(128)
-	header := make(http.Header, 4)
-	var cookies []string
+	return nil
+}
+
+// writeParams writes the query, header and cookie parameters the caller
+// gave (Q2, Q3, Q4).
+func (p *requestPlan) writeParams(list []arg, q *strings.Builder, header http.Header) (cookies []string, err error) {
 	for _, pp := range p.params {
 		a, ok := lookup(list, pp.key)
 		if !ok || a.val == nil {
@@ -246,7 +308,7 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key,
 		}
 		switch pp.in {
 		case "query":
-			if err := writeQuery(&q, pp, a); err != nil {
+			if err := writeQuery(q, pp, a); err != nil {
 				return nil, err
 			}
 		case "header":
@@ -279,6 +341,12 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key,
 			cookies = append(cookies, pp.wire+"="+v)
 		}
 	}
+	return cookies, nil
+}
+
+// writeCredentials places the caller's key as the operation's security
+// schemes ask (after the operation's own query parameters).
+func (p *requestPlan) writeCredentials(creds []credential, key, scheme string, q *strings.Builder, header http.Header, cookies []string) ([]string, error) {
 	for _, c := range creds {
 		switch c.kind {
 		case "query":
@@ -312,40 +380,7 @@ func (p *requestPlan) newRequest(ctx context.Context, args json.RawMessage, key,
 			header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
 		}
 	}
-	if len(cookies) > 0 {
-		header.Set("Cookie", strings.Join(cookies, "; "))
-	}
-	if q.Len() > 0 {
-		u.WriteByte('?')
-		u.WriteString(q.String())
-	}
-
-	// Body (Q7, Q8).
-	var body []byte
-	contentType := ""
-	if bp := p.body; bp != nil {
-		var err error
-		body, contentType, err = bp.build(list, p.props)
-		if err != nil {
-			return nil, err
-		}
-	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, p.method, u.String(), rd)
-	if err != nil {
-		return nil, fmt.Errorf("building request for %s: %w", p.tool, err)
-	}
-	req.Header = header
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if p.accept != "" {
-		req.Header.Set("Accept", p.accept)
-	}
-	return req, nil
+	return cookies, nil
 }
 
 func isEmptyArray(raw json.RawMessage) bool {
