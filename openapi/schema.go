@@ -398,7 +398,6 @@ func (c *converter) schema(s *openapi3.Schema, depth int, name string, root bool
 const unlimitedDepth = 1 << 30
 
 func (c *converter) convert(s *openapi3.Schema, depth int, name string, root bool) *obj {
-
 	types, nullable := nonNullTypes(s)
 	o := &obj{}
 	if onlyNull(s.Enum) && len(types) == 0 {
@@ -419,6 +418,58 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 	}
 	c.add(16)
 	typ := o.str("type")
+	c.annotate(o, s, typ)
+	if c.enum(o, s) {
+		nullable = true
+	}
+	if s.Const != nil {
+		o.set("const", literal{s.Const})
+	}
+	if s.Default != nil {
+		o.set("default", literal{s.Default})
+		c.add(16)
+	}
+	c.numeric(o, s)
+	if s.MinLength > 0 {
+		o.set("minLength", s.MinLength)
+	}
+	if s.MaxLength != nil {
+		o.set("maxLength", *s.MaxLength)
+	}
+	if s.Pattern != "" {
+		p := portablePattern(s.Pattern)
+		o.set("pattern", p)
+		c.add(len(p))
+	}
+	c.arrayKeywords(o, s, typ, types, depth, name)
+	if len(s.Properties) > 0 {
+		c.properties(o, s, depth)
+	}
+	if ap := s.AdditionalProperties; ap.Schema != nil {
+		o.set("additionalProperties", c.ref(ap.Schema, depth+1, name, false))
+	} else if ap.Has != nil {
+		o.set("additionalProperties", *ap.Has)
+	}
+	if c.compose(o, s, depth, name, root) {
+		nullable = true
+	}
+	if len(types) > 1 {
+		nullable = typeAlternatives(o, types, nullable)
+	}
+	if nullable && !root {
+		n := &obj{}
+		n.set("type", "null")
+		w := &obj{}
+		w.set("anyOf", []any{o, n})
+		return w
+	}
+	return o
+}
+
+// annotate sets description and format: a binary string sent as a file is
+// base64 content; a format JSON Schema does not define is said in the
+// description (S11).
+func (c *converter) annotate(o *obj, s *openapi3.Schema, typ string) {
 	if s.Description != "" {
 		o.set("description", s.Description)
 		c.add(len(s.Description) + 16)
@@ -445,46 +496,39 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 			c.add(len(s.Format) + 10)
 		}
 	}
-	if len(s.Enum) > 0 {
-		var e []any
-		seen := map[string]bool{}
-		for _, v := range s.Enum {
-			if v == nil {
-				nullable = true
-				continue
-			}
-			if k, err := json.Marshal(v); err == nil {
-				if seen[string(k)] {
-					continue // S9: the first occurrence only
-				}
-				seen[string(k)] = true
-			}
-			e = append(e, literal{v})
-			c.add(8)
+}
+
+// enum sets enum, each value once (S9); a null value is left out and
+// reported, the caller makes the schema nullable.
+func (c *converter) enum(o *obj, s *openapi3.Schema) (nullable bool) {
+	if len(s.Enum) == 0 {
+		return false
+	}
+	var e []any
+	seen := map[string]bool{}
+	for _, v := range s.Enum {
+		if v == nil {
+			nullable = true
+			continue
 		}
-		if len(e) > 0 {
-			o.set("enum", e)
+		if k, err := json.Marshal(v); err == nil {
+			if seen[string(k)] {
+				continue // S9: the first occurrence only
+			}
+			seen[string(k)] = true
 		}
+		e = append(e, literal{v})
+		c.add(8)
 	}
-	if s.Const != nil {
-		o.set("const", literal{s.Const})
+	if len(e) > 0 {
+		o.set("enum", e)
 	}
-	if s.Default != nil {
-		o.set("default", literal{s.Default})
-		c.add(16)
-	}
-	c.numeric(o, s)
-	if s.MinLength > 0 {
-		o.set("minLength", s.MinLength)
-	}
-	if s.MaxLength != nil {
-		o.set("maxLength", *s.MaxLength)
-	}
-	if s.Pattern != "" {
-		p := portablePattern(s.Pattern)
-		o.set("pattern", p)
-		c.add(len(p))
-	}
+	return nullable
+}
+
+// arrayKeywords sets items and the array bounds, for a schema that is or
+// may be an array.
+func (c *converter) arrayKeywords(o *obj, s *openapi3.Schema, typ string, types []string, depth int, name string) {
 	if typ == "array" || s.Items != nil || slices.Contains(types, "array") || len(types) == 0 {
 		if s.Items != nil {
 			o.set("items", c.ref(s.Items, depth+1, name, false))
@@ -501,14 +545,12 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 			o.set("uniqueItems", true)
 		}
 	}
-	if len(s.Properties) > 0 {
-		c.properties(o, s, depth)
-	}
-	if ap := s.AdditionalProperties; ap.Schema != nil {
-		o.set("additionalProperties", c.ref(ap.Schema, depth+1, name, false))
-	} else if ap.Has != nil {
-		o.set("additionalProperties", *ap.Has)
-	}
+}
+
+// compose merges allOf into o and turns oneOf/anyOf into anyOf, or merges
+// a root oneOf/anyOf of objects (S5); it reports whether an allOf member
+// only said that null is allowed.
+func (c *converter) compose(o *obj, s *openapi3.Schema, depth int, name string, root bool) (nullable bool) {
 	for _, m := range s.AllOf {
 		if m != nil && m.Value != nil && onlyNullable(m.Value) {
 			// A member that only says "nullable" makes the whole nullable;
@@ -538,45 +580,42 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 			o.set("anyOf", l)
 		}
 	}
-	if len(types) > 1 {
-		// S4: a type array with several non-null types becomes anyOf of
-		// single-type schemas; the other keywords stay on the outside.
-		var l []any
-		for _, t := range types {
-			b := &obj{}
-			b.set("type", t)
-			if t == "array" {
-				if it, ok := o.get("items"); ok {
-					b.set("items", it)
-				} else {
-					b.set("items", &obj{})
-				}
+	return nullable
+}
+
+// typeAlternatives turns a type array with several non-null types into
+// anyOf of single-type schemas, null among them when nullable (S4); the
+// other keywords stay on the outside. It returns whether the caller must
+// still add null.
+func typeAlternatives(o *obj, types []string, nullable bool) bool {
+	// S4: a type array with several non-null types becomes anyOf of
+	// single-type schemas; the other keywords stay on the outside.
+	var l []any
+	for _, t := range types {
+		b := &obj{}
+		b.set("type", t)
+		if t == "array" {
+			if it, ok := o.get("items"); ok {
+				b.set("items", it)
+			} else {
+				b.set("items", &obj{})
 			}
-			l = append(l, b)
 		}
-		o.del("items")
-		if nullable {
-			n := &obj{}
-			n.set("type", "null")
-			l = append(l, n)
-			nullable = false
-		}
-		if prev, ok := o.get("anyOf"); ok {
-			// Both a type array and oneOf/anyOf: keep the composition, which
-			// is the stricter description, and drop the type list.
-			_ = prev
-		} else {
-			o.set("anyOf", l)
-		}
+		l = append(l, b)
 	}
-	if nullable && !root {
+	o.del("items")
+	if nullable {
 		n := &obj{}
 		n.set("type", "null")
-		w := &obj{}
-		w.set("anyOf", []any{o, n})
-		return w
+		l = append(l, n)
+		nullable = false
 	}
-	return o
+	// Both a type array and oneOf/anyOf: keep the composition, which is the
+	// stricter description, and drop the type list.
+	if _, ok := o.get("anyOf"); !ok {
+		o.set("anyOf", l)
+	}
+	return nullable
 }
 
 // onlyNull reports whether an enum lists null and nothing else.
@@ -846,7 +885,13 @@ func (c *converter) mergeVariants(o *obj, s *openapi3.Schema, alts openapi3.Sche
 	if len(req) > 0 {
 		o.set("required", req)
 	}
-	d := s.Discriminator
+	c.discriminate(props, s.Discriminator, alts, branches)
+}
+
+// discriminate lists a root oneOf/anyOf's discriminator values (its
+// mapping, or the variants' schema names) as the enum of the discriminator
+// property, and names each variant's own fields in its description.
+func (c *converter) discriminate(props *obj, d *openapi3.Discriminator, alts openapi3.SchemaRefs, branches []*obj) {
 	if d == nil || d.PropertyName == "" || !props.has(d.PropertyName) {
 		return
 	}
