@@ -15,6 +15,7 @@ require (
 	github.com/prometheus/client_golang v1.23.2
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/speakeasy-api/jsonpath v0.6.3
 	golang.org/x/net v0.62.0
 	golang.org/x/text v0.44.0
 	gopkg.in/yaml.v3 v3.0.1
