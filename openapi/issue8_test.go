@@ -46,7 +46,7 @@ func TestIssue8ReservedHeaderParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	tool := d.Tools[0]
-	want := `{"type":"object","properties":{"filter":{"type":"object","properties":{"min":{"type":"integer"},"status":{"type":"string"}}},"X-Tenant":{"type":"string"}}}`
+	want := `{"type":"object","properties":{"filter":{"type":"object","properties":{"status":{"type":"string"},"min":{"type":"integer"}}},"X-Tenant":{"type":"string"}}}`
 	if diff := cmp.Diff(canonicalJSON(t, want), canonicalJSON(t, string(tool.InputSchema))); diff != "" {
 		t.Errorf("input schema (-want +got):\n%s", diff)
 	}

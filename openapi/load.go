@@ -374,7 +374,15 @@ func loadLenient(ctx context.Context, data []byte, src *source, opts LoadOptions
 // parseAndBuild parses, converts and resolves the document, then builds tools.
 func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptions) (*Document, error) {
 	order := newKeyOrder()
-	order.scan(data)
+	published := data // for errors with the document's own lines
+	if looksJSON(data) {
+		order.scan(data)
+	} else if tree, err := parseTree(data); err == nil {
+		// A YAML document is parsed once, here: its node tree gives the
+		// declaration order, and kin-openapi gets it as JSON, its fast path.
+		order.walk(tree)
+		data = encodeJSON(tree)
+	}
 
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
@@ -397,7 +405,7 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 			return nil, fmt.Errorf("loading %s (Swagger 2.0): %w", src.name, err)
 		}
 	} else {
-		doc, err = loadV3(loader, data, src, opts.Lenient)
+		doc, err = loadV3(loader, data, published, src, opts.Lenient)
 		if err != nil {
 			return nil, fmt.Errorf("loading %s: %w", src.name, err)
 		}
@@ -411,15 +419,16 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 	return b.build()
 }
 
-// loadV3 decodes an OAS 3.x document. JSON goes through encoding/json,
-// which is an order of magnitude faster than kin-openapi's YAML path on
-// multi-megabyte documents; on any failure the document is loaded again
-// through the YAML path, whose errors carry line numbers and JSON pointers.
+// loadV3 decodes an OAS 3.x document. JSON (a YAML document arrives
+// converted) goes through encoding/json, which is an order of magnitude
+// faster than kin-openapi's YAML path on multi-megabyte documents; on any
+// failure the published document is loaded again through the YAML path,
+// whose errors carry its line numbers and JSON pointers.
 //
 // In lenient mode a JSON document that decodes but does not resolve is not
 // loaded again: the lenient pass names its defects itself, and the YAML
 // path costs seconds on large documents (square-connect-v2: 3 MB).
-func loadV3(loader *openapi3.Loader, data []byte, src *source, lenient bool) (*openapi3.T, error) {
+func loadV3(loader *openapi3.Loader, data, published []byte, src *source, lenient bool) (*openapi3.T, error) {
 	if looksJSON(data) {
 		doc := &openapi3.T{}
 		if err := decodeV3JSON(data, doc); err == nil {
@@ -435,9 +444,9 @@ func loadV3(loader *openapi3.Loader, data []byte, src *source, lenient bool) (*o
 		loader = freshLoader(loader)
 	}
 	if src.url == nil {
-		return loader.LoadFromData(data)
+		return loader.LoadFromData(published)
 	}
-	return loader.LoadFromDataWithPath(data, src.url)
+	return loader.LoadFromDataWithPath(published, src.url)
 }
 
 func freshLoader(l *openapi3.Loader) *openapi3.Loader {

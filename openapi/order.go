@@ -1,11 +1,12 @@
 package openapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
+
+	"gopkg.in/yaml.v3"
 )
 
 // keyOrder remembers the order in which keys of "properties" and
@@ -200,93 +201,37 @@ func (s *jsonScanner) value(collect bool) bool {
 	}
 }
 
-// scanYAML handles block-style YAML by indentation: the children of a
-// "properties:" or "mapping:" line are the key lines at the first deeper
-// indentation. Flow-style objects are not recorded (byte order applies).
+// scanYAML records key orders from a YAML document's node tree: the keys
+// of every mapping that is the value of a "properties" or "mapping" key, in
+// block or flow style. A document that does not parse records nothing (the
+// loader reports it).
 func (o *keyOrder) scanYAML(data []byte) {
-	lines := bytes.Split(data, []byte("\n"))
-	for i, line := range lines {
-		ind, rest := indentOf(line)
-		if bytes.HasPrefix(rest, []byte("- ")) {
-			rest = bytes.TrimLeft(rest[2:], " ")
-			ind = len(line) - len(rest)
-		}
-		t := bytes.TrimRight(stripComment(rest), " \t\r")
-		if !bytes.Equal(t, []byte("properties:")) && !bytes.Equal(t, []byte("mapping:")) {
-			continue
-		}
-		child := -1
-		var keys []string
-		for _, l := range lines[i+1:] {
-			ci, cr := indentOf(l)
-			ct := bytes.TrimRight(cr, " \t\r")
-			if len(ct) == 0 || ct[0] == '#' {
-				continue
-			}
-			if ci <= ind {
-				break
-			}
-			if child < 0 {
-				child = ci
-			}
-			if ci != child {
-				if ci < child {
-					break
+	root, err := parseTree(data)
+	if err != nil {
+		return
+	}
+	o.walk(root)
+}
+
+// walk records the orders below n. Aliases are not followed: their
+// targets are walked where they are anchored.
+func (o *keyOrder) walk(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if (k.Value == "properties" || k.Value == "mapping") && v.Kind == yaml.MappingNode {
+				keys := make([]string, 0, len(v.Content)/2)
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					keys = append(keys, v.Content[j].Value)
 				}
-				continue
+				o.record(keys)
 			}
-			if k, ok := yamlKey(ct); ok {
-				keys = append(keys, k)
-			}
+			o.walk(v)
 		}
-		o.record(keys)
-	}
-}
-
-func indentOf(line []byte) (int, []byte) {
-	n := 0
-	for n < len(line) && line[n] == ' ' {
-		n++
-	}
-	return n, line[n:]
-}
-
-func stripComment(b []byte) []byte {
-	if i := bytes.Index(b, []byte(" #")); i >= 0 {
-		return b[:i]
-	}
-	return b
-}
-
-// yamlKey extracts the key of a "key: value" or "key:" line.
-func yamlKey(l []byte) (string, bool) {
-	if len(l) == 0 {
-		return "", false
-	}
-	if q := l[0]; q == '"' || q == '\'' {
-		end := bytes.IndexByte(l[1:], q)
-		if end < 0 {
-			return "", false
-		}
-		k := string(l[1 : end+1])
-		if q == '"' && strings.Contains(k, `\`) {
-			var v string
-			if json.Unmarshal(l[:end+2], &v) == nil {
-				k = v
-			}
-		}
-		if q == '\'' {
-			k = strings.ReplaceAll(k, "''", "'")
-		}
-		return k, true
-	}
-	i := bytes.Index(l, []byte(": "))
-	if i < 0 {
-		if bytes.HasSuffix(l, []byte(":")) {
-			i = len(l) - 1
-		} else {
-			return "", false
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			o.walk(c)
 		}
 	}
-	return string(bytes.TrimRight(l[:i], " ")), true
 }

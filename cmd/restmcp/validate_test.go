@@ -84,7 +84,7 @@ error: spec.yaml#/components/schemas/Order/properties/kind (line 40): $ref "#/co
 		{
 			name:    "malformed overlay",
 			args:    []string{"validate", "--spec", brokenSpec, "--overlay", badOverlay},
-			wantErr: "loading " + brokenSpec + ": overlay " + badOverlay + `: actions[1] (line 6): target "info": must start with $`,
+			wantErr: "loading " + brokenSpec + ": overlay " + badOverlay + `: actions[1] (line 6): target "info": column 0: expected '$'`,
 		},
 	}
 	for _, tc := range tests {
