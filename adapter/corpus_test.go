@@ -2,35 +2,21 @@ package adapter
 
 import (
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 // corpusDir is the third-party OpenAPI corpus shared beside the repository.
-const corpusDir = "../../shared/corpus"
-
-// requireCorpus skips loudly when the corpus is absent, unless
-// RESTMCP_REQUIRE_CORPUS=1 (set by .ci/run) makes that a failure.
-func requireCorpus(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(corpusDir); err == nil {
-		return
-	}
-	msg := "!!! SKIPPING: the OpenAPI corpus is not at " + corpusDir + "; real-document tests did NOT run !!!"
-	if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
-		t.Fatal(msg + " (RESTMCP_REQUIRE_CORPUS=1)")
-	}
-	t.Skip(msg)
-}
+var corpusDir = corpustest.Dir()
 
 // TestCorpusPetstoreEndToEnd loads two real published documents, serves
 // them, and checks that calls through the go-sdk client reach an httptest
 // upstream as exactly the right requests.
 func TestCorpusPetstoreEndToEnd(t *testing.T) {
-	requireCorpus(t)
+	corpustest.Require(t)
 	okJSON := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok":true}`))

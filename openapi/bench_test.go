@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 // BenchmarkLoadCorpus loads the largest corpus documents; select one with
 // -bench LoadCorpus/stripe.
 func BenchmarkLoadCorpus(b *testing.B) {
-	requireCorpus(b)
+	corpustest.Require(b)
 	for _, folder := range []string{"github-rest-v1.1.3", "stripe-2022-04-12", "kubernetes-1.36-swagger20"} {
 		b.Run(folder, func(b *testing.B) {
-			p := corpusPath(b, folder)
+			p := corpustest.Path(b, folder)
 			data, err := os.ReadFile(p)
 			if err != nil {
 				b.Fatal(err)
@@ -79,8 +81,8 @@ paths:
 // its argument validators (validators are compiled lazily, once per tool):
 // the largest Kubernetes input schema (~32 KiB).
 func BenchmarkFirstCall(b *testing.B) {
-	requireCorpus(b)
-	d, err := Load(context.Background(), corpusPath(b, "kubernetes-1.36-swagger20"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
+	corpustest.Require(b)
+	d, err := Load(context.Background(), corpustest.Path(b, "kubernetes-1.36-swagger20"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
 	if err != nil {
 		b.Fatal(err)
 	}

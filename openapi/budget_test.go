@@ -7,13 +7,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 // TestSchemaBudgetCorpus loads every corpus document that loads (leniently) and checks
 // that no tool's input or output schema is over the default budget (S2).
 func TestSchemaBudgetCorpus(t *testing.T) {
-	requireCorpus(t)
-	entries := corpusEntries(t)
+	corpustest.Require(t)
+	entries := corpustest.Entries(t)
 	folders := make([]string, 0, len(entries))
 	for f := range entries {
 		folders = append(folders, f)

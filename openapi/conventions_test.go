@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 // TestN7LeadingLetter: a generated name whose first character is not a
@@ -93,7 +95,7 @@ func TestS10DescriptionCap(t *testing.T) {
 // TestS9KubernetesRequiredOnce: the budget refit of a body parameter no
 // longer lists it twice in required (create_core_v_1_namespaced_pod).
 func TestS9KubernetesRequiredOnce(t *testing.T) {
-	d, err := Load(context.Background(), corpusPath(t, "kubernetes-1.36-swagger20"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
+	d, err := Load(context.Background(), corpustest.Path(t, "kubernetes-1.36-swagger20"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +234,7 @@ paths:
 // nested fields its Encoding Object declares deepObject go as Stripe reads
 // them.
 func TestQ10StripeCustomers(t *testing.T) {
-	d, err := Load(context.Background(), corpusPath(t, "stripe-2022-04-12"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
+	d, err := Load(context.Background(), corpustest.Path(t, "stripe-2022-04-12"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
 	if err != nil {
 		t.Fatal(err)
 	}

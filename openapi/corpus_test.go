@@ -1,12 +1,10 @@
 package openapi
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,10 +12,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
-// corpusDir is the third-party corpus relative to this package.
-const corpusDir = "../../shared/corpus"
+// corpusDir is the third-party corpus beside the repository.
+var corpusDir = corpustest.Dir()
 
 // knownBroken are corpus documents that kin-openapi v0.153.0 cannot load
 // as published; strict Load must fail for them with a *LoadError naming
@@ -30,53 +29,10 @@ var knownBroken = map[string]bool{
 	"digitalocean-multifile":        true,
 }
 
-func requireCorpus(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(corpusDir, "README.md")); err != nil {
-		if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
-			t.Fatalf("corpus not found at %s (RESTMCP_REQUIRE_CORPUS=1): %v", corpusDir, err)
-		}
-		t.Skipf("!!! SKIPPING: OpenAPI corpus not found at %s; set RESTMCP_REQUIRE_CORPUS=1 to make this a failure", corpusDir)
-	}
-}
-
-// corpusEntries reads the folder → entry file table of the corpus README.
-func corpusEntries(t testing.TB) map[string]string {
-	t.Helper()
-	f, err := os.Open(filepath.Join(corpusDir, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		cols := strings.Split(sc.Text(), "|")
-		if len(cols) < 4 {
-			continue
-		}
-		folder, entry := strings.TrimSpace(cols[1]), strings.Fields(strings.TrimSpace(cols[2]))
-		if folder == "" || folder == "folder" || strings.HasPrefix(folder, "-") || len(entry) == 0 {
-			continue
-		}
-		m[folder] = entry[0]
-	}
-	return m
-}
-
-func corpusPath(t testing.TB, folder string) string {
-	t.Helper()
-	e, ok := corpusEntries(t)[folder]
-	if !ok {
-		t.Fatalf("corpus folder %s not in README", folder)
-	}
-	return filepath.Join(corpusDir, folder, e)
-}
-
 func TestCorpusPetstore(t *testing.T) {
-	requireCorpus(t)
+	corpustest.Require(t)
 	runCorpus := func(folder string, opts LoadOptions, calls []call) {
-		d, err := Load(context.Background(), corpusPath(t, folder), opts)
+		d, err := Load(context.Background(), corpustest.Path(t, folder), opts)
 		if err != nil {
 			t.Fatalf("Load(%s): %v", folder, err)
 		}
@@ -110,8 +66,8 @@ func TestCorpusPetstore(t *testing.T) {
 }
 
 func TestCorpusAll(t *testing.T) {
-	requireCorpus(t)
-	entries := corpusEntries(t)
+	corpustest.Require(t)
+	entries := corpustest.Entries(t)
 	for _, folder := range sortedKeys(entries) {
 		t.Run(folder, func(t *testing.T) {
 			if raceEnabled && slowLenient[folder] {

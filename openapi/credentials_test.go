@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 // TestCredentialPlacementCorpus: where the caller's key goes, as the startup
@@ -16,7 +17,7 @@ func TestCredentialPlacementCorpus(t *testing.T) {
 	load := func(folder string, opts LoadOptions) *Document {
 		t.Helper()
 		opts.Upstream, opts.UpstreamHosts = "http://upstream.test", []string{"*"}
-		d, err := Load(context.Background(), corpusPath(t, folder), opts)
+		d, err := Load(context.Background(), corpustest.Path(t, folder), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +93,7 @@ func TestCredentialPlacementCorpus(t *testing.T) {
 		}
 	})
 	t.Run("a malformed default_security fails the load", func(t *testing.T) {
-		_, err := Load(context.Background(), corpusPath(t, "github-rest-v1.1.3"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}, DefaultSecurity: "header"})
+		_, err := Load(context.Background(), corpustest.Path(t, "github-rest-v1.1.3"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}, DefaultSecurity: "header"})
 		if err == nil || !strings.Contains(err.Error(), `default_security "header": want header:<Name>, header:Authorization:Bearer, query:<name>, cookie:<name>, bearer or basic`) {
 			t.Errorf("error %v", err)
 		}

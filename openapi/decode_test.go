@@ -10,14 +10,15 @@ import (
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 // TestDecodeV3JSONCorpus checks that decodeV3JSON gives the same document
 // as json.Unmarshal for every OAS 3 JSON document of the corpus.
 func TestDecodeV3JSONCorpus(t *testing.T) {
-	requireCorpus(t)
+	corpustest.Require(t)
 	n := 0
-	for folder, entry := range corpusEntries(t) {
+	for folder, entry := range corpustest.Entries(t) {
 		data, err := os.ReadFile(filepath.Join(corpusDir, folder, entry))
 		if err != nil || !looksJSON(data) || isSwagger2(data) {
 			continue
@@ -73,9 +74,9 @@ func TestDecodeV3JSON(t *testing.T) {
 // TestDecodeV2Corpus checks that decodeV2 gives the same document as
 // openapi2.UnmarshalFromData for every Swagger 2.0 document of the corpus.
 func TestDecodeV2Corpus(t *testing.T) {
-	requireCorpus(t)
+	corpustest.Require(t)
 	n := 0
-	for folder, entry := range corpusEntries(t) {
+	for folder, entry := range corpustest.Entries(t) {
 		data, err := os.ReadFile(filepath.Join(corpusDir, folder, entry))
 		if err != nil || !isSwagger2(data) {
 			continue

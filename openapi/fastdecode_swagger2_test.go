@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi2"
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 func checkV2SchemaRef(t testing.TB, where string, raw []byte, fallbacks map[string]int) {
@@ -83,8 +84,8 @@ func TestFastDecodeSwagger2FieldTables(t *testing.T) {
 // BenchmarkDecodeV2 measures the decode phase alone (decodeV2) on the
 // Kubernetes Swagger 2.0 document.
 func BenchmarkDecodeV2(b *testing.B) {
-	requireCorpus(b)
-	data, err := os.ReadFile(corpusPath(b, "kubernetes-1.36-swagger20"))
+	corpustest.Require(b)
+	data, err := os.ReadFile(corpustest.Path(b, "kubernetes-1.36-swagger20"))
 	if err != nil {
 		b.Fatal(err)
 	}

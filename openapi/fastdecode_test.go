@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/internal/corpustest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -50,7 +51,7 @@ func checkSchemaRef(t testing.TB, where string, raw []byte, fallbacks map[string
 func corpusJSONFiles(t testing.TB) []string {
 	t.Helper()
 	seen := map[string]bool{}
-	for folder, entry := range corpusEntries(t) {
+	for folder, entry := range corpustest.Entries(t) {
 		p := filepath.Join(folder, entry)
 		if data, err := os.ReadFile(filepath.Join(corpusDir, p)); err == nil && looksJSON(data) {
 			seen[p] = true
@@ -109,7 +110,7 @@ func member(ms []rawMember, key string) []byte {
 // schemas. The YAML entry documents are checked too, converted to JSON. It
 // logs how many nodes of each kind were handed to kin-openapi.
 func TestFastDecodeCorpus(t *testing.T) {
-	requireCorpus(t)
+	corpustest.Require(t)
 	oas3 := 0
 	for _, rel := range corpusJSONFiles(t) {
 		t.Run(rel, func(t *testing.T) {
@@ -125,7 +126,7 @@ func TestFastDecodeCorpus(t *testing.T) {
 	if oas3 == 0 {
 		t.Fatal("no OAS 3 JSON document in the corpus")
 	}
-	entries := corpusEntries(t)
+	entries := corpustest.Entries(t)
 	for _, folder := range sortedKeys(entries) {
 		rel := filepath.Join(folder, entries[folder])
 		data, err := os.ReadFile(filepath.Join(corpusDir, rel))
@@ -374,10 +375,10 @@ func FuzzFastDecode(f *testing.F) {
 // largest OAS 3 JSON documents of the corpus; select one with
 // -bench DecodeV3/stripe.
 func BenchmarkDecodeV3(b *testing.B) {
-	requireCorpus(b)
+	corpustest.Require(b)
 	for _, folder := range []string{"stripe-2022-04-12", "github-rest-v1.1.3", "square-connect-v2", "twilio-api-v2010", "adyen-checkoutservice-v72"} {
 		b.Run(folder, func(b *testing.B) {
-			data, err := os.ReadFile(corpusPath(b, folder))
+			data, err := os.ReadFile(corpustest.Path(b, folder))
 			if err != nil {
 				b.Fatal(err)
 			}

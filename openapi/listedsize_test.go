@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 // TestListedSizeMatchesMarshal checks the arithmetic ListedSize against
@@ -33,9 +35,9 @@ func TestListedSizeMatchesMarshal(t *testing.T) {
 // TestListedSizeCorpus checks ListedSize against encoding for every tool
 // of the largest corpus documents.
 func TestListedSizeCorpus(t *testing.T) {
-	requireCorpus(t)
+	corpustest.Require(t)
 	for _, folder := range []string{"github-rest-v1.1.3", "stripe-2022-04-12"} {
-		p := corpusPath(t, folder)
+		p := corpustest.Path(t, folder)
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

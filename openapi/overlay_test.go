@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/internal/corpustest"
 	"github.com/speakeasy-api/jsonpath/pkg/jsonpath"
 )
 
@@ -152,7 +153,7 @@ func TestOverlayMalformed(t *testing.T) {
 // TestOverlayRepairsCorpus: the sample overlays in testdata/overlay make
 // two corpus documents load strictly, with no problems.
 func TestOverlayRepairsCorpus(t *testing.T) {
-	requireCorpus(t)
+	corpustest.Require(t)
 	tests := []struct {
 		folder string
 		tools  int
@@ -164,7 +165,7 @@ func TestOverlayRepairsCorpus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.folder, func(t *testing.T) {
-			d, err := Load(context.Background(), corpusPath(t, tc.folder), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}, SchemaBudget: -1,
+			d, err := Load(context.Background(), corpustest.Path(t, tc.folder), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}, SchemaBudget: -1,
 				Overlays: []string{filepath.Join("testdata", "overlay", tc.folder+".overlay.yaml")}})
 			if err != nil {
 				t.Fatalf("strict Load with overlay: %v", err)

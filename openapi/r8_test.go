@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 // TestR8GitHubExamplesValidate takes GitHub's own documented response
@@ -19,7 +20,7 @@ import (
 // SDK client checks structuredContent. Before R8, such examples failed the
 // clients' check.
 func TestR8GitHubExamplesValidate(t *testing.T) {
-	path := corpusPath(t, "github-rest-v1.1.3")
+	path := corpustest.Path(t, "github-rest-v1.1.3")
 	d, err := Load(context.Background(), path, LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func validate(schema json.RawMessage, v any) error {
 // TestNoOutputSchemas: output_schemas false leaves every tool without an
 // outputSchema; the default lists them, cut to about OutputSchemaBudget.
 func TestNoOutputSchemas(t *testing.T) {
-	path := corpusPath(t, "github-rest-v1.1.3")
+	path := corpustest.Path(t, "github-rest-v1.1.3")
 	opts := LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}}
 	d, err := Load(context.Background(), path, opts)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 var updateStripe = flag.Bool("update-stripe", false, "rewrite testdata/stripe-forms.golden from the current output")
@@ -43,7 +44,7 @@ var stripeCalls = []struct{ tool, args string }{
 // compares the requests with testdata/stripe-forms.golden (-update-stripe
 // rewrites it): nested objects and arrays in deepObject form.
 func TestQ10StripeGolden(t *testing.T) {
-	d, err := Load(context.Background(), corpusPath(t, "stripe-2022-04-12"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
+	d, err := Load(context.Background(), corpustest.Path(t, "stripe-2022-04-12"), LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
 	if err != nil {
 		t.Fatal(err)
 	}

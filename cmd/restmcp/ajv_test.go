@@ -7,38 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/restmcp/restmcp/internal/corpustest"
 	"github.com/restmcp/restmcp/openapi"
 )
 
-// corpusEntries reads ../shared/corpus/README.md's table: folder → entry.
-func corpusEntries(t *testing.T) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(corpusRoot, "README.md"))
-	if err != nil {
-		if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
-			t.Fatalf("corpus: %v", err)
-		}
-		t.Skip("!!! SKIPPING: the corpus is not beside the repository (../shared/corpus); RESTMCP_REQUIRE_CORPUS=1 makes this a failure")
-	}
-	out := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Split(line, "|")
-		if len(f) < 4 || !strings.HasPrefix(line, "| ") || strings.TrimSpace(f[1]) == "folder" || strings.HasPrefix(strings.TrimSpace(f[1]), "-") {
-			continue
-		}
-		entry := strings.Fields(strings.TrimSpace(f[2]))
-		if len(entry) > 0 {
-			out[strings.TrimSpace(f[1])] = entry[0]
-		}
-	}
-	return out
-}
-
-const corpusRoot = "../../../shared/corpus"
+var corpusRoot = corpustest.Dir()
 
 // TestAjvCompilesEveryCorpusSchema compiles every input and output schema
 // of the 23 corpus documents with ajv, as the TypeScript clients configure
@@ -47,7 +23,7 @@ const corpusRoot = "../../../shared/corpus"
 // schema in the client).
 func TestAjvCompilesEveryCorpusSchema(t *testing.T) {
 	node := requireTSClient(t)
-	entries := corpusEntries(t)
+	entries := corpustest.Entries(t)
 	path := filepath.Join(t.TempDir(), "schemas.jsonl")
 	f, err := os.Create(path)
 	if err != nil {
