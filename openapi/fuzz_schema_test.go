@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // FuzzSchemaConversion feeds a components/schemas object (seeded from
@@ -52,7 +54,7 @@ func FuzzSchemaConversion(f *testing.F) {
 				if len(s) > DefaultSchemaBudget {
 					t.Fatalf("%s: schema of %d bytes is over the budget", tool.Name, len(s))
 				}
-				v, err := parseJSON(s)
+				v, err := jsonvalue.Parse(s)
 				if err != nil {
 					t.Fatalf("%s: not valid JSON: %s", tool.Name, s)
 				}

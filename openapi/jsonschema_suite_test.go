@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // suiteDir is the official JSON Schema test suite, draft 2020-12
@@ -95,7 +97,7 @@ func TestJSONSchemaTestSuite(t *testing.T) {
 				outOfScope += len(g.Tests)
 				continue
 			}
-			doc, err := parseJSON(g.Schema)
+			doc, err := jsonvalue.Parse(g.Schema)
 			if err != nil {
 				t.Fatalf("%s %q: schema: %v", file, g.Description, err)
 			}
@@ -106,7 +108,7 @@ func TestJSONSchemaTestSuite(t *testing.T) {
 			}
 			for _, tc := range g.Tests {
 				ran++
-				v, err := parseJSON(tc.Data)
+				v, err := jsonvalue.Parse(tc.Data)
 				if err != nil {
 					t.Fatalf("%s %q / %q: data: %v", file, g.Description, tc.Description, err)
 				}

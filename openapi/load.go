@@ -1,9 +1,7 @@
 package openapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +19,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
+	"github.com/restmcp/restmcp/internal/kindecode"
 )
 
 // maxDocumentBytes caps one document read from disk or the network.
@@ -375,7 +375,7 @@ func loadLenient(ctx context.Context, data []byte, src *source, opts LoadOptions
 func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptions) (*Document, error) {
 	order := newKeyOrder()
 	published := data // for errors with the document's own lines
-	if looksJSON(data) {
+	if jsonvalue.LooksLikeObject(data) {
 		order.scan(data)
 	} else if tree, err := parseTree(data); err == nil {
 		// A YAML document is parsed once, here: its node tree gives the
@@ -394,9 +394,9 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 		formats map[string]string
 		err     error
 	)
-	if isSwagger2(data) {
+	if kindecode.IsSwagger2(data) {
 		var d2 openapi2.T
-		if err := decodeV2(data, &d2); err != nil {
+		if err := kindecode.Decode(data, &d2); err != nil {
 			return nil, fmt.Errorf("loading %s: %w", src.name, err)
 		}
 		formats = collectionFormats(&d2)
@@ -429,9 +429,9 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 // loaded again: the lenient pass names its defects itself, and the YAML
 // path costs seconds on large documents (square-connect-v2: 3 MB).
 func loadV3(loader *openapi3.Loader, data, published []byte, src *source, lenient bool) (*openapi3.T, error) {
-	if looksJSON(data) {
+	if jsonvalue.LooksLikeObject(data) {
 		doc := &openapi3.T{}
-		if err := decodeV3JSON(data, doc); err == nil {
+		if err := kindecode.Decode(data, doc); err == nil {
 			err = loader.ResolveRefsIn(doc, src.url)
 			if err == nil {
 				return doc, nil
@@ -455,29 +455,6 @@ func freshLoader(l *openapi3.Loader) *openapi3.Loader {
 	n.IsExternalRefsAllowed = l.IsExternalRefsAllowed
 	n.ReadFromURIFunc = l.ReadFromURIFunc
 	return n
-}
-
-func looksJSON(data []byte) bool {
-	data = bytes.TrimLeft(data, " \t\r\n\ufeff")
-	return len(data) > 0 && data[0] == '{'
-}
-
-// isSwagger2 reports whether the document's top level has a "swagger" key.
-func isSwagger2(data []byte) bool {
-	if looksJSON(data) {
-		var v struct {
-			Swagger json.RawMessage `json:"swagger"`
-		}
-		if json.Unmarshal(data, &v) == nil {
-			return len(v.Swagger) > 0
-		}
-	}
-	for line := range bytes.Lines(data) {
-		if bytes.HasPrefix(line, []byte("swagger:")) || bytes.HasPrefix(line, []byte(`"swagger":`)) || bytes.HasPrefix(line, []byte(`'swagger':`)) {
-			return true
-		}
-	}
-	return false
 }
 
 // collectionFormats records every Swagger 2.0 query/header/path parameter's

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 	"gopkg.in/yaml.v3"
 )
 
@@ -59,7 +60,7 @@ func (o *keyOrder) sorted(keys []string) []string {
 
 // scan records key orders from one JSON or YAML document.
 func (o *keyOrder) scan(data []byte) {
-	if looksJSON(data) {
+	if jsonvalue.LooksLikeObject(data) {
 		s := jsonScanner{b: data, o: o}
 		s.value(false)
 		return

@@ -1,6 +1,10 @@
 package openapi
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/restmcp/restmcp/internal/jsonvalue"
+)
 
 // renameTree maps the object keys of one argument's value back to the
 // names the API uses, wherever the input schema renamed them (P2 applies
@@ -172,7 +176,7 @@ func (t *renameTree) write(out *bytes.Buffer, raw []byte) {
 		return
 	}
 	if raw[0] == '[' {
-		elems, ok := rawElements(raw)
+		elems, ok := jsonvalue.Elements(raw)
 		if !ok {
 			out.Write(raw)
 			return
@@ -187,7 +191,7 @@ func (t *renameTree) write(out *bytes.Buffer, raw []byte) {
 		out.WriteByte(']')
 		return
 	}
-	members, ok := rawMembers(raw)
+	members, ok := jsonvalue.Members(raw)
 	if !ok {
 		out.Write(raw)
 		return
@@ -197,17 +201,17 @@ func (t *renameTree) write(out *bytes.Buffer, raw []byte) {
 		if i > 0 {
 			out.WriteByte(',')
 		}
-		sub, ok := t.props[m.key]
+		sub, ok := t.props[m.Key]
 		if !ok {
 			sub = t.addl
 		}
-		k := m.key
+		k := m.Key
 		if w, ok := t.wire[k]; ok {
 			k = w
 		}
-		writeString(out, k)
+		jsonvalue.WriteString(out, k)
 		out.WriteByte(':')
-		sub.write(out, m.raw)
+		sub.write(out, m.Raw)
 	}
 	out.WriteByte('}')
 }

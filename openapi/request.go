@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // requestPlan is everything NewRequest needs, computed once at load.
@@ -262,7 +264,7 @@ func (p *requestPlan) checkArgs(list []arg) error {
 		// Validated against the schema's keys; sent with the API's (P3).
 		if pp.rename != nil && a.val != nil {
 			raw := pp.rename.apply(a.raw)
-			val, err := (&jsonParser{b: raw}).value()
+			val, err := (&jsonvalue.Parser{B: raw}).Value()
 			if err != nil {
 				return &ArgumentError{Param: a.key, Reason: "not valid JSON"}
 			}
@@ -659,7 +661,7 @@ func (bp *bodyPlan) build(list []arg, props map[string]*propPlan) ([]byte, strin
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeString(&b, f.key)
+			jsonvalue.WriteString(&b, f.key)
 			b.WriteByte(':')
 			b.Write(f.raw)
 		}

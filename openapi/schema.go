@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // obj is a JSON object that keeps its keys in insertion order, so that
@@ -100,7 +100,7 @@ func writeJSON(b *bytes.Buffer, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeString(b, k)
+			jsonvalue.WriteString(b, k)
 			b.WriteByte(':')
 			writeJSON(b, x.v[i])
 		}
@@ -120,11 +120,11 @@ func writeJSON(b *bytes.Buffer, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeString(b, e)
+			jsonvalue.WriteString(b, e)
 		}
 		b.WriteByte(']')
 	case string:
-		writeString(b, x)
+		jsonvalue.WriteString(b, x)
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case uint64:
@@ -149,48 +149,6 @@ func writeLiteral(b *bytes.Buffer, v any) {
 		return
 	}
 	b.Write(bytes.TrimRight(buf.Bytes(), "\n"))
-}
-
-func writeString(b *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || n != 1 {
-				i += n
-				continue
-			}
-		}
-		b.WriteString(s[start:i])
-		switch {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 0x20:
-			b.WriteString(`\u00`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&0xf])
-		default: // invalid UTF-8 byte
-			b.WriteString(`\ufffd`)
-		}
-		i++
-		start = i
-	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
 }
 
 // converter turns kin-openapi schemas into the portable JSON Schema subset

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dlclark/regexp2"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -72,7 +73,7 @@ type argSchema struct {
 // "#/$defs/…" references resolve.
 func compileArgSchemas(inputSchema []byte) map[string]*argSchema {
 	out := map[string]*argSchema{}
-	root, err := parseJSON(inputSchema)
+	root, err := jsonvalue.Parse(inputSchema)
 	m, _ := root.(map[string]any)
 	if err != nil || m == nil {
 		return out

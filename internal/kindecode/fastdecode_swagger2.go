@@ -1,9 +1,10 @@
-package openapi
+package kindecode
 
 import (
 	"encoding/json"
 
 	"github.com/getkin/kin-openapi/openapi2"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // This file is the Swagger 2.0 side of the one-pass decoder (fastdecode.go):
@@ -25,8 +26,8 @@ func decodeV2SchemaRef(raw []byte) (*openapi2.SchemaRef, error) {
 }
 
 func decodeV2SchemaRefCounting(raw []byte, fallbacks map[string]int) (*openapi2.SchemaRef, error) {
-	d := fastDecoder{jsonParser: jsonParser{b: raw}, fallbacks: fallbacks}
-	d.ws()
+	d := fastDecoder{Parser: jsonvalue.Parser{B: raw}, fallbacks: fallbacks}
+	d.Space()
 	if sr, err := d.v2SchemaRef(); err == nil {
 		return sr, nil
 	}
@@ -45,8 +46,8 @@ func decodeV2PathItem(raw []byte) (*openapi2.PathItem, error) {
 }
 
 func decodeV2PathItemCounting(raw []byte, fallbacks map[string]int) (*openapi2.PathItem, error) {
-	d := fastDecoder{jsonParser: jsonParser{b: raw}, fallbacks: fallbacks}
-	d.ws()
+	d := fastDecoder{Parser: jsonvalue.Parser{B: raw}, fallbacks: fallbacks}
+	d.Space()
 	if it, err := node(&d, "pathItem", v2PathItemField,
 		func(it *openapi2.PathItem) *map[string]any { return &it.Extensions }); err == nil {
 		return it, nil

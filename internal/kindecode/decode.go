@@ -1,4 +1,4 @@
-package openapi
+package kindecode
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // decodeV3JSON is json.Unmarshal(data, doc) for an OAS 3 JSON document,
@@ -33,79 +34,6 @@ func decodeV3JSON(data []byte, doc *openapi3.T) error {
 	return json.Unmarshal(data, doc)
 }
 
-type rawMember struct {
-	key string
-	raw []byte
-}
-
-// rawMembers splits a JSON object into its members without decoding the
-// values. ok is false when data is not an object.
-func rawMembers(data []byte) ([]rawMember, bool) {
-	p := jsonParser{b: data}
-	p.ws()
-	if p.i >= len(p.b) || p.b[p.i] != '{' {
-		return nil, false
-	}
-	p.i++
-	var out []rawMember
-	for {
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
-			p.ws()
-			return out, p.i == len(p.b)
-		}
-		k, err := p.str()
-		if err != nil {
-			return nil, false
-		}
-		p.ws()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return nil, false
-		}
-		p.i++
-		p.ws()
-		start := p.i
-		if !p.skip() {
-			return nil, false
-		}
-		out = append(out, rawMember{k, p.b[start:p.i]})
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ',' {
-			p.i++
-		}
-	}
-}
-
-// rawElements splits a JSON array into its elements without decoding
-// them. ok is false when raw is not an array.
-func rawElements(raw []byte) ([][]byte, bool) {
-	p := jsonParser{b: raw}
-	p.ws()
-	if p.i >= len(p.b) || p.b[p.i] != '[' {
-		return nil, false
-	}
-	p.i++
-	var out [][]byte
-	for {
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			return out, true
-		}
-		start := p.i
-		if !p.skip() {
-			return nil, false
-		}
-		out = append(out, p.b[start:p.i])
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ',' {
-			p.i++
-		} else if p.i >= len(p.b) || p.b[p.i] != ']' {
-			return nil, false
-		}
-	}
-}
-
 func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	if !json.Valid(data) {
 		return nil, false
@@ -118,7 +46,7 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	if pathsRaw == nil || bytes.Equal(pathsRaw, []byte("null")) {
 		return nil, false
 	}
-	paths, ok := rawMembers(pathsRaw)
+	paths, ok := jsonvalue.Members(pathsRaw)
 	if !ok {
 		return nil, false
 	}
@@ -129,7 +57,7 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	exts := map[string]any{}
 	var tasks []func() error
 	tasks = append(tasks, func() error { return json.Unmarshal(rest, doc) })
-	var compSchemas []rawMember
+	var compSchemas []jsonvalue.Member
 	var compSchemaRefs []*openapi3.SchemaRef
 	if compRaw != nil {
 		// Component schemas are decoded one task each, like path items:
@@ -142,7 +70,7 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 			tasks = append(tasks, func() error { return json.Unmarshal(compRest, comp) })
 			for i, m := range schemas {
 				tasks = append(tasks, func() error {
-					sr, err := decodeSchemaRef(m.raw)
+					sr, err := decodeSchemaRef(m.Raw)
 					compSchemaRefs[i] = sr
 					return err
 				})
@@ -158,18 +86,18 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 		}
 	}
 	for i, m := range paths {
-		if strings.HasPrefix(m.key, "x-") {
+		if strings.HasPrefix(m.Key, "x-") {
 			var v any
-			if err := json.Unmarshal(m.raw, &v); err != nil {
+			if err := json.Unmarshal(m.Raw, &v); err != nil {
 				return nil, false
 			}
-			exts[m.key] = v
+			exts[m.Key] = v
 			continue
 		}
 		tasks = append(tasks, func() error {
 			// As Paths.UnmarshalJSON decodes it: from the json.Marshal
 			// encoding of its map[string]any decoding.
-			it, err := decodePathItem(m.raw, true)
+			it, err := decodePathItem(m.Raw, true)
 			if err != nil {
 				return err
 			}
@@ -183,7 +111,7 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	if compSchemas != nil {
 		comp.Schemas = make(openapi3.Schemas, len(compSchemas))
 		for i, m := range compSchemas {
-			comp.Schemas[m.key] = compSchemaRefs[i]
+			comp.Schemas[m.Key] = compSchemaRefs[i]
 		}
 	}
 	doc.Components = comp
@@ -191,7 +119,7 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 	doc.Paths.Extensions = exts
 	for i, m := range paths {
 		if items[i] != nil {
-			doc.Paths.Set(m.key, items[i])
+			doc.Paths.Set(m.Key, items[i])
 		}
 	}
 	return doc, true
@@ -205,7 +133,7 @@ func decodeV3Split(data []byte) (*openapi3.T, bool) {
 // whole document for its x- extensions. Anything else, or any error, goes
 // through openapi2.UnmarshalFromData.
 func decodeV2(data []byte, doc *openapi2.T) error {
-	if looksJSON(data) {
+	if jsonvalue.LooksLikeObject(data) {
 		if d, ok := decodeV2Split(data); ok {
 			*doc = *d
 			return nil
@@ -223,14 +151,14 @@ func decodeV2Split(data []byte) (*openapi2.T, bool) {
 		return nil, false
 	}
 	pathsRaw, defsRaw := taken[0], taken[1]
-	var paths, defs []rawMember
+	var paths, defs []jsonvalue.Member
 	if pathsRaw != nil {
-		if paths, ok = rawMembers(pathsRaw); !ok {
+		if paths, ok = jsonvalue.Members(pathsRaw); !ok {
 			return nil, false
 		}
 	}
 	if defsRaw != nil {
-		if defs, ok = rawMembers(defsRaw); !ok {
+		if defs, ok = jsonvalue.Members(defsRaw); !ok {
 			return nil, false
 		}
 	}
@@ -240,14 +168,14 @@ func decodeV2Split(data []byte) (*openapi2.T, bool) {
 	tasks := []func() error{func() error { return json.Unmarshal(rest, doc) }}
 	for i, m := range paths {
 		tasks = append(tasks, func() error {
-			it, err := decodeV2PathItem(m.raw)
+			it, err := decodeV2PathItem(m.Raw)
 			items[i] = it
 			return err
 		})
 	}
 	for i, m := range defs {
 		tasks = append(tasks, func() error {
-			sr, err := decodeV2SchemaRef(m.raw)
+			sr, err := decodeV2SchemaRef(m.Raw)
 			schemas[i] = sr
 			return err
 		})
@@ -258,13 +186,13 @@ func decodeV2Split(data []byte) (*openapi2.T, bool) {
 	if pathsRaw != nil && !bytes.Equal(pathsRaw, []byte("null")) {
 		doc.Paths = make(map[string]*openapi2.PathItem, len(paths))
 		for i, m := range paths {
-			doc.Paths[m.key] = items[i]
+			doc.Paths[m.Key] = items[i]
 		}
 	}
 	if defsRaw != nil && !bytes.Equal(defsRaw, []byte("null")) {
 		doc.Definitions = make(map[string]*openapi2.SchemaRef, len(defs))
 		for i, m := range defs {
-			doc.Definitions[m.key] = schemas[i]
+			doc.Definitions[m.Key] = schemas[i]
 		}
 	}
 	return doc, true
@@ -273,7 +201,7 @@ func decodeV2Split(data []byte) (*openapi2.T, bool) {
 // splitComponents splits a components object into the object without its
 // "schemas" member and that member's entries. ok is false (decode it whole)
 // unless "schemas" occurs once, spelled exactly, and is an object.
-func splitComponents(raw []byte) (rest []byte, schemas []rawMember, ok bool) {
+func splitComponents(raw []byte) (rest []byte, schemas []jsonvalue.Member, ok bool) {
 	rest, taken, ok := splitOut(raw, "schemas")
 	if !ok {
 		return nil, nil, false
@@ -282,11 +210,11 @@ func splitComponents(raw []byte) (rest []byte, schemas []rawMember, ok bool) {
 	if schemasRaw == nil {
 		return nil, nil, false
 	}
-	if schemas, ok = rawMembers(schemasRaw); !ok {
+	if schemas, ok = jsonvalue.Members(schemasRaw); !ok {
 		return nil, nil, false
 	}
 	if schemas == nil {
-		schemas = []rawMember{}
+		schemas = []jsonvalue.Member{}
 	}
 	return rest, schemas, true
 }
@@ -298,7 +226,7 @@ func splitComponents(raw []byte) (rest []byte, schemas []rawMember, ok bool) {
 // or when a name occurs twice or in another letter case, where
 // encoding/json's case-insensitive, last-wins field matching would differ.
 func splitOut(raw []byte, names ...string) (rest []byte, taken [][]byte, ok bool) {
-	members, ok := rawMembers(raw)
+	members, ok := jsonvalue.Members(raw)
 	if !ok {
 		return nil, nil, false
 	}
@@ -308,21 +236,21 @@ func splitOut(raw []byte, names ...string) (rest []byte, taken [][]byte, ok bool
 members:
 	for _, m := range members {
 		for i, name := range names {
-			if !strings.EqualFold(m.key, name) {
+			if !strings.EqualFold(m.Key, name) {
 				continue
 			}
-			if m.key != name || taken[i] != nil {
+			if m.Key != name || taken[i] != nil {
 				return nil, nil, false
 			}
-			taken[i] = m.raw
+			taken[i] = m.Raw
 			continue members
 		}
 		if buf.Len() > 1 {
 			buf.WriteByte(',')
 		}
-		writeString(&buf, m.key)
+		jsonvalue.WriteString(&buf, m.Key)
 		buf.WriteByte(':')
-		buf.Write(m.raw)
+		buf.Write(m.Raw)
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), taken, true

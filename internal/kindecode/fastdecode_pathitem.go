@@ -1,9 +1,10 @@
-package openapi
+package kindecode
 
 import (
 	"bytes"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // This file is the path item side of the one-pass decoder (fastdecode.go):
@@ -23,8 +24,8 @@ func decodePathItem(raw []byte, canon bool) (*openapi3.PathItem, error) {
 }
 
 func decodePathItemCounting(raw []byte, canon bool, fallbacks map[string]int) (*openapi3.PathItem, error) {
-	d := fastDecoder{jsonParser: jsonParser{b: raw}, canon: canon, fallbacks: fallbacks}
-	d.ws()
+	d := fastDecoder{Parser: jsonvalue.Parser{B: raw}, canon: canon, fallbacks: fallbacks}
+	d.Space()
 	if d.peek() == '{' {
 		it := &openapi3.PathItem{}
 		if err := decodeFields(&d, it, pathItemField, &it.Extensions); err == nil {
@@ -118,7 +119,7 @@ func (d *fastDecoder) exampleRef() (*openapi3.ExampleRef, error) {
 // node decodes an object that is not a Reference Object (Operation,
 // MediaType) field by field, or hands it to kin-openapi.
 func node[V any](d *fastDecoder, kind string, field func(*V, []byte) (uint, any), ext func(*V) *map[string]any) (*V, error) {
-	start := d.i
+	start := d.I
 	if d.peek() == '{' {
 		v := new(V)
 		err := decodeFields(d, v, field, ext(v))

@@ -1,12 +1,14 @@
-package openapi
+package kindecode
 
 import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 	"github.com/restmcp/restmcp/internal/corpustest"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 	"gopkg.in/yaml.v3"
 )
 
@@ -47,22 +50,22 @@ func checkSchemaRef(t testing.TB, where string, raw []byte, fallbacks map[string
 
 // corpusJSONFiles lists every JSON file of the corpus (entry files of
 // JSON documents included, whatever their extension), relative to
-// corpusDir.
+// corpustest.Dir().
 func corpusJSONFiles(t testing.TB) []string {
 	t.Helper()
 	seen := map[string]bool{}
 	for folder, entry := range corpustest.Entries(t) {
 		p := filepath.Join(folder, entry)
-		if data, err := os.ReadFile(filepath.Join(corpusDir, p)); err == nil && looksJSON(data) {
+		if data, err := os.ReadFile(filepath.Join(corpustest.Dir(), p)); err == nil && jsonvalue.LooksLikeObject(data) {
 			seen[p] = true
 		}
 	}
-	err := filepath.WalkDir(corpusDir, func(p string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir(corpustest.Dir(), func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !e.IsDir() && strings.HasSuffix(p, ".json") {
-			rel, err := filepath.Rel(corpusDir, p)
+			rel, err := filepath.Rel(corpustest.Dir(), p)
 			if err != nil {
 				return err
 			}
@@ -81,22 +84,22 @@ func corpusJSONFiles(t testing.TB) []string {
 	return files
 }
 
-func members(t testing.TB, raw []byte) []rawMember {
+func members(t testing.TB, raw []byte) []jsonvalue.Member {
 	t.Helper()
 	if raw == nil {
 		return nil
 	}
-	m, ok := rawMembers(raw)
+	m, ok := jsonvalue.Members(raw)
 	if !ok {
 		t.Fatalf("not an object: %.80s", raw)
 	}
 	return m
 }
 
-func member(ms []rawMember, key string) []byte {
+func member(ms []jsonvalue.Member, key string) []byte {
 	for _, m := range ms {
-		if m.key == key {
-			return m.raw
+		if m.Key == key {
+			return m.Raw
 		}
 	}
 	return nil
@@ -114,7 +117,7 @@ func TestFastDecodeCorpus(t *testing.T) {
 	oas3 := 0
 	for _, rel := range corpusJSONFiles(t) {
 		t.Run(rel, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(corpusDir, rel))
+			data, err := os.ReadFile(filepath.Join(corpustest.Dir(), rel))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,13 +130,13 @@ func TestFastDecodeCorpus(t *testing.T) {
 		t.Fatal("no OAS 3 JSON document in the corpus")
 	}
 	entries := corpustest.Entries(t)
-	for _, folder := range sortedKeys(entries) {
+	for _, folder := range slices.Sorted(maps.Keys(entries)) {
 		rel := filepath.Join(folder, entries[folder])
-		data, err := os.ReadFile(filepath.Join(corpusDir, rel))
+		data, err := os.ReadFile(filepath.Join(corpustest.Dir(), rel))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if looksJSON(data) {
+		if jsonvalue.LooksLikeObject(data) {
 			continue
 		}
 		t.Run(rel+" as JSON", func(t *testing.T) {
@@ -183,15 +186,15 @@ func checkFastDecodeDocument(t *testing.T, rel string, data []byte) bool {
 	case strings.HasPrefix(string(member(top, "openapi")), `"3`):
 		oas3 = true
 		for _, s := range members(t, member(members(t, member(top, "components")), "schemas")) {
-			checkSchemaRef(t, "/components/schemas/"+jsonPointerEscape(s.key), s.raw, fallbacks)
+			checkSchemaRef(t, "/components/schemas/"+pointerEscaper.Replace(s.Key), s.Raw, fallbacks)
 			schemas++
 		}
 		for _, section := range []string{"paths", "webhooks"} {
 			for _, it := range members(t, member(top, section)) {
-				if strings.HasPrefix(it.key, "x-") {
+				if strings.HasPrefix(it.Key, "x-") {
 					continue
 				}
-				checkPathItem(t, "/"+section+"/"+jsonPointerEscape(it.key), it.raw, fallbacks)
+				checkPathItem(t, "/"+section+"/"+pointerEscaper.Replace(it.Key), it.Raw, fallbacks)
 				items++
 			}
 		}
@@ -202,12 +205,12 @@ func checkFastDecodeDocument(t *testing.T, rel string, data []byte) bool {
 		sameDecode(t, "whole document", got, errGot, want, errWant)
 	case member(top, "swagger") != nil:
 		for _, s := range members(t, member(top, "definitions")) {
-			checkSchemaRef(t, "/definitions/"+jsonPointerEscape(s.key), s.raw, nil)
-			checkV2SchemaRef(t, "/definitions/"+jsonPointerEscape(s.key), s.raw, fallbacks)
+			checkSchemaRef(t, "/definitions/"+pointerEscaper.Replace(s.Key), s.Raw, nil)
+			checkV2SchemaRef(t, "/definitions/"+pointerEscaper.Replace(s.Key), s.Raw, fallbacks)
 			schemas++
 		}
 		for _, it := range members(t, member(top, "paths")) {
-			checkV2PathItem(t, "/paths/"+jsonPointerEscape(it.key), it.raw, fallbacks)
+			checkV2PathItem(t, "/paths/"+pointerEscaper.Replace(it.Key), it.Raw, fallbacks)
 			items++
 		}
 		var want, got openapi2.T
@@ -393,3 +396,6 @@ func BenchmarkDecodeV3(b *testing.B) {
 		})
 	}
 }
+
+// pointerEscaper escapes a member name for a JSON pointer (RFC 6901 §3).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")

@@ -1,4 +1,4 @@
-package openapi
+package kindecode
 
 import (
 	"encoding/json"

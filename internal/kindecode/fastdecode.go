@@ -1,4 +1,4 @@
-package openapi
+package kindecode
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // This file decodes OAS 3 schemas and path items into kin-openapi values in
@@ -44,7 +45,7 @@ import (
 // fastDecoder reads one JSON value that json.Valid has accepted (on other
 // input it gives some result but does not panic).
 type fastDecoder struct {
-	jsonParser
+	jsonvalue.Parser
 	// canon selects canonical mode (see above): decode as kin-openapi does
 	// after its map[string]any round trip.
 	canon bool
@@ -76,8 +77,8 @@ func decodeSchemaRef(raw []byte) (*openapi3.SchemaRef, error) {
 }
 
 func decodeSchemaRefCounting(raw []byte, fallbacks map[string]int) (*openapi3.SchemaRef, error) {
-	d := fastDecoder{jsonParser: jsonParser{b: raw}, fallbacks: fallbacks}
-	d.ws()
+	d := fastDecoder{Parser: jsonvalue.Parser{B: raw}, fallbacks: fallbacks}
+	d.Space()
 	if sr, err := d.schemaRef(); err == nil {
 		return sr, nil
 	}
@@ -101,12 +102,12 @@ func reencodeJSON(raw []byte) ([]byte, error) {
 // json.Unmarshal's result for it (of its canonical encoding in canonical
 // mode), and leaves d after the value.
 func fallback[T any](d *fastDecoder, start int, kind string) (T, error) {
-	d.i = start
+	d.I = start
 	var v T
-	if !d.skip() || d.i > len(d.b) {
+	if !d.Skip() || d.I > len(d.B) {
 		return v, errUnusual
 	}
-	raw := d.b[start:d.i]
+	raw := d.B[start:d.I]
 	if d.fallbacks != nil {
 		d.fallbacks[kind]++
 	}
@@ -122,19 +123,19 @@ func fallback[T any](d *fastDecoder, start int, kind string) (T, error) {
 }
 
 func (d *fastDecoder) peek() byte {
-	if d.i < len(d.b) {
-		return d.b[d.i]
+	if d.I < len(d.B) {
+		return d.B[d.I]
 	}
 	return 0
 }
 
 // raw returns the next value's bytes and moves past it.
 func (d *fastDecoder) raw() ([]byte, error) {
-	start := d.i
-	if !d.skip() || d.i == start || d.i > len(d.b) {
+	start := d.I
+	if !d.Skip() || d.I == start || d.I > len(d.B) {
 		return nil, errUnusual
 	}
-	return d.b[start:d.i], nil
+	return d.B[start:d.I], nil
 }
 
 // key reads an object key. It returns the key's bytes unescaped: a slice
@@ -144,16 +145,16 @@ func (d *fastDecoder) key() ([]byte, error) {
 	if d.peek() != '"' {
 		return nil, errUnusual
 	}
-	start := d.i + 1
-	for i := start; i < len(d.b); i++ {
-		switch c := d.b[i]; {
+	start := d.I + 1
+	for i := start; i < len(d.B); i++ {
+		switch c := d.B[i]; {
 		case c == '"':
-			d.i = i + 1
-			return d.b[start:i], nil
+			d.I = i + 1
+			return d.B[start:i], nil
 		case c == '\\' || c >= 0x80:
 			// Escapes and non-ASCII keys (which encoding/json
 			// checks as UTF-8) take the general path.
-			s, err := d.str()
+			s, err := d.Str()
 			if err != nil {
 				return nil, errUnusual
 			}
@@ -170,33 +171,33 @@ func (d *fastDecoder) object(member func(key []byte) error) error {
 	if d.peek() != '{' {
 		return errUnusual
 	}
-	d.i++
-	d.ws()
+	d.I++
+	d.Space()
 	if d.peek() == '}' {
-		d.i++
+		d.I++
 		return nil
 	}
 	for {
-		d.ws()
+		d.Space()
 		k, err := d.key()
 		if err != nil {
 			return err
 		}
-		d.ws()
+		d.Space()
 		if d.peek() != ':' {
 			return errUnusual
 		}
-		d.i++
-		d.ws()
+		d.I++
+		d.Space()
 		if err := member(k); err != nil {
 			return err
 		}
-		d.ws()
+		d.Space()
 		switch d.peek() {
 		case ',':
-			d.i++
+			d.I++
 		case '}':
-			d.i++
+			d.I++
 			return nil
 		default:
 			return errUnusual
@@ -211,23 +212,23 @@ func (d *fastDecoder) array(elem func() error) error {
 	if d.peek() != '[' {
 		return errUnusual
 	}
-	d.i++
-	d.ws()
+	d.I++
+	d.Space()
 	if d.peek() == ']' {
-		d.i++
+		d.I++
 		return nil
 	}
 	for {
-		d.ws()
+		d.Space()
 		if err := elem(); err != nil {
 			return err
 		}
-		d.ws()
+		d.Space()
 		switch d.peek() {
 		case ',':
-			d.i++
+			d.I++
 		case ']':
-			d.i++
+			d.I++
 			return nil
 		default:
 			return errUnusual
@@ -238,7 +239,7 @@ func (d *fastDecoder) array(elem func() error) error {
 // isNull moves past a null and reports whether there was one.
 func (d *fastDecoder) isNull() bool {
 	if d.peek() == 'n' {
-		d.i += 4
+		d.I += 4
 		return true
 	}
 	return false
@@ -441,14 +442,14 @@ func (d *fastDecoder) delegate(ptr any) error {
 func (d *fastDecoder) stringField(p *string) error {
 	switch d.peek() {
 	case '"':
-		s, err := d.str()
+		s, err := d.Str()
 		if err != nil {
 			return errUnusual
 		}
 		*p = s
 		return nil
 	case 'n':
-		d.i += 4
+		d.I += 4
 		return nil
 	}
 	return errUnusual
@@ -459,15 +460,15 @@ func (d *fastDecoder) stringField(p *string) error {
 func (d *fastDecoder) boolField(p *bool) (bool, error) {
 	switch d.peek() {
 	case 't':
-		d.i += 4
+		d.I += 4
 		*p = true
 		return true, nil
 	case 'f':
-		d.i += 5
+		d.I += 5
 		*p = false
 		return true, nil
 	case 'n':
-		d.i += 4
+		d.I += 4
 		return false, nil
 	}
 	return false, errUnusual
@@ -522,19 +523,19 @@ func (d *fastDecoder) any() (any, error) {
 		})
 		return l, err
 	case '"':
-		s, err := d.str()
+		s, err := d.Str()
 		if err != nil {
 			return nil, errUnusual
 		}
 		return s, nil
 	case 't':
-		d.i += 4
+		d.I += 4
 		return true, nil
 	case 'f':
-		d.i += 5
+		d.I += 5
 		return false, nil
 	case 'n':
-		d.i += 4
+		d.I += 4
 		return nil, nil
 	default:
 		raw, err := d.number()
@@ -589,26 +590,26 @@ func decodeMap[M ~map[string]E, E any](d *fastDecoder, p *M, elem func(*fastDeco
 // the one shape of a Reference Object decoded here (with anything next to
 // it, kin-openapi keeps unexported state). Otherwise it leaves d as it was.
 func (d *fastDecoder) pureRef() (string, bool) {
-	start := d.i
-	d.i++ // '{'
-	d.ws()
+	start := d.I
+	d.I++ // '{'
+	d.Space()
 	if k, err := d.key(); err == nil && string(k) == "$ref" {
-		d.ws()
+		d.Space()
 		if d.peek() == ':' {
-			d.i++
-			d.ws()
+			d.I++
+			d.Space()
 			if d.peek() == '"' {
-				if s, err := d.str(); err == nil && s != "" {
-					d.ws()
+				if s, err := d.Str(); err == nil && s != "" {
+					d.Space()
 					if d.peek() == '}' {
-						d.i++
+						d.I++
 						return s, true
 					}
 				}
 			}
 		}
 	}
-	d.i = start
+	d.I = start
 	return "", false
 }
 
@@ -616,7 +617,7 @@ func (d *fastDecoder) pureRef() (string, bool) {
 // ref(s); an object gives val of the value decoded field by field;
 // anything else, or any unusual shape inside, is handed to kin-openapi.
 func refNode[R any, V any](d *fastDecoder, kind string, field func(*V, []byte) (uint, any), ext func(*V) *map[string]any, ref func(string) R, val func(*V) R) (R, error) {
-	start := d.i
+	start := d.I
 	if d.peek() == '{' {
 		if s, ok := d.pureRef(); ok {
 			return ref(s), nil
@@ -658,15 +659,15 @@ func (d *fastDecoder) boolSchema(p *openapi3.BoolSchema) error {
 	if d.peek() != '{' {
 		return errUnusual
 	}
-	start := d.i
-	d.i++
-	d.ws()
+	start := d.I
+	d.I++
+	d.Space()
 	if d.peek() == '}' {
-		d.i++
+		d.I++
 		p.Schema = &openapi3.SchemaRef{Value: &openapi3.Schema{}}
 		return nil
 	}
-	d.i = start
+	d.I = start
 	canon := d.canon
 	d.canon = true
 	sr, err := d.schemaRef()

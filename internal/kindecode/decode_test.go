@@ -1,4 +1,4 @@
-package openapi
+package kindecode
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 	"github.com/restmcp/restmcp/internal/corpustest"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // TestDecodeV3JSONCorpus checks that decodeV3JSON gives the same document
@@ -19,8 +20,8 @@ func TestDecodeV3JSONCorpus(t *testing.T) {
 	corpustest.Require(t)
 	n := 0
 	for folder, entry := range corpustest.Entries(t) {
-		data, err := os.ReadFile(filepath.Join(corpusDir, folder, entry))
-		if err != nil || !looksJSON(data) || isSwagger2(data) {
+		data, err := os.ReadFile(filepath.Join(corpustest.Dir(), folder, entry))
+		if err != nil || !jsonvalue.LooksLikeObject(data) || IsSwagger2(data) {
 			continue
 		}
 		n++
@@ -77,8 +78,8 @@ func TestDecodeV2Corpus(t *testing.T) {
 	corpustest.Require(t)
 	n := 0
 	for folder, entry := range corpustest.Entries(t) {
-		data, err := os.ReadFile(filepath.Join(corpusDir, folder, entry))
-		if err != nil || !isSwagger2(data) {
+		data, err := os.ReadFile(filepath.Join(corpustest.Dir(), folder, entry))
+		if err != nil || !IsSwagger2(data) {
 			continue
 		}
 		n++

@@ -1,0 +1,358 @@
+// Package jsonvalue reads JSON in one pass, without reflection: values as
+// encoding/json decodes them into an any with UseNumber, and objects and
+// arrays split into their raw members.
+package jsonvalue
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+)
+
+// Parse decodes one JSON value into the types encoding/json gives an
+// any with UseNumber (map[string]any, []any, string, json.Number, bool,
+// nil), in one pass and without reflection. NewRequest decodes each
+// argument once with it and shares the value between validation and
+// serialization (Q4: numbers keep the client's literal).
+func Parse(data []byte) (any, error) {
+	if !json.Valid(data) {
+		return nil, ErrNotJSON
+	}
+	p := Parser{B: data}
+	p.Space()
+	return p.Value()
+}
+
+var ErrNotJSON = errors.New("not valid JSON")
+
+// Parser reads JSON that json.Valid has accepted; it still checks
+// bounds so that it never panics.
+type Parser struct {
+	B []byte // the JSON text
+	I int    // the offset of the next byte to read
+}
+
+func (p *Parser) Space() {
+	for p.I < len(p.B) {
+		switch p.B[p.I] {
+		case ' ', '\t', '\r', '\n':
+			p.I++
+		default:
+			return
+		}
+	}
+}
+
+func (p *Parser) Value() (any, error) {
+	if p.I >= len(p.B) {
+		return nil, ErrNotJSON
+	}
+	switch c := p.B[p.I]; {
+	case c == '{':
+		p.I++
+		m := map[string]any{}
+		p.Space()
+		if p.I < len(p.B) && p.B[p.I] == '}' {
+			p.I++
+			return m, nil
+		}
+		for {
+			p.Space()
+			k, err := p.Str()
+			if err != nil {
+				return nil, err
+			}
+			p.Space()
+			if p.I >= len(p.B) || p.B[p.I] != ':' {
+				return nil, ErrNotJSON
+			}
+			p.I++
+			p.Space()
+			v, err := p.Value()
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+			p.Space()
+			if p.I >= len(p.B) {
+				return nil, ErrNotJSON
+			}
+			if p.B[p.I] == ',' {
+				p.I++
+				continue
+			}
+			if p.B[p.I] == '}' {
+				p.I++
+				return m, nil
+			}
+			return nil, ErrNotJSON
+		}
+	case c == '[':
+		p.I++
+		l := []any{}
+		p.Space()
+		if p.I < len(p.B) && p.B[p.I] == ']' {
+			p.I++
+			return l, nil
+		}
+		for {
+			p.Space()
+			v, err := p.Value()
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+			p.Space()
+			if p.I >= len(p.B) {
+				return nil, ErrNotJSON
+			}
+			if p.B[p.I] == ',' {
+				p.I++
+				continue
+			}
+			if p.B[p.I] == ']' {
+				p.I++
+				return l, nil
+			}
+			return nil, ErrNotJSON
+		}
+	case c == '"':
+		return p.Str()
+	case c == 't':
+		p.I += 4
+		return true, nil
+	case c == 'f':
+		p.I += 5
+		return false, nil
+	case c == 'n':
+		p.I += 4
+		return nil, nil
+	default:
+		start := p.I
+		for p.I < len(p.B) {
+			switch p.B[p.I] {
+			case '-', '+', '.', 'e', 'E', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+				p.I++
+				continue
+			}
+			break
+		}
+		if p.I == start {
+			return nil, ErrNotJSON
+		}
+		return json.Number(p.B[start:p.I]), nil
+	}
+}
+
+// str reads a string; strings without escapes are copied directly, others
+// go through encoding/json (which also replaces invalid UTF-8).
+func (p *Parser) Str() (string, error) {
+	if p.I >= len(p.B) || p.B[p.I] != '"' {
+		return "", ErrNotJSON
+	}
+	start := p.I
+	p.I++
+	escaped := false
+	for p.I < len(p.B) {
+		switch p.B[p.I] {
+		case '\\':
+			escaped = true
+			p.I += 2
+			continue
+		case '"':
+			p.I++
+			raw := p.B[start:p.I]
+			if !escaped && utf8.Valid(raw) {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return "", ErrNotJSON
+			}
+			return s, nil
+		}
+		p.I++
+	}
+	return "", ErrNotJSON
+}
+
+// skip moves past one JSON value without decoding it.
+func (p *Parser) Skip() bool {
+	depth := 0
+	for p.I < len(p.B) {
+		switch c := p.B[p.I]; c {
+		case '"':
+			if _, err := p.StrRaw(); err != nil {
+				return false
+			}
+			if depth == 0 {
+				return true
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return true // end of the enclosing object after a scalar
+			}
+			depth--
+			if depth == 0 {
+				p.I++
+				return true
+			}
+		case ',', ' ', '\t', '\r', '\n', ':':
+			if depth == 0 {
+				return true
+			}
+		}
+		p.I++
+	}
+	return depth == 0
+}
+
+// strRaw moves past a string without decoding it.
+func (p *Parser) StrRaw() (int, error) {
+	start := p.I
+	p.I++
+	for p.I < len(p.B) {
+		switch p.B[p.I] {
+		case '\\':
+			p.I += 2
+			continue
+		case '"':
+			p.I++
+			return start, nil
+		}
+		p.I++
+	}
+	return start, ErrNotJSON
+}
+
+// Member is one member of a JSON object: its decoded key and its raw
+// value.
+type Member struct {
+	Key string
+	Raw []byte
+}
+
+// Members splits a JSON object into its members without decoding the
+// values. ok is false when data is not an object.
+func Members(data []byte) ([]Member, bool) {
+	p := Parser{B: data}
+	p.Space()
+	if p.I >= len(p.B) || p.B[p.I] != '{' {
+		return nil, false
+	}
+	p.I++
+	var out []Member
+	for {
+		p.Space()
+		if p.I < len(p.B) && p.B[p.I] == '}' {
+			p.I++
+			p.Space()
+			return out, p.I == len(p.B)
+		}
+		k, err := p.Str()
+		if err != nil {
+			return nil, false
+		}
+		p.Space()
+		if p.I >= len(p.B) || p.B[p.I] != ':' {
+			return nil, false
+		}
+		p.I++
+		p.Space()
+		start := p.I
+		if !p.Skip() {
+			return nil, false
+		}
+		out = append(out, Member{Key: k, Raw: p.B[start:p.I]})
+		p.Space()
+		if p.I < len(p.B) && p.B[p.I] == ',' {
+			p.I++
+		}
+	}
+}
+
+// Elements splits a JSON array into its elements without decoding
+// them. ok is false when raw is not an array.
+func Elements(raw []byte) ([][]byte, bool) {
+	p := Parser{B: raw}
+	p.Space()
+	if p.I >= len(p.B) || p.B[p.I] != '[' {
+		return nil, false
+	}
+	p.I++
+	var out [][]byte
+	for {
+		p.Space()
+		if p.I < len(p.B) && p.B[p.I] == ']' {
+			return out, true
+		}
+		start := p.I
+		if !p.Skip() {
+			return nil, false
+		}
+		out = append(out, p.B[start:p.I])
+		p.Space()
+		if p.I < len(p.B) && p.B[p.I] == ',' {
+			p.I++
+		} else if p.I >= len(p.B) || p.B[p.I] != ']' {
+			return nil, false
+		}
+	}
+}
+
+// WriteString writes s to b as a JSON string, as encoding/json would
+// without HTML escaping: quotes, backslashes and control characters
+// escaped, invalid UTF-8 as U+FFFD.
+func WriteString(b *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || n != 1 {
+				i += n
+				continue
+			}
+		}
+		b.WriteString(s[start:i])
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+		default: // invalid UTF-8 byte
+			b.WriteString(`\ufffd`)
+		}
+		i++
+		start = i
+	}
+	b.WriteString(s[start:])
+	b.WriteByte('"')
+}
+
+// LooksLikeObject reports whether data, after leading white space and a
+// byte order mark, starts a JSON object: a cheap test for JSON against
+// YAML, not a validation.
+func LooksLikeObject(data []byte) bool {
+	data = bytes.TrimLeft(data, " \t\r\n\ufeff")
+	return len(data) > 0 && data[0] == '{'
+}
