@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/restmcp/restmcp/internal/yamltree"
 	"gopkg.in/yaml.v3"
 )
 
@@ -234,7 +235,7 @@ func (r *repairer) file(abs string) *lenientFile {
 	case err != nil:
 		f.err = fmt.Errorf("reading %s: %w", f.rel, err)
 	default:
-		if f.root, err = parseTree(data); err != nil {
+		if f.root, err = yamltree.Parse(data); err != nil {
 			f.err = fmt.Errorf("parsing %s: %w", f.rel, err)
 		} else {
 			r.queue = append(r.queue, f)
@@ -263,7 +264,7 @@ func with(toks []string, t ...string) []string {
 }
 
 func (r *repairer) walk(f *lenientFile, n *yaml.Node, toks []string, nameMap bool) {
-	n = deref(n)
+	n = yamltree.Deref(n)
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
@@ -277,7 +278,7 @@ func (r *repairer) walk(f *lenientFile, n *yaml.Node, toks []string, nameMap boo
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i].Value, deref(n.Content[i+1])
+			k, v := n.Content[i].Value, yamltree.Deref(n.Content[i+1])
 			switch {
 			case strings.HasPrefix(k, "x-") || dataKeys[k] && k != "examples":
 			case k == "examples":
@@ -303,7 +304,7 @@ func (r *repairer) walk(f *lenientFile, n *yaml.Node, toks []string, nameMap boo
 func (r *repairer) checkRef(f *lenientFile, parent, v *yaml.Node, toks []string) {
 	switch {
 	case v.Kind != yaml.ScalarNode:
-		r.dropRef(f, parent, toks, v.Line, "$ref is "+kindName(v)+", not a string")
+		r.dropRef(f, parent, toks, v.Line, "$ref is "+yamltree.KindName(v)+", not a string")
 		return
 	case v.ShortTag() == "!!null" || v.Value == "":
 		r.dropRef(f, parent, toks, v.Line, `$ref has no value (in YAML an unquoted "#" starts a comment: quote the reference)`)
@@ -349,7 +350,7 @@ func (r *repairer) resolve(f *lenientFile, ref string, depth int) resolution {
 			case frag == "":
 			case frag[0] == '/':
 				ptr += frag
-				node = lookupPointer(r.root.root, ptr)
+				node = yamltree.Lookup(r.root.root, ptr)
 			default:
 				ptr, node = findAnchor(id.node, id.ptr, frag)
 			}
@@ -438,13 +439,13 @@ func refReason(err error) string {
 // lookup resolves a JSON pointer in f, following $refs met on the way
 // (a pointer into a schema that is itself a reference).
 func (r *repairer) lookup(f *lenientFile, ptr string, depth int) *yaml.Node {
-	n := deref(f.root)
-	for _, t := range pointerTokens(ptr) {
+	n := yamltree.Deref(f.root)
+	for _, t := range yamltree.PointerTokens(ptr) {
 		for n.Kind == yaml.MappingNode {
-			if v, _ := mapGet(n, t); v != nil {
+			if v, _ := yamltree.Get(n, t); v != nil {
 				break
 			}
-			ref, _ := mapGet(n, "$ref")
+			ref, _ := yamltree.Get(n, "$ref")
 			if ref == nil || ref.Kind != yaml.ScalarNode {
 				return nil
 			}
@@ -452,9 +453,9 @@ func (r *repairer) lookup(f *lenientFile, ptr string, depth int) *yaml.Node {
 			if res.node == nil {
 				return nil
 			}
-			n, f = deref(res.node), res.file
+			n, f = yamltree.Deref(res.node), res.file
 		}
-		if n = child(n, t); n == nil {
+		if n = yamltree.Child(n, t); n == nil {
 			return nil
 		}
 	}
@@ -475,10 +476,10 @@ func (r *repairer) refTo(from, to *lenientFile, ptr string) string {
 
 // collectIDs records the OAS 3.1 schema $ids of the root document.
 func (r *repairer) collectIDs(n *yaml.Node, toks []string) {
-	n = deref(n)
+	n = yamltree.Deref(n)
 	switch n.Kind {
 	case yaml.MappingNode:
-		if id, _ := mapGet(n, "$id"); id != nil && id.Kind == yaml.ScalarNode && id.Value != "" {
+		if id, _ := yamltree.Get(n, "$id"); id != nil && id.Kind == yaml.ScalarNode && id.Value != "" {
 			if _, dup := r.ids[id.Value]; !dup {
 				r.ids[id.Value] = idTarget{node: n, ptr: jsonPointer(toks)}
 			}
@@ -497,10 +498,10 @@ func (r *repairer) collectIDs(n *yaml.Node, toks []string) {
 
 // findAnchor finds the schema with "$anchor: name" under n (at pointer base).
 func findAnchor(n *yaml.Node, base, name string) (string, *yaml.Node) {
-	n = deref(n)
+	n = yamltree.Deref(n)
 	switch n.Kind {
 	case yaml.MappingNode:
-		if a, _ := mapGet(n, "$anchor"); a != nil && a.Value == name {
+		if a, _ := yamltree.Get(n, "$anchor"); a != nil && a.Value == name {
 			return base, n
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -532,29 +533,29 @@ func (r *repairer) dropRef(f *lenientFile, parent *yaml.Node, toks []string, lin
 	n := len(toks)
 	inPaths := n > 0 && toks[0] == "paths"
 	switch {
-	case n >= 2 && toks[n-2] == "parameters" && isSeq(lookupPointer(f.root, jsonPointer(toks[:n-1]))):
-		container := lookupPointer(f.root, jsonPointer(toks[:n-1]))
+	case n >= 2 && toks[n-2] == "parameters" && isSeq(yamltree.Lookup(f.root, jsonPointer(toks[:n-1]))):
+		container := yamltree.Lookup(f.root, jsonPointer(toks[:n-1]))
 		r.fixups = append(r.fixups, func() { seqDelete(container, parent) })
 		msg += "; parameter dropped"
 	case n > 0 && toks[n-1] == "requestBody":
-		container := lookupPointer(f.root, jsonPointer(toks[:n-1]))
-		r.fixups = append(r.fixups, func() { mapDelete(container, "requestBody") })
+		container := yamltree.Lookup(f.root, jsonPointer(toks[:n-1]))
+		r.fixups = append(r.fixups, func() { yamltree.Delete(container, "requestBody") })
 		msg += "; request body dropped"
 	case inPaths && n == 2:
-		container := lookupPointer(f.root, "/paths")
+		container := yamltree.Lookup(f.root, "/paths")
 		key := toks[1]
-		r.fixups = append(r.fixups, func() { mapDelete(container, key) })
+		r.fixups = append(r.fixups, func() { yamltree.Delete(container, key) })
 		msg += "; path item dropped"
 	case n >= 2 && toks[n-2] == "responses":
 		r.fixups = append(r.fixups, func() {
-			mapDelete(parent, "$ref")
-			if d, _ := mapGet(parent, "description"); d == nil {
-				mapSet(parent, "description", strNode("unresolved reference"))
+			yamltree.Delete(parent, "$ref")
+			if d, _ := yamltree.Get(parent, "description"); d == nil {
+				yamltree.Set(parent, "description", yamltree.Str("unresolved reference"))
 			}
 		})
 		msg += "; response replaced by one without content"
 	default:
-		r.fixups = append(r.fixups, func() { mapDelete(parent, "$ref") })
+		r.fixups = append(r.fixups, func() { yamltree.Delete(parent, "$ref") })
 		msg += "; replaced by an empty (permissive) schema"
 	}
 	r.add(SeverityError, f, toks, line, msg)
@@ -567,7 +568,7 @@ func seqDelete(seq, elem *yaml.Node) {
 		return
 	}
 	for i, c := range seq.Content {
-		if deref(c) == elem {
+		if yamltree.Deref(c) == elem {
 			seq.Content = append(seq.Content[:i:i], seq.Content[i+1:]...)
 			return
 		}
@@ -580,17 +581,17 @@ func seqDelete(seq, elem *yaml.Node) {
 func (r *repairer) repairProperties(f *lenientFile, schema, props *yaml.Node, toks []string) {
 	kept := props.Content[:0:0]
 	for i := 0; i+1 < len(props.Content); i += 2 {
-		k, v := props.Content[i], deref(props.Content[i+1])
+		k, v := props.Content[i], yamltree.Deref(props.Content[i+1])
 		if v.Kind == yaml.MappingNode || v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool" {
 			kept = append(kept, props.Content[i], props.Content[i+1])
 			continue
 		}
 		if k.Value == "$ref" && v.Kind == yaml.ScalarNode && v.Value != "" {
-			ref := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{strNode("$ref"), strNode(v.Value)}}
-			all, _ := mapGet(schema, "allOf")
+			ref := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{yamltree.Str("$ref"), yamltree.Str(v.Value)}}
+			all, _ := yamltree.Get(schema, "allOf")
 			if all == nil || all.Kind != yaml.SequenceNode {
 				all = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-				mapSet(schema, "allOf", all)
+				yamltree.Set(schema, "allOf", all)
 			}
 			all.Content = append(all.Content, ref)
 			r.add(SeverityError, f, with(toks, "$ref"), k.Line,
@@ -598,7 +599,7 @@ func (r *repairer) repairProperties(f *lenientFile, schema, props *yaml.Node, to
 			continue
 		}
 		r.add(SeverityError, f, with(toks, k.Value), k.Line,
-			fmt.Sprintf("property %q is %s, not a schema; dropped", k.Value, kindName(v)))
+			fmt.Sprintf("property %q is %s, not a schema; dropped", k.Value, yamltree.KindName(v)))
 	}
 	props.Content = kept
 }
@@ -606,17 +607,17 @@ func (r *repairer) repairProperties(f *lenientFile, schema, props *yaml.Node, to
 // repairText handles a description, summary or title that is not a
 // string: a $ref to a string is inlined, anything else dropped.
 func (r *repairer) repairText(f *lenientFile, parent *yaml.Node, key string, v *yaml.Node, toks []string) {
-	if ref, _ := mapGet(v, "$ref"); ref != nil && ref.Kind == yaml.ScalarNode && len(v.Content) == 2 {
+	if ref, _ := yamltree.Get(v, "$ref"); ref != nil && ref.Kind == yaml.ScalarNode && len(v.Content) == 2 {
 		res := r.resolve(f, ref.Value, 0)
-		if res.err == "" && res.node != nil && deref(res.node).Kind == yaml.ScalarNode {
-			mapSet(parent, key, strNode(deref(res.node).Value))
+		if res.err == "" && res.node != nil && yamltree.Deref(res.node).Kind == yaml.ScalarNode {
+			yamltree.Set(parent, key, yamltree.Str(yamltree.Deref(res.node).Value))
 			r.add(SeverityWarning, f, toks, v.Line,
 				fmt.Sprintf("%s is a $ref (%q), not a string; the referenced text was inlined", key, ref.Value))
 			return
 		}
 	}
-	r.fixups = append(r.fixups, func() { mapDelete(parent, key) })
-	r.add(SeverityError, f, toks, v.Line, fmt.Sprintf("%s is %s, not a string; dropped", key, kindName(v)))
+	r.fixups = append(r.fixups, func() { yamltree.Delete(parent, key) })
+	r.add(SeverityError, f, toks, v.Line, fmt.Sprintf("%s is %s, not a string; dropped", key, yamltree.KindName(v)))
 }
 
 // loaderPointerRE matches what kin-openapi's YAML errors say about one
@@ -634,19 +635,19 @@ func (r *repairer) dropLoaderErrors(err error) bool {
 		for i, t := range toks {
 			toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
 		}
-		parent := lookupPointer(r.root.root, jsonPointer(toks[:len(toks)-1]))
+		parent := yamltree.Lookup(r.root.root, jsonPointer(toks[:len(toks)-1]))
 		if parent == nil {
 			continue
 		}
 		last := toks[len(toks)-1]
 		line := 0
-		if n := lookupPointer(r.root.root, jsonPointer(toks)); n != nil {
+		if n := yamltree.Lookup(r.root.root, jsonPointer(toks)); n != nil {
 			line = n.Line // the tree keeps the source document's lines
 		}
 		ok := false
 		switch parent.Kind {
 		case yaml.MappingNode:
-			ok = mapDelete(parent, last)
+			ok = yamltree.Delete(parent, last)
 		case yaml.SequenceNode:
 			if i, err := strconv.Atoi(last); err == nil && i < len(parent.Content) {
 				parent.Content = append(parent.Content[:i:i], parent.Content[i+1:]...)
@@ -675,7 +676,7 @@ func (r *repairer) serve(u *url.URL) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if f.encoded == nil {
-		f.encoded = encodeJSON(f.root)
+		f.encoded = yamltree.EncodeJSON(f.root)
 	}
 	return f.encoded
 }

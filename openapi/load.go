@@ -21,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/restmcp/restmcp/internal/jsonvalue"
 	"github.com/restmcp/restmcp/internal/kindecode"
+	"github.com/restmcp/restmcp/internal/yamltree"
 )
 
 // maxDocumentBytes caps one document read from disk or the network.
@@ -348,7 +349,7 @@ const maxLenientRetries = 8
 
 // loadLenient repairs the document trees (lenient.go) and loads the result.
 func loadLenient(ctx context.Context, data []byte, src *source, opts LoadOptions) (*Document, error) {
-	tree, err := parseTree(data)
+	tree, err := yamltree.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", src.name, err)
 	}
@@ -360,7 +361,7 @@ func loadLenient(ctx context.Context, data []byte, src *source, opts LoadOptions
 	ls := *src
 	ls.repaired = r.serve
 	for attempt := 0; ; attempt++ {
-		d, err := parseAndBuild(ctx, encodeJSON(r.root.root), &ls, opts)
+		d, err := parseAndBuild(ctx, yamltree.EncodeJSON(r.root.root), &ls, opts)
 		if err == nil {
 			d.Problems = append(r.problems, d.Problems...)
 			return d, nil
@@ -377,11 +378,11 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 	published := data // for errors with the document's own lines
 	if jsonvalue.LooksLikeObject(data) {
 		order.scan(data)
-	} else if tree, err := parseTree(data); err == nil {
+	} else if tree, err := yamltree.Parse(data); err == nil {
 		// A YAML document is parsed once, here: its node tree gives the
 		// declaration order, and kin-openapi gets it as JSON, its fast path.
 		order.walk(tree)
-		data = encodeJSON(tree)
+		data = yamltree.EncodeJSON(tree)
 	}
 
 	loader := openapi3.NewLoader()

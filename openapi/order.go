@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/restmcp/restmcp/internal/jsonvalue"
+	"github.com/restmcp/restmcp/internal/yamltree"
 	"gopkg.in/yaml.v3"
 )
 
@@ -207,7 +208,7 @@ func (s *jsonScanner) value(collect bool) bool {
 // block or flow style. A document that does not parse records nothing (the
 // loader reports it).
 func (o *keyOrder) scanYAML(data []byte) {
-	root, err := parseTree(data)
+	root, err := yamltree.Parse(data)
 	if err != nil {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/restmcp/restmcp/internal/yamltree"
 	"github.com/speakeasy-api/jsonpath/pkg/jsonpath"
 	"gopkg.in/yaml.v3"
 )
@@ -34,7 +35,7 @@ type overlayAction struct {
 // applyOverlays applies opts.Overlays in order to the document and returns
 // it as JSON, with a warning for each action that matched nothing.
 func applyOverlays(ctx context.Context, data []byte, src *source, opts LoadOptions) ([]byte, []Problem, error) {
-	tree, err := parseTree(data)
+	tree, err := yamltree.Parse(data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,19 +62,19 @@ func applyOverlays(ctx context.Context, data []byte, src *source, opts LoadOptio
 			}
 		}
 	}
-	return encodeJSON(tree), problems, nil
+	return yamltree.EncodeJSON(tree), problems, nil
 }
 
 // parseOverlay validates an overlay document and returns its actions.
 func parseOverlay(data []byte) ([]overlayAction, error) {
-	root, err := parseTree(data)
+	root, err := yamltree.Parse(data)
 	if err != nil {
 		return nil, err
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, errors.New("not an overlay: the document is not an object")
 	}
-	v, _ := mapGet(root, "overlay")
+	v, _ := yamltree.Get(root, "overlay")
 	if v == nil || v.Kind != yaml.ScalarNode || !strings.HasPrefix(v.Value, "1.") {
 		got := "missing"
 		if v != nil {
@@ -81,27 +82,27 @@ func parseOverlay(data []byte) ([]overlayAction, error) {
 		}
 		return nil, fmt.Errorf("overlay: version %s; want 1.x (e.g. 1.0.0)", got)
 	}
-	info, _ := mapGet(root, "info")
+	info, _ := yamltree.Get(root, "info")
 	if info == nil || info.Kind != yaml.MappingNode {
 		return nil, errors.New("info: required object with title and version")
 	}
 	for _, k := range []string{"title", "version"} {
-		if s, _ := mapGet(info, k); s == nil || s.Kind != yaml.ScalarNode || s.Value == "" {
+		if s, _ := yamltree.Get(info, k); s == nil || s.Kind != yaml.ScalarNode || s.Value == "" {
 			return nil, fmt.Errorf("info.%s: required", k)
 		}
 	}
-	acts, _ := mapGet(root, "actions")
+	acts, _ := yamltree.Get(root, "actions")
 	if acts == nil || acts.Kind != yaml.SequenceNode || len(acts.Content) == 0 {
 		return nil, errors.New("actions: required non-empty array")
 	}
 	var out []overlayAction
 	for i, an := range acts.Content {
-		an = deref(an)
+		an = yamltree.Deref(an)
 		a := overlayAction{index: i, line: an.Line}
 		if an.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("actions[%d] (line %d): not an object", i, an.Line)
 		}
-		t, _ := mapGet(an, "target")
+		t, _ := yamltree.Get(an, "target")
 		if t == nil || t.Kind != yaml.ScalarNode || t.Value == "" {
 			return nil, fmt.Errorf("actions[%d] (line %d): target: required JSONPath string", i, an.Line)
 		}
@@ -109,13 +110,13 @@ func parseOverlay(data []byte) ([]overlayAction, error) {
 		if a.path, err = jsonpath.NewPath(t.Value); err != nil {
 			return nil, fmt.Errorf("actions[%d] (line %d): target %q: %s", i, t.Line, t.Value, jsonPathError(err))
 		}
-		if r, _ := mapGet(an, "remove"); r != nil {
+		if r, _ := yamltree.Get(an, "remove"); r != nil {
 			if r.Kind != yaml.ScalarNode || r.ShortTag() != "!!bool" {
 				return nil, fmt.Errorf("actions[%d] (line %d): remove: must be true or false", i, r.Line)
 			}
 			a.remove = r.Value == "true"
 		}
-		a.update, _ = mapGet(an, "update")
+		a.update, _ = yamltree.Get(an, "update")
 		if !a.remove && a.update == nil {
 			return nil, fmt.Errorf("actions[%d] (line %d): needs update or remove: true", i, an.Line)
 		}
@@ -132,7 +133,7 @@ func (a overlayAction) apply(root **yaml.Node) bool {
 	}
 	parents := parentIndex(*root)
 	for _, n := range nodes {
-		m := struct{ parent, node *yaml.Node }{parents[deref(n)], deref(n)}
+		m := struct{ parent, node *yaml.Node }{parents[yamltree.Deref(n)], yamltree.Deref(n)}
 		switch {
 		case a.remove:
 			if m.parent == nil {
@@ -168,13 +169,13 @@ func mergeNode(dst, src *yaml.Node) {
 		}
 	case dst.Kind == yaml.MappingNode && src.Kind == yaml.MappingNode:
 		for i := 0; i+1 < len(src.Content); i += 2 {
-			k, v := src.Content[i].Value, deref(src.Content[i+1])
-			cur, _ := mapGet(dst, k)
+			k, v := src.Content[i].Value, yamltree.Deref(src.Content[i+1])
+			cur, _ := yamltree.Get(dst, k)
 			if cur != nil && (cur.Kind == yaml.MappingNode && v.Kind == yaml.MappingNode || cur.Kind == yaml.SequenceNode && v.Kind == yaml.SequenceNode) {
 				mergeNode(cur, v)
 				continue
 			}
-			mapSet(dst, k, v)
+			yamltree.Set(dst, k, v)
 		}
 	default:
 		*dst = *src
@@ -182,7 +183,7 @@ func mergeNode(dst, src *yaml.Node) {
 }
 
 func cloneNode(n *yaml.Node) *yaml.Node {
-	n = deref(n)
+	n = yamltree.Deref(n)
 	c := *n
 	c.Content = make([]*yaml.Node, len(n.Content))
 	for i, x := range n.Content {
@@ -195,7 +196,7 @@ func removeChild(parent, child *yaml.Node) {
 	switch parent.Kind {
 	case yaml.MappingNode:
 		for i := 1; i < len(parent.Content); i += 2 {
-			if deref(parent.Content[i]) == child {
+			if yamltree.Deref(parent.Content[i]) == child {
 				parent.Content = append(parent.Content[:i-1:i-1], parent.Content[i+1:]...)
 				return
 			}
@@ -211,7 +212,7 @@ func replaceChild(parent, child, with *yaml.Node) {
 		start, step = 1, 2
 	}
 	for i := start; i < len(parent.Content); i += step {
-		if deref(parent.Content[i]) == child {
+		if yamltree.Deref(parent.Content[i]) == child {
 			parent.Content[i] = with
 			return
 		}
@@ -232,9 +233,9 @@ func parentIndex(root *yaml.Node) map[*yaml.Node]*yaml.Node {
 	parents := map[*yaml.Node]*yaml.Node{}
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
-		n = deref(n)
+		n = yamltree.Deref(n)
 		for _, c := range n.Content {
-			c = deref(c)
+			c = yamltree.Deref(c)
 			if _, seen := parents[c]; !seen {
 				parents[c] = n
 				walk(c)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/restmcp/restmcp/internal/corpustest"
+	"github.com/restmcp/restmcp/internal/yamltree"
 	"github.com/speakeasy-api/jsonpath/pkg/jsonpath"
 )
 
@@ -192,7 +193,7 @@ func TestOverlayRepairsCorpus(t *testing.T) {
 }
 
 func TestJSONPath(t *testing.T) {
-	tree, err := parseTree([]byte(`{"a":{"b":[{"k":"x","n":1},{"k":"y","n":2.0},{"k":"x","m":true}]},"c":{"b":5},"d e":{"b":6}}`))
+	tree, err := yamltree.Parse([]byte(`{"a":{"b":[{"k":"x","n":1},{"k":"y","n":2.0},{"k":"x","m":true}]},"c":{"b":5},"d e":{"b":6}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestJSONPath(t *testing.T) {
 			}
 			var got []string
 			for _, n := range p.Query(tree) {
-				got = append(got, string(encodeJSON(n)))
+				got = append(got, string(yamltree.EncodeJSON(n)))
 			}
 			if s := strings.Join(got, " "); s != tc.want {
 				t.Errorf("got %s, want %s", s, tc.want)

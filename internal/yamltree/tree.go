@@ -1,4 +1,7 @@
-package openapi
+// Package yamltree works on YAML and JSON documents as yaml.v3 node
+// trees, which keep key order and line numbers: parsing, members, JSON
+// pointers, and encoding as JSON in the same order.
+package yamltree
 
 import (
 	"bytes"
@@ -10,12 +13,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The raw document tree: lenient loading and overlays work on the
-// document as yaml.v3 nodes (which read JSON too) before kin-openapi sees
-// it, because nodes keep key order and line numbers.
-
-// parseTree parses one JSON or YAML document into its root node.
-func parseTree(data []byte) (*yaml.Node, error) {
+// Parse parses one JSON or YAML document into its root node.
+func Parse(data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
@@ -26,53 +25,56 @@ func parseTree(data []byte) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-// deref follows YAML aliases.
-func deref(n *yaml.Node) *yaml.Node {
+// Deref follows YAML aliases.
+func Deref(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
 	return n
 }
 
-// mapGet returns the value of key in mapping m and its key index in
+// Get returns the value of key in mapping m and its key index in
 // m.Content, or (nil, -1).
-func mapGet(m *yaml.Node, key string) (*yaml.Node, int) {
-	m = deref(m)
+func Get(m *yaml.Node, key string) (*yaml.Node, int) {
+	m = Deref(m)
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil, -1
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
-			return deref(m.Content[i+1]), i
+			return Deref(m.Content[i+1]), i
 		}
 	}
 	return nil, -1
 }
 
-// mapDelete removes key from mapping m.
-func mapDelete(m *yaml.Node, key string) bool {
-	if _, i := mapGet(m, key); i >= 0 {
+// Delete removes key from mapping m.
+func Delete(m *yaml.Node, key string) bool {
+	if _, i := Get(m, key); i >= 0 {
 		m.Content = append(m.Content[:i:i], m.Content[i+2:]...)
 		return true
 	}
 	return false
 }
 
-// mapSet sets key in mapping m, appending it when absent.
-func mapSet(m *yaml.Node, key string, v *yaml.Node) {
-	if _, i := mapGet(m, key); i >= 0 {
+// Set sets key in mapping m, appending it when absent.
+func Set(m *yaml.Node, key string, v *yaml.Node) {
+	if _, i := Get(m, key); i >= 0 {
 		m.Content[i+1] = v
 		return
 	}
-	m.Content = append(m.Content, strNode(key), v)
+	m.Content = append(m.Content, Str(key), v)
 }
 
-func strNode(s string) *yaml.Node {
+// Str returns a string scalar node.
+func Str(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 }
 
-func kindName(n *yaml.Node) string {
-	switch deref(n).Kind {
+// KindName names n's kind for messages: "an object", "an array", "null",
+// "a scalar".
+func KindName(n *yaml.Node) string {
+	switch Deref(n).Kind {
 	case yaml.MappingNode:
 		return "an object"
 	case yaml.SequenceNode:
@@ -86,20 +88,20 @@ func kindName(n *yaml.Node) string {
 	return "a node"
 }
 
-// lookupPointer finds the node at an RFC 6901 pointer ("" or "/a/b").
-func lookupPointer(root *yaml.Node, ptr string) *yaml.Node {
-	n := deref(root)
-	for _, t := range pointerTokens(ptr) {
-		if n = child(n, t); n == nil {
+// Lookup finds the node at an RFC 6901 pointer ("" or "/a/b").
+func Lookup(root *yaml.Node, ptr string) *yaml.Node {
+	n := Deref(root)
+	for _, t := range PointerTokens(ptr) {
+		if n = Child(n, t); n == nil {
 			return nil
 		}
 	}
 	return n
 }
 
-// pointerTokens splits an RFC 6901 pointer ("" or "/a/b") into its
+// PointerTokens splits an RFC 6901 pointer ("" or "/a/b") into its
 // unescaped reference tokens (~1 is "/", ~0 is "~").
-func pointerTokens(ptr string) []string {
+func PointerTokens(ptr string) []string {
 	if ptr == "" {
 		return nil
 	}
@@ -110,34 +112,34 @@ func pointerTokens(ptr string) []string {
 	return ts
 }
 
-// child returns the member of mapping n named t, or the element of sequence
+// Child returns the member of mapping n named t, or the element of sequence
 // n at index t, or nil when there is none.
-func child(n *yaml.Node, t string) *yaml.Node {
+func Child(n *yaml.Node, t string) *yaml.Node {
 	switch n.Kind {
 	case yaml.MappingNode:
-		v, _ := mapGet(n, t)
+		v, _ := Get(n, t)
 		return v
 	case yaml.SequenceNode:
 		i, err := strconv.Atoi(t)
 		if err != nil || i < 0 || i >= len(n.Content) {
 			return nil
 		}
-		return deref(n.Content[i])
+		return Deref(n.Content[i])
 	default:
 		return nil
 	}
 }
 
-// encodeJSON serializes a node tree as JSON, keeping key order, so that
-// kin-openapi takes its fast JSON path and order.scan sees declaration order.
-func encodeJSON(n *yaml.Node) []byte {
+// EncodeJSON serializes a node tree as JSON, keeping key order (aliases
+// followed; scalars by their YAML tags).
+func EncodeJSON(n *yaml.Node) []byte {
 	var buf bytes.Buffer
 	writeNodeJSON(&buf, n)
 	return buf.Bytes()
 }
 
 func writeNodeJSON(buf *bytes.Buffer, n *yaml.Node) {
-	n = deref(n)
+	n = Deref(n)
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) > 0 {
@@ -151,9 +153,9 @@ func writeNodeJSON(buf *bytes.Buffer, n *yaml.Node) {
 		var pairs func(m *yaml.Node)
 		pairs = func(m *yaml.Node) {
 			for i := 0; i+1 < len(m.Content); i += 2 {
-				k := deref(m.Content[i])
+				k := Deref(m.Content[i])
 				if k.ShortTag() == "!!merge" {
-					if v := deref(m.Content[i+1]); v.Kind == yaml.MappingNode {
+					if v := Deref(m.Content[i+1]); v.Kind == yaml.MappingNode {
 						pairs(v)
 					}
 					continue

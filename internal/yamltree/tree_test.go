@@ -1,4 +1,4 @@
-package openapi
+package yamltree
 
 import (
 	"encoding/json"
@@ -20,11 +20,11 @@ func TestEncodeJSON(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			n, err := parseTree([]byte(tc.in))
+			n, err := Parse([]byte(tc.in))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := encodeJSON(n)
+			got := EncodeJSON(n)
 			if string(got) != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
