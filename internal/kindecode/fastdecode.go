@@ -282,85 +282,13 @@ func decodeFields[T any](d *fastDecoder, x *T, field func(*T, []byte) (uint, any
 // field decodes the value at d into the field ptr points to, as the
 // struct decode of encoding/json does for a fresh struct.
 func (d *fastDecoder) field(ptr any) error {
+	if ok, err := d.scalarField(ptr); ok {
+		return err
+	}
+	if ok, err := d.listField(ptr); ok {
+		return err
+	}
 	switch p := ptr.(type) {
-	case *string:
-		return d.stringField(p)
-	case **string:
-		if d.isNull() {
-			return nil
-		}
-		var s string
-		if err := d.stringField(&s); err != nil {
-			return err
-		}
-		*p = &s
-		return nil
-	case *bool:
-		_, err := d.boolField(p)
-		return err
-	case **bool:
-		var b bool
-		set, err := d.boolField(&b)
-		if set {
-			*p = &b
-		}
-		return err
-	case **float64:
-		if d.isNull() {
-			return nil
-		}
-		raw, err := d.number()
-		if err != nil {
-			return err
-		}
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil {
-			return errUnusual
-		}
-		*p = &f
-		return nil
-	case *uint64:
-		_, err := d.uintField(p)
-		return err
-	case **uint64:
-		var n uint64
-		set, err := d.uintField(&n)
-		if set {
-			*p = &n
-		}
-		return err
-	case *any:
-		v, err := d.any()
-		*p = v
-		return err
-	case *[]any:
-		if d.isNull() {
-			return nil
-		}
-		l := []any{}
-		err := d.array(func() error {
-			v, err := d.any()
-			l = append(l, v)
-			return err
-		})
-		*p = l
-		return err
-	case *[]string:
-		if d.isNull() {
-			return nil
-		}
-		l := []string{}
-		err := d.array(func() error {
-			var s string
-			if d.peek() != '"' {
-				return errUnusual // null elements and type errors
-			}
-			err := d.stringField(&s)
-			l = append(l, s)
-			return err
-		})
-		*p = l
-		return err
 	case **openapi3.Types:
 		if d.peek() == '"' {
 			var s string
@@ -404,6 +332,100 @@ func (d *fastDecoder) field(ptr any) error {
 	// Nested objects of other kinds (ExternalDocs, XML, Discriminator,
 	// Servers, Callbacks, Links, Encodings, ...).
 	return d.delegate(ptr)
+}
+
+// scalarField decodes a string, boolean, number or any field; ok is false
+// for other field types.
+func (d *fastDecoder) scalarField(ptr any) (ok bool, err error) {
+	switch p := ptr.(type) {
+	case *string:
+		return true, d.stringField(p)
+	case **string:
+		if d.isNull() {
+			return true, nil
+		}
+		var s string
+		if err := d.stringField(&s); err != nil {
+			return true, err
+		}
+		*p = &s
+		return true, nil
+	case *bool:
+		_, err := d.boolField(p)
+		return true, err
+	case **bool:
+		var b bool
+		set, err := d.boolField(&b)
+		if set {
+			*p = &b
+		}
+		return true, err
+	case **float64:
+		if d.isNull() {
+			return true, nil
+		}
+		raw, err := d.number()
+		if err != nil {
+			return true, err
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return true, errUnusual
+		}
+		*p = &f
+		return true, nil
+	case *uint64:
+		_, err := d.uintField(p)
+		return true, err
+	case **uint64:
+		var n uint64
+		set, err := d.uintField(&n)
+		if set {
+			*p = &n
+		}
+		return true, err
+	case *any:
+		v, err := d.any()
+		*p = v
+		return true, err
+	}
+	return false, nil
+}
+
+// listField decodes a list of any or of strings; ok is false for other
+// field types.
+func (d *fastDecoder) listField(ptr any) (ok bool, err error) {
+	switch p := ptr.(type) {
+	case *[]any:
+		if d.isNull() {
+			return true, nil
+		}
+		l := []any{}
+		err := d.array(func() error {
+			v, err := d.any()
+			l = append(l, v)
+			return err
+		})
+		*p = l
+		return true, err
+	case *[]string:
+		if d.isNull() {
+			return true, nil
+		}
+		l := []string{}
+		err := d.array(func() error {
+			var s string
+			if d.peek() != '"' {
+				return errUnusual // null elements and type errors
+			}
+			err := d.stringField(&s)
+			l = append(l, s)
+			return err
+		})
+		*p = l
+		return true, err
+	}
+	return false, nil
 }
 
 // plain decodes the value at d into ptr with json.Unmarshal, for field
