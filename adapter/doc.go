@@ -29,8 +29,8 @@
 //     "invalid_token") with a JSON-RPC error naming its key_id and how to
 //     get a key; a key store that cannot answer, 503 with Retry-After. A
 //     tool outside the caller's plan is answered by the tool handler with
-//     an isError result naming tool, plan and upgrade path (the gate passes
-//     its verdict through the request context, so the go-sdk writes the
+//     an isError result naming tool, plan and upgrade path (the gate's
+//     verdict travels in the request's exchange, so the go-sdk writes the
 //     envelope with the request's id); it is neither metered nor sent
 //     upstream. With a [Meter], every admitted or refused tools/call
 //     response carries RateLimit-Limit, RateLimit-Remaining and
@@ -39,8 +39,9 @@
 //     policy=\"per_minute\""); no other method does. Refused: 429 with the
 //     exact Retry-After in whole seconds, rounded up, and a message naming
 //     the limit and plan. Meter error: 503 with Retry-After and no
-//     rate-limit headers. A tools/call naming an unknown tool is neither
-//     resolved nor metered; it is answered with -32602.
+//     rate-limit headers. A tools/call naming an unknown tool is never
+//     metered: it is answered with -32602 once the caller is authenticated
+//     (a call without a key where one is required gets the 401 first).
 //   - After the upstream answers, the tool handler refunds the call
 //     ([Options.Counting] success: upstream 5xx, failure, or never sent)
 //     and records a usage [metering.Event], under context.WithoutCancel and a short
