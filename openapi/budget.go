@@ -151,17 +151,20 @@ type sizeKey struct {
 	r int
 }
 
+// placeholderFor is what S2 puts in place of the cut schema o. In an input
+// schema it asks for a JSON object. In an output schema it has no type, so
+// it accepts whatever the schema it replaces accepted (an object, or the
+// string id an expandable field usually is, or null): a placeholder that
+// refused a value the full schema allows would make SDK clients reject a
+// faithful response (R8).
 func placeholderFor(o *obj) *obj {
 	p := &obj{}
-	p.set("type", "object")
 	if !o.outCut {
+		p.set("type", "object")
 		p.set("description", o.cutName+": nested structure omitted; pass it as a JSON object")
 		return p
 	}
 	p.set("description", o.cutName+": nested structure omitted; the text content has the whole response")
-	if o.nullCut {
-		return nullable(p)
-	}
 	return p
 }
 

@@ -97,11 +97,7 @@ func (d *describer) describe(o *obj, root bool) *obj {
 		out.v = append(out.v, v)
 	}
 	if !root {
-		if n := nullable(out); n != out {
-			out = n
-		} else if out.cut {
-			out.nullCut = true // accepts null already; so must its placeholder
-		}
+		out = nullable(out)
 	}
 	d.done[key] = out
 	return out

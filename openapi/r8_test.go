@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/restmcp/restmcp/internal/corpustest"
 )
@@ -138,6 +139,34 @@ func TestNoOutputSchemas(t *testing.T) {
 	for _, tl := range d.Tools {
 		if tl.OutputSchema != nil {
 			t.Fatalf("%s has an outputSchema with NoOutputSchemas", tl.Name)
+		}
+	}
+}
+
+// TestR8CutPlaceholderAcceptsWhatItReplaces: Stripe's expandable fields
+// (account: a string id, or the Account object when expanded) are cut by
+// the output-schema budget. The placeholder must accept the string id a
+// real response carries, and conforming must keep it: a placeholder typed
+// object refused it, and SDK clients rejected the whole call.
+func TestR8CutPlaceholderAcceptsWhatItReplaces(t *testing.T) {
+	d, err := Load(context.Background(), corpustest.Path(t, "stripe-2022-04-12"), LoadOptions{Upstream: "http://upstream.test", Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := toolByName(t, d, "get_account_capabilities_capability")
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(tl.OutputSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(schema.Properties["account"]), `{"description":"account: nested structure omitted; the text content has the whole response"}`; got != want {
+		t.Errorf("account's output schema = %s\nwant %s", got, want)
+	}
+	for _, v := range []any{"acct_1Nv0FGQ9RKHgCVdK", map[string]any{"id": "acct_1", "object": "account"}, nil} {
+		got := tl.ConformStructured(map[string]any{"account": v, "id": "card_payments"})
+		if diff := cmp.Diff(map[string]any{"account": v, "id": "card_payments"}, got); diff != "" {
+			t.Errorf("ConformStructured with account %v (-want +got):\n%s", v, diff)
 		}
 	}
 }

@@ -22,9 +22,8 @@ type obj struct {
 	cut     bool
 	cutName string
 	// outCut marks a cut schema of an output schema (R8): its placeholder
-	// says the text content has the whole response, and with nullCut it
-	// also accepts null (the schema it replaces did).
-	outCut, nullCut bool
+	// says the text content has the whole response and accepts any value.
+	outCut bool
 	// wire, on a "properties" object of a request schema, maps each key
 	// that P2 renamed to the name the API uses (C12: at any level). It is
 	// not serialized; renameTreeOf collects it for the request plan.
@@ -249,7 +248,7 @@ type memoEntry struct {
 // clone returns a shallow copy of o that can be modified without
 // touching a shared tree.
 func (o *obj) clone() *obj {
-	return &obj{k: slices.Clone(o.k), v: slices.Clone(o.v), cut: o.cut, cutName: o.cutName, outCut: o.outCut, nullCut: o.nullCut, wire: maps.Clone(o.wire)}
+	return &obj{k: slices.Clone(o.k), v: slices.Clone(o.v), cut: o.cut, cutName: o.cutName, outCut: o.outCut, wire: maps.Clone(o.wire)}
 }
 
 // copyProp sets the j-th property of the properties object src on o,
