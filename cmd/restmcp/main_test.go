@@ -27,10 +27,27 @@ func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // startDefault runs `restmcp` with no arguments but a free port, as a new
 // user does with `go run ./cmd/restmcp`, and returns the MCP URL it prints.
-func startDefault(t *testing.T) string { return startRun(t, nil) }
+func startDefault(t *testing.T) string {
+	t.Helper()
+	mcpURL, banner := startServe(t, nil)
+	for _, want := range []string{`"x-api-key": "demo-key"`, mcpURL + "?api_key=demo-key", `"mcpServers"`} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+	return mcpURL
+}
 
 // startRun is startDefault with further environment variables.
 func startRun(t *testing.T, extra map[string]string) string {
+	t.Helper()
+	mcpURL, _ := startServe(t, extra)
+	return mcpURL
+}
+
+// startServe runs restmcp serve with the environment extra on a free
+// loopback port and returns its MCP URL and startup banner.
+func startServe(t *testing.T, extra map[string]string) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -67,12 +84,7 @@ func startRun(t *testing.T, extra map[string]string) string {
 	if mcpURL == "" {
 		t.Fatalf("no MCP URL in the startup banner:\n%s", banner.String())
 	}
-	for _, want := range []string{`"x-api-key": "demo-key"`, mcpURL + "?api_key=demo-key", `"mcpServers"`} {
-		if !strings.Contains(banner.String(), want) {
-			t.Errorf("banner lacks %q:\n%s", want, banner.String())
-		}
-	}
-	return mcpURL
+	return mcpURL, banner.String()
 }
 
 func TestDefaultRunServesDemo(t *testing.T) {
