@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,14 @@ func TestRedisClusterMetering(t *testing.T) {
 		s := func(k string) string { v, _ := m.Values[k].(string); return v }
 		events = append(events, event{s("key_id"), s("plan"), s("tool"), s("cost"), s("outcome"), s("upstream_status"), s("bytes")})
 	}
+	// Events are written after the responses, concurrently: compare them in
+	// a fixed order.
+	sortEvents := func(l []event) {
+		slices.SortFunc(l, func(a, b event) int {
+			return strings.Compare(a.Tool+a.Outcome+a.Cost, b.Tool+b.Outcome+b.Cost)
+		})
+	}
+	sortEvents(events)
 	wantEvents := []event{
 		{keyID, "free", "always_fails", "0", "upstream_error", "500", "16"},
 		{keyID, "free", "always_fails", "0", "upstream_error", "500", "16"},
@@ -140,6 +149,7 @@ func TestRedisClusterMetering(t *testing.T) {
 		{keyID, "free", "get_quote", "1", "ok", "200", "11"},
 		{keyID, "free", "get_quote", "0", "refused", "0", "0"},
 	}
+	sortEvents(wantEvents)
 	if diff := cmp.Diff(wantEvents, events); diff != "" {
 		t.Errorf("usage events in %s (-want +got):\n%s", metering.DefaultEventStream, diff)
 	}
