@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/openapi"
 )
 
 // node22Dir holds the clients that need Node 22 (examples/clients/node22),
@@ -238,5 +239,68 @@ func TestMCPRemoteBridge(t *testing.T) {
 	got := decodeJSON(t, runNode22(t, node, false, append(base, "--method", "tools/call", "--tool-name", "fx_rates", "--tool-arg", "base=USD")...))
 	if diff := cmp.Diff(fxRatesResult(false), got); diff != "" {
 		t.Errorf("tools/call fx_rates through mcp-remote (-want +got):\n%s", diff)
+	}
+}
+
+// TestNode22ClientsOverCorpus lists the tools of GitHub's and Stripe's
+// documents and calls one tool of each with the Inspector CLI 2.x (the key
+// in a header) and through mcp-remote, against the example stub upstream:
+// every tool listed, the result's text the upstream body verbatim. The time
+// each takes for tools/list (a whole client run: Node start, connect,
+// initialize, list) is logged.
+func TestNode22ClientsOverCorpus(t *testing.T) {
+	node := requireNode22(t)
+	bridge, err := filepath.Abs(filepath.Join(node22Dir, "node_modules", "mcp-remote", "dist", "proxy.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ folder, tool string }{
+		{"github-rest-v1.1.3", "meta_root"},
+		{"stripe-2022-04-12", "get_balance"},
+	} {
+		t.Run(tc.folder, func(t *testing.T) {
+			mcpURL, doc, stub := serveCorpusWithStub(t, tc.folder)
+			var want []string
+			var tool *openapi.Tool
+			for _, tl := range doc.Tools {
+				want = append(want, tl.Name)
+				if tl.Name == tc.tool {
+					tool = tl
+				}
+			}
+			sort.Strings(want)
+			if tool == nil {
+				t.Fatalf("no tool %s", tc.tool)
+			}
+			cfg := filepath.Join(t.TempDir(), "servers.json")
+			b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"restmcp": map[string]any{
+				"command": node, "args": []string{bridge, mcpURL, "--header", "x-api-key:corpus-key"}}}})
+			if err := os.WriteFile(cfg, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				name string
+				base []string
+			}{
+				{"inspector", []string{"node_modules/.bin/mcp-inspector", "--cli", mcpURL, "--header", "x-api-key: corpus-key"}},
+				{"mcp-remote", []string{"node_modules/.bin/mcp-inspector", "--cli", "--config", cfg, "--server", "restmcp"}},
+			} {
+				start := time.Now()
+				list := decodeJSON(t, runNode22(t, node, false, append(c.base, "--method", "tools/list")...))
+				elapsed := time.Since(start)
+				got := listedNames(t, list)
+				sort.Strings(got)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s: tools/list names (-want +got):\n%s", c.name, diff)
+				}
+				res := decodeJSON(t, runNode22(t, node, false, append(c.base, "--method", "tools/call", "--tool-name", tc.tool)...))
+				content, _ := res["content"].([]any)
+				first, _ := content[0].(map[string]any)
+				if res["isError"] == true || first["text"] != string(stub.body(tool)) {
+					t.Errorf("%s: tools/call %s = %v, want the upstream body %s", c.name, tc.tool, res, stub.body(tool))
+				}
+				t.Logf("%s %s: %d tools listed in %v (whole client run); tools/call %s passed", tc.folder, c.name, len(got), elapsed.Round(time.Millisecond), tc.tool)
+			}
+		})
 	}
 }

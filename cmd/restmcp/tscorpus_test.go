@@ -25,56 +25,80 @@ import (
 // value generated from the tool's output schema, with one object member
 // turned into a string where there is one (drift); then calls every tool
 // whose required arguments can be generated with the TypeScript SDK 1.x
-// client, which validates each structuredContent against the tool's
-// outputSchema and throws when it does not fit. No call may fail in the
-// client, and none may be an error result.
+// client and with the client 2.x on the 2026-07-28 wire, each of which
+// validates structuredContent against the tool's outputSchema and throws
+// when it does not fit. No call may fail in a client, and none may be an
+// error result.
 func TestTypeScriptSDKOverCorpus(t *testing.T) {
 	node := requireTSClient(t)
 	for _, folder := range []string{"github-rest-v1.1.3", "stripe-2022-04-12"} {
 		t.Run(folder, func(t *testing.T) {
-			spec := corpustest.Path(t, folder)
-			raw, err := os.ReadFile(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stub := newExampleUpstream(t, raw)
-			doc, err := openapi.Load(context.Background(), spec, openapi.LoadOptions{Upstream: stub.URL, Lenient: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stub.route(doc.Tools)
+			mcpURL, doc, stub := serveCorpusWithStub(t, folder)
 			calls, skipped := generateCalls(t, doc.Tools)
-			mcpURL := startRun(t, map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": stub.URL, "RESTMCP_RATE_LIMIT": "-1"})
 			callsFile := filepath.Join(t.TempDir(), "calls.json")
 			b, _ := json.Marshal(calls)
 			if err := os.WriteFile(callsFile, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			out := runTSClient(t, node, "call-all.mjs", mcpURL, "corpus-key", callsFile)
-			var got struct {
-				Listed, Called, Structured int
-				Failures                   []struct{ Name, Error string }
-				ToolErrors                 []struct{ Name, Text string }
+			for _, version := range []string{"v1", "v2"} {
+				out := runTSClient(t, node, "call-all.mjs", version, mcpURL, "corpus-key", callsFile)
+				var got struct {
+					Listed, Called, Structured int
+					ListMs                     float64
+					Failures                   []struct{ Name, Error string }
+					ToolErrors                 []struct{ Name, Text string }
+				}
+				if err := json.Unmarshal(out, &got); err != nil {
+					t.Fatalf("call-all.mjs %s output: %v\n%s", version, err, out)
+				}
+				if got.Listed != len(doc.Tools) || got.Called != len(calls) {
+					t.Errorf("%s: listed %d tools, called %d; want %d and %d", version, got.Listed, got.Called, len(doc.Tools), len(calls))
+				}
+				if len(got.Failures) != 0 {
+					t.Errorf("%s: %d of %d calls failed in the TypeScript client; the first ones:\n%s", version, len(got.Failures), len(calls), firstN(got.Failures, 10))
+				}
+				if len(got.ToolErrors) != 0 {
+					t.Errorf("%s: %d of %d calls were error results; the first ones:\n%s", version, len(got.ToolErrors), len(calls), firstN(got.ToolErrors, 10))
+				}
+				t.Logf("%s client %s: %d tools listed in %.0f ms; %d called, %d failed, %d error results (%d with structuredContent, %d answered with the document's example, %d with a drifted body), %d skipped (arguments not generated)",
+					folder, version, got.Listed, got.ListMs, len(calls), len(got.Failures), len(got.ToolErrors), got.Structured, stub.examples, stub.drifted, skipped)
 			}
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatalf("call-all.mjs output: %v\n%s", err, out)
-			}
-			if got.Listed != len(doc.Tools) || got.Called != len(calls) {
-				t.Errorf("listed %d tools, called %d; want %d and %d", got.Listed, got.Called, len(doc.Tools), len(calls))
-			}
-			if len(got.Failures) != 0 {
-				t.Errorf("%d of %d calls failed in the TypeScript SDK client; the first ones:\n%s", len(got.Failures), len(calls), firstN(got.Failures, 10))
-			}
-			if len(got.ToolErrors) != 0 {
-				t.Errorf("%d of %d calls were error results; the first ones:\n%s", len(got.ToolErrors), len(calls), firstN(got.ToolErrors, 10))
-			}
-			t.Logf("%s: %d tools, %d called (%d with structuredContent, %d answered with the document's example, %d with a drifted body), %d skipped (arguments not generated)",
-				folder, len(doc.Tools), len(calls), got.Structured, stub.examples, stub.drifted, skipped)
 			if stub.drifted == 0 {
 				t.Error("no response body drifted from the document; the test checks nothing of R8's conforming")
 			}
 		})
 	}
+}
+
+// serveCorpusWithStub runs restmcp serve on corpus document folder, its
+// upstream an exampleUpstream, without rate limits, and returns the MCP
+// URL, the document's tools and the stub.
+func serveCorpusWithStub(t *testing.T, folder string) (string, *openapi.Document, *exampleUpstream) {
+	t.Helper()
+	spec := corpustest.Path(t, folder)
+	raw, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub := newExampleUpstream(t, raw)
+	doc, err := openapi.Load(context.Background(), spec, openapi.LoadOptions{Upstream: stub.URL, Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub.route(doc.Tools)
+	mcpURL := startRun(t, map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": stub.URL, "RESTMCP_RATE_LIMIT": "-1"})
+	return mcpURL, doc, stub
+}
+
+// body returns the stub's response body for tool, the first route of its
+// method and path template.
+func (u *exampleUpstream) body(tl *openapi.Tool) []byte {
+	for _, rt := range u.routes {
+		if rt.tool == tl.Name {
+			return rt.body
+		}
+	}
+	return nil
 }
 
 func firstN[T any](l []T, n int) string {
@@ -217,6 +241,7 @@ type exampleUpstream struct {
 }
 
 type exampleRoute struct {
+	tool   string
 	method string
 	path   *regexp.Regexp
 	status int
@@ -262,7 +287,7 @@ func (u *exampleUpstream) route(tools []*openapi.Tool) {
 		for i, p := range parts {
 			parts[i] = regexp.QuoteMeta(p)
 		}
-		rt := exampleRoute{method: tl.Method, path: regexp.MustCompile("^" + regexp.QuoteMeta(prefix) + strings.Join(parts, "[^/]+") + "$"),
+		rt := exampleRoute{tool: tl.Name, method: tl.Method, path: regexp.MustCompile("^" + regexp.QuoteMeta(prefix) + strings.Join(parts, "[^/]+") + "$"),
 			lits: len(templateParam.ReplaceAllString(tl.PathTemplate, ""))}
 		item, _ := paths[tl.PathTemplate].(map[string]any)
 		op, _ := item[strings.ToLower(tl.Method)].(map[string]any)
