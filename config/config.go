@@ -577,8 +577,11 @@ func (c Config) checkSelection(bad problemFunc) {
 	}
 }
 
-// LogValue summarizes the configuration for the startup log; the Redis URL
-// is redacted.
+// LogValue summarizes the configuration for the startup log: the spec
+// ("(bundled demo)" when empty), the metering store (memory or redis, never
+// the Redis URL), the config file when one was read, and every setting
+// whose value differs from its default, by its config file key and as an
+// environment variable would give it.
 func (c Config) LogValue() slog.Value {
 	spec := c.Spec
 	if spec == "" {
@@ -588,59 +591,23 @@ func (c Config) LogValue() slog.Value {
 	if c.RedisURL != "" {
 		metering = "redis"
 	}
-	return slog.GroupValue(
-		slog.String("config_file", c.ConfigFile),
-		slog.String("spec", spec),
-		slog.String("upstream", c.Upstream),
-		slog.String("addr", c.Addr),
-		slog.String("mcp_path", c.MCPPath),
-		slog.String("metering", metering),
-		slog.Int("rate_limit", c.RateLimit),
-		slog.Duration("rate_window", c.RateWindow),
-		slog.Duration("upstream_timeout", c.UpstreamTimeout),
-		slog.Duration("meter_timeout", c.MeterTimeout),
-		slog.Int64("max_body_bytes", c.MaxBodyBytes),
-		slog.Int64("max_response_bytes", c.MaxResponseBytes),
-		slog.String("allowed_origins", strings.Join(c.AllowedOrigins, ",")),
-		slog.Int("max_tool_name_length", c.MaxToolNameLength),
-		slog.Bool("require_key", c.RequireKey),
-		slog.Bool("public_mode", c.PublicMode),
-		slog.String("public_global_plan", c.PublicGlobalPlan),
-		slog.String("trusted_proxies", strings.Join(c.TrustedProxies, ",")),
-		slog.String("log_level", levelName(c.LogLevel)),
-		slog.String("log_format", string(c.LogFormat)),
-		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
-		slog.Duration("read_header_timeout", c.ReadHeaderTimeout),
-		slog.Duration("read_timeout", c.ReadTimeout),
-		slog.Duration("idle_timeout", c.IdleTimeout),
-		slog.Int("max_header_bytes", c.MaxHeaderBytes),
-		slog.Int("max_connections", c.MaxConnections),
-		slog.String("upstream_hosts", strings.Join(c.UpstreamHosts, ",")),
-		slog.String("plans_file", c.PlansFile),
-		slog.Bool("list_by_plan", c.ListByPlan),
-		slog.Int64("event_max_len", c.EventMaxLen),
-		slog.Bool("metrics", c.Metrics),
-		slog.String("overlay", strings.Join(c.Overlays, ",")),
-		slog.String("ref_root", c.RefRoot),
-		slog.Bool("lenient", c.Lenient),
-		slog.String("include_tags", strings.Join(c.IncludeTags, ",")),
-		slog.String("exclude_tags", strings.Join(c.ExcludeTags, ",")),
-		slog.String("include_operations", strings.Join(c.IncludeOperations, ",")),
-		slog.String("exclude_operations", strings.Join(c.ExcludeOperations, ",")),
-		slog.String("include_methods", strings.Join(c.IncludeMethods, ",")),
-		slog.String("exclude_methods", strings.Join(c.ExcludeMethods, ",")),
-		slog.Int("tool_names", len(c.ToolNames)),
-		slog.Any("server_variables", c.ServerVariables),
-		slog.String("public_url", c.PublicURL),
-		slog.Any("error_codes", c.ErrorCodes),
-		slog.String("default_security", c.DefaultSecurity),
-		slog.String("credential_parameters", strings.Join(c.CredentialParameters, ",")),
-		slog.Int("report_max_tools", c.ReportMaxTools),
-		slog.Int("report_max_list_bytes", c.ReportMaxListBytes),
-		slog.Bool("output_schemas", c.OutputSchemas),
-		slog.Int("output_schema_budget", c.OutputSchemaBudget),
-		slog.Int("max_description_length", c.MaxDescriptionLength),
-	)
+	attrs := []slog.Attr{slog.String("spec", spec), slog.String("metering", metering)}
+	if c.ConfigFile != "" {
+		attrs = append(attrs, slog.String("config_file", c.ConfigFile))
+	}
+	def := Default()
+	for _, s := range table() {
+		if s.field == nil || s.Key == "spec" {
+			continue
+		}
+		if _, secret := s.field(&c).(*Secret); secret {
+			continue // said by metering
+		}
+		if v := formatValue(s.field(&c)); v != formatValue(s.field(&def)) {
+			attrs = append(attrs, slog.String(s.Key, v))
+		}
+	}
+	return slog.GroupValue(attrs...)
 }
 
 func checkSpec(s string) error {

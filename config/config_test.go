@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"strings"
@@ -186,5 +187,34 @@ func TestErrorCodesSetting(t *testing.T) {
 	want := "error_codes: \"teapot\" is not one of unauthorized, rate_limited, unavailable\nerror_codes: unavailable: \"x\" is not a non-zero integer"
 	if err == nil || err.Error() != want {
 		t.Errorf("Validate() = %v\nwant %s", err, want)
+	}
+}
+
+// TestConfigLogValue: the startup line names the spec and the metering
+// store, and only the settings that differ from their defaults, never the
+// Redis URL.
+func TestConfigLogValue(t *testing.T) {
+	c := Default()
+	c.Addr = "0.0.0.0:8080"
+	c.RateLimit = 10
+	c.IncludeTags = []string{"pets", "store"}
+	c.RedisURL = "redis://:hunter2@cache:6379/0"
+	c.LogLevel = slog.LevelDebug
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+	log.Info("starting", "config", c)
+	want := "level=INFO msg=starting config.spec=\"(bundled demo)\" config.metering=redis config.addr=0.0.0.0:8080 config.rate_limit=10 config.include_tags=pets,store config.log_level=debug\n"
+	if got := buf.String(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	buf.Reset()
+	log.Info("starting", "config", Default())
+	if got, want := buf.String(), "level=INFO msg=starting config.spec=\"(bundled demo)\" config.metering=memory\n"; got != want {
+		t.Errorf("defaults: got  %s\nwant %s", got, want)
 	}
 }
