@@ -168,12 +168,10 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 // written as it is, not copied (a tools/list can be megabytes).
 func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) {
 	h := c.Writer.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
 	if jsonMode {
-		h.Set("Content-Type", "application/json")
+		setHeaders(h, "Cache-Control", "no-cache, no-transform", "Content-Type", "application/json")
 	} else {
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Connection", "keep-alive")
+		setHeaders(h, "Cache-Control", "no-cache, no-transform", "Content-Type", "text/event-stream", "Connection", "keep-alive")
 	}
 	c.Status(http.StatusOK)
 	head := make([]byte, 0, 64+len(id))

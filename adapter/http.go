@@ -127,31 +127,37 @@ func saneRequestID(id string) bool {
 func (s *Server) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	attrs := []any{
-		"method", c.Request.Method,
-		"path", c.Request.URL.Path,
-		"status", c.Writer.Status(),
-		"duration_ms", time.Since(start).Milliseconds(),
-		"request_id", requestIDFrom(c.Request.Context()),
-	}
-	ex := exchangeFrom(c.Request.Context())
-	if ex.cred.keyID != "" {
-		attrs = append(attrs, "key_id", ex.cred.keyID, "key_source", ex.cred.source)
-	}
-	if q := c.Request.URL.RawQuery; q != "" {
-		attrs = append(attrs, "query", truncate(redactQuery(q, ex.cred.key), maxLoggedField))
-	}
-	if m := ex.msg; m != nil {
-		attrs = append(attrs, "rpc_method", truncate(m.method, maxLoggedField))
-		if m.tool != "" {
-			attrs = append(attrs, "tool", truncate(m.tool, maxLoggedField))
-		}
-	}
 	level := slog.LevelInfo
 	if p := c.Request.URL.Path; p == "/health" || p == "/ready" {
 		level = slog.LevelDebug // probes would drown the log
 	}
-	s.logger.Log(c.Request.Context(), level, "http request", attrs...)
+	ctx := c.Request.Context()
+	if !s.logger.Enabled(ctx, level) {
+		return
+	}
+	// slog.Attr values, not alternating key/value arguments: no boxing.
+	attrs := make([]slog.Attr, 0, 10)
+	attrs = append(attrs,
+		slog.String("method", c.Request.Method),
+		slog.String("path", c.Request.URL.Path),
+		slog.Int("status", c.Writer.Status()),
+		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+		slog.String("request_id", requestIDFrom(ctx)),
+	)
+	ex := exchangeFrom(ctx)
+	if ex.cred.keyID != "" {
+		attrs = append(attrs, slog.String("key_id", ex.cred.keyID), slog.String("key_source", ex.cred.source))
+	}
+	if q := c.Request.URL.RawQuery; q != "" {
+		attrs = append(attrs, slog.String("query", truncate(redactQuery(q, ex.cred.key), maxLoggedField)))
+	}
+	if m := ex.msg; m != nil {
+		attrs = append(attrs, slog.String("rpc_method", truncate(m.method, maxLoggedField)))
+		if m.tool != "" {
+			attrs = append(attrs, slog.String("tool", truncate(m.tool, maxLoggedField)))
+		}
+	}
+	s.logger.LogAttrs(ctx, level, "http request", attrs...)
 }
 
 // maxLoggedField caps, in bytes, each access-log field taken from the
@@ -846,18 +852,30 @@ func setRateLimitHeaders(h http.Header, d metering.Decision) {
 	limit := strconv.FormatInt(d.Limit, 10)
 	remaining := strconv.FormatInt(max(d.Remaining, 0), 10)
 	reset := strconv.FormatInt(ceilSecondsMin0(d.Reset), 10)
-	h.Set("RateLimit-Limit", limit)
-	h.Set("RateLimit-Remaining", remaining)
-	h.Set("RateLimit-Reset", reset)
-	h.Set("X-RateLimit-Limit", limit)
-	h.Set("X-RateLimit-Remaining", remaining)
-	h.Set("X-RateLimit-Reset", reset)
-	if d.Window > 0 {
-		policy := limit + ";w=" + strconv.FormatInt(ceilSecondsMin0(d.Window), 10)
-		if d.Policy != "" {
-			policy += `;policy="` + d.Policy + `"`
-		}
-		h.Set("RateLimit-Policy", policy)
+	if d.Window <= 0 {
+		setHeaders(h, "Ratelimit-Limit", limit, "Ratelimit-Remaining", remaining, "Ratelimit-Reset", reset,
+			"X-Ratelimit-Limit", limit, "X-Ratelimit-Remaining", remaining, "X-Ratelimit-Reset", reset)
+		return
+	}
+	policy := limit + ";w=" + strconv.FormatInt(ceilSecondsMin0(d.Window), 10)
+	if d.Policy != "" {
+		policy += `;policy="` + d.Policy + `"`
+	}
+	setHeaders(h, "Ratelimit-Limit", limit, "Ratelimit-Remaining", remaining, "Ratelimit-Reset", reset,
+		"X-Ratelimit-Limit", limit, "X-Ratelimit-Remaining", remaining, "X-Ratelimit-Reset", reset, "Ratelimit-Policy", policy)
+}
+
+// setHeaders sets header keys to values, given as key, value pairs, with
+// one allocation for all the values where http.Header.Set makes one per
+// header (and one more per key not in canonical form). Each key must be in
+// canonical form (textproto.CanonicalMIMEHeaderKey), as Set would store
+// it; the response is the same on the wire.
+func setHeaders(h http.Header, kv ...string) {
+	vals := make([]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		j := i / 2
+		vals[j] = kv[i+1]
+		h[kv[i]] = vals[j : j+1 : j+1]
 	}
 }
 

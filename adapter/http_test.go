@@ -510,3 +510,22 @@ func TestOriginDefaultLoopback(t *testing.T) {
 		})
 	}
 }
+
+// TestSetHeadersCanonical: setHeaders stores exactly what http.Header.Set
+// would, for the keys restmcp uses with it.
+func TestSetHeadersCanonical(t *testing.T) {
+	kv := []string{"Ratelimit-Limit", "1", "Ratelimit-Remaining", "2", "Ratelimit-Reset", "3", "X-Ratelimit-Limit", "4",
+		"X-Ratelimit-Remaining", "5", "X-Ratelimit-Reset", "6", "Ratelimit-Policy", "7", "Cache-Control", "8", "Content-Type", "9", "Connection", "10"}
+	got, want := http.Header{}, http.Header{}
+	setHeaders(got, kv...)
+	for i := 0; i < len(kv); i += 2 {
+		want.Set(kv[i], kv[i+1])
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("setHeaders (-Header.Set +got):\n%s", diff)
+	}
+	got.Add("Ratelimit-Limit", "again") // must not write into another header's value
+	if got.Get("Ratelimit-Remaining") != "2" {
+		t.Errorf("Add wrote into a shared value: %v", got)
+	}
+}

@@ -179,12 +179,13 @@ type ErrorCodes struct {
 // Server is a remote MCP server for a set of tools. It is safe for
 // concurrent use.
 type Server struct {
-	opts    Options // defaults applied
-	logger  *slog.Logger
-	client  *http.Client
-	mcp     *mcp.Server
-	tools   map[string]*openapi.Tool
-	metrics *metrics
+	userAgent string  // the User-Agent of upstream requests that set none: Name/Version
+	opts      Options // defaults applied
+	logger    *slog.Logger
+	client    *http.Client
+	mcp       *mcp.Server
+	tools     map[string]*openapi.Tool
+	metrics   *metrics
 
 	// The tool table toolMethods serves: tools/list in name order, and the
 	// tools/call handler of each tool by name.
@@ -224,12 +225,13 @@ func New(opts Options) (*Server, error) {
 	errs := opts.check()
 
 	s := &Server{
-		opts:     opts,
-		logger:   opts.Logger,
-		client:   opts.HTTPClient,
-		tools:    make(map[string]*openapi.Tool, len(opts.Tools)),
-		handlers: make(map[string]mcp.ToolHandler, len(opts.Tools)),
-		pending:  make(chan struct{}, maxPendingAfterCall),
+		opts:      opts,
+		userAgent: opts.Name + "/" + opts.Version,
+		logger:    opts.Logger,
+		client:    opts.HTTPClient,
+		tools:     make(map[string]*openapi.Tool, len(opts.Tools)),
+		handlers:  make(map[string]mcp.ToolHandler, len(opts.Tools)),
+		pending:   make(chan struct{}, maxPendingAfterCall),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))

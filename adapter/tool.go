@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"time"
 
@@ -110,26 +111,32 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		ex := exchangeFrom(ctx)
 		cred := ex.cred
-		log := s.logger.With("tool", t.Name, "key_id", cred.keyID, "request_id", ex.requestID)
+		// The call's logger is made only when something is logged: With
+		// costs a dozen allocations a call.
+		log := func() *slog.Logger {
+			return s.logger.With("tool", t.Name, "key_id", cred.keyID, "request_id", ex.requestID)
+		}
 		a := ex.admission
 		if a == nil || a.call.Tool != t.Name || !a.forKey(cred.keyID) || !a.take() {
 			// Defence in depth: the gate admits every tools/call it reads, so
 			// a call here without its own admission means the gate and the
 			// SDK read the request differently. Refuse it, never serve it.
-			log.Error("bug: tools/call reached the tool handler without an admission for this tool and key; refused", "admitted_tool", admittedTool(a))
+			log().Error("bug: tools/call reached the tool handler without an admission for this tool and key; refused", "admitted_tool", admittedTool(a))
 			return nil, &jsonrpc.Error{Code: codeInternalError, Message: "internal error: the call was not admitted; it was not run"}
 		}
 		// The go-sdk runs handlers on its own goroutines and has no recovery:
 		// a panic here would take the process down.
 		defer func() {
 			if p := recover(); p != nil {
-				log.Error("tool handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				log().Error("tool handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				res, err = errorResult("internal error: the call to "+t.Name+" failed inside restmcp; it may not have reached the upstream API"), nil
 			}
 		}()
 
 		if a.denied != "" {
-			log.Debug("tool not in plan", "plan", a.call.Plan.Name)
+			if s.logger.Enabled(ctx, slog.LevelDebug) {
+				log().Debug("tool not in plan", "plan", a.call.Plan.Name)
+			}
 			s.afterCall(ctx, a, metering.OutcomeNotInPlan, 0, 0, false)
 			return errorResult(a.denied), nil
 		}
@@ -170,18 +177,20 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			var credErr *openapi.CredentialError
 			switch {
 			case errors.As(err, &argErr), errors.As(err, &credErr):
-				log.Debug("tool call refused", "error", err.Error())
+				if s.logger.Enabled(ctx, slog.LevelDebug) {
+					log().Debug("tool call refused", "error", err.Error())
+				}
 				s.afterCall(ctx, a, metering.OutcomeInvalidArguments, 0, 0, true)
 				return errorResult(err.Error()), nil
 			default:
-				log.Error("building upstream request failed", "error", redact(err.Error(), cred.key))
+				log().Error("building upstream request failed", "error", redact(err.Error(), cred.key))
 				s.afterCall(ctx, a, metering.OutcomeUpstreamFailed, 0, 0, true)
 				return errorResult("internal error: building the upstream request: " + redact(err.Error(), cred.key)), nil
 			}
 		}
 		upReq.Header.Set("Accept-Encoding", acceptEncoding) // R9
 		if upReq.Header.Get("User-Agent") == "" {
-			upReq.Header.Set("User-Agent", s.opts.Name+"/"+s.opts.Version)
+			upReq.Header.Set("User-Agent", s.userAgent)
 		}
 
 		sent := time.Now()
@@ -195,11 +204,13 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			outcome = metering.OutcomeUpstreamError
 		}
 		s.metrics.upstream.WithLabelValues(string(outcome)).Observe(time.Since(sent).Seconds())
-		log.Debug("tool call",
-			"operation_id", t.OperationID,
-			"upstream_status", out.status,
-			"is_error", out.res.IsError,
-			"duration_ms", time.Since(a.start).Milliseconds())
+		if s.logger.Enabled(ctx, slog.LevelDebug) {
+			log().Debug("tool call",
+				"operation_id", t.OperationID,
+				"upstream_status", out.status,
+				"is_error", out.res.IsError,
+				"duration_ms", time.Since(a.start).Milliseconds())
+		}
 		s.afterCall(ctx, a, outcome, out.status, out.bytes, out.failed)
 		return out.res, nil
 	}
