@@ -141,13 +141,16 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			return errorResult(a.denied), nil
 		}
 
-		callCtx, stop := context.WithCancel(ctx)
-		defer stop()
+		// One context for the upstream call: its timeout, and stop for a
+		// client that hung up.
+		var callCtx context.Context
+		var stop context.CancelFunc
 		if s.opts.UpstreamTimeout > 0 {
-			var cancel context.CancelFunc
-			callCtx, cancel = context.WithTimeout(callCtx, s.opts.UpstreamTimeout)
-			defer cancel()
+			callCtx, stop = context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+		} else {
+			callCtx, stop = context.WithCancel(ctx)
 		}
+		defer stop()
 		if gone := ex.clientGone; gone != nil {
 			// A client that hung up gets no answer: stop its upstream call
 			// rather than hold a goroutine and a connection for it.
