@@ -3,6 +3,9 @@ package adapter
 import (
 	"context"
 	"net/http"
+	"time"
+
+	"github.com/restmcp/restmcp/metering"
 )
 
 // exchange is the state of one HTTP request to restmcp, created once by the
@@ -21,6 +24,21 @@ type exchange struct {
 	// go-sdk does not pass that cancellation to handlers on the pre-2026
 	// wire. Set by decode.
 	clientGone <-chan struct{}
+	// call is what the access log says of a tools/call, filled in as the
+	// call goes (on the request's goroutine, or the SDK's before it
+	// answers); zero for other methods.
+	call callRecord
+}
+
+// callRecord is one tools/call as the access log reports it.
+type callRecord struct {
+	outcome  metering.Outcome // "" until the call has an outcome
+	decision string           // the meter's: allowed, refused, degraded, error; "" without a Meter
+	cost     int64            // units charged at admission
+	status   int              // the upstream's HTTP status; 0 when none arrived
+	isError  bool             // the result was an error result
+	meter    time.Duration    // key lookup and admission
+	upstream time.Duration    // the upstream request, body included
 }
 
 type exchangeKey struct{}

@@ -136,7 +136,7 @@ func (s *Server) accessLog(c *gin.Context) {
 		return
 	}
 	// slog.Attr values, not alternating key/value arguments: no boxing.
-	attrs := make([]slog.Attr, 0, 10)
+	attrs := make([]slog.Attr, 0, 17)
 	attrs = append(attrs,
 		slog.String("method", c.Request.Method),
 		slog.String("path", c.Request.URL.Path),
@@ -156,8 +156,38 @@ func (s *Server) accessLog(c *gin.Context) {
 		if m.tool != "" {
 			attrs = append(attrs, slog.String("tool", truncate(m.tool, maxLoggedField)))
 		}
+		if r := ex.call; m.method == "tools/call" && r.outcome != "" {
+			attrs = append(attrs, slog.String("outcome", string(r.outcome)), slog.Int("upstream_status", r.status),
+				slog.Bool("is_error", r.isError), slog.String("meter", r.decision), slog.Int64("cost", r.cost),
+				slog.Float64("meter_ms", milliseconds(r.meter)), slog.Float64("upstream_ms", milliseconds(r.upstream)))
+		}
 	}
 	s.logger.LogAttrs(ctx, level, "http request", attrs...)
+}
+
+// milliseconds is d in milliseconds, to the microsecond.
+func milliseconds(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// callDone counts a tools/call's outcome in the metrics and, the first
+// time, in the access log's record of the call.
+func (s *Server) callDone(ctx context.Context, tool string, o metering.Outcome) {
+	s.metrics.callDone(tool, o)
+	if rec := &exchangeFrom(ctx).call; rec.outcome == "" {
+		rec.outcome = o
+	}
+}
+
+// decisionName names a Meter's answer as the metrics do.
+func decisionName(d metering.Decision, err error) string {
+	switch {
+	case err != nil:
+		return "error"
+	case d.Degraded:
+		return "degraded"
+	case d.Allowed:
+		return "allowed"
+	}
+	return "refused"
 }
 
 // maxLoggedField caps, in bytes, each access-log field taken from the
@@ -546,7 +576,7 @@ func (s *Server) authenticate(c *gin.Context, ex *exchange, tool *openapi.Tool, 
 	cred, id := ex.cred, ex.msg.id
 	refuse := func(msg string) bool {
 		if tool != nil {
-			s.metrics.callDone(tool.Name, metering.OutcomeUnauthorized)
+			s.callDone(c.Request.Context(), tool.Name, metering.OutcomeUnauthorized)
 		}
 		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
 		abortRPC(c, http.StatusUnauthorized, id, s.opts.ErrorCodes.Unauthorized, msg)
@@ -667,10 +697,19 @@ func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call metering.Ca
 	t := time.Now()
 	d, err := s.opts.Meter.AdmitCall(ctx, call)
 	cancel()
-	s.metrics.meterOp("admit", time.Since(t), err)
+	took := time.Since(t)
+	s.metrics.meterOp("admit", took, err)
 	s.metrics.decision(d, err)
+	rec := &exchangeFrom(c.Request.Context()).call
+	rec.meter += took
+	if prefix == "" || err != nil || !d.Allowed { // the caller's own admission, or a refusal of the public global plan's
+		rec.decision = decisionName(d, err)
+	}
+	if prefix == "" {
+		rec.cost = d.Cost
+	}
 	if err != nil {
-		s.metrics.callDone(call.Tool, metering.OutcomeUnavailable)
+		s.callDone(c.Request.Context(), call.Tool, metering.OutcomeUnavailable)
 		s.logger.Error("metering failed; refusing tools/call", "key_id", call.KeyID, "tool", call.Tool, "error", err.Error())
 		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
 		abortRPC(c, http.StatusServiceUnavailable, id, s.opts.ErrorCodes.Unavailable,
@@ -685,7 +724,7 @@ func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call metering.Ca
 	}
 	retry := ceilSeconds(d.RetryAfter)
 	c.Header("Retry-After", strconv.FormatInt(retry, 10))
-	s.metrics.callDone(call.Tool, metering.OutcomeRefused)
+	s.callDone(c.Request.Context(), call.Tool, metering.OutcomeRefused)
 	if refused != nil {
 		refused()
 	}
@@ -730,7 +769,7 @@ func (s *Server) refundAdmission(ctx context.Context, a *admission, event bool) 
 // billed. Its usage event has outcome not_run and cost 0.
 func (s *Server) settleUnrun(ctx context.Context, a *admission) {
 	s.logger.Warn("admitted tools/call was not run; refunding it", "key_id", a.call.KeyID, "tool", a.call.Tool)
-	s.metrics.callDone(a.call.Tool, metering.OutcomeNotRun)
+	s.callDone(ctx, a.call.Tool, metering.OutcomeNotRun)
 	s.refundAdmission(ctx, a, true)
 }
 
@@ -742,6 +781,7 @@ func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage
 	t := time.Now()
 	plan, err := s.opts.Keys.ResolveKey(ctx, cred.key)
 	cancel()
+	exchangeFrom(c.Request.Context()).call.meter += time.Since(t)
 	keyErr := errors.Is(err, metering.ErrUnknownKey) || errors.Is(err, metering.ErrRevokedKey)
 	if keyErr {
 		s.metrics.meterOp("resolve", time.Since(t), nil)
@@ -759,7 +799,7 @@ func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage
 		if keyErr {
 			o = metering.OutcomeUnauthorized
 		}
-		s.metrics.callDone(tool, o)
+		s.callDone(c.Request.Context(), tool, o)
 	}
 	msg, status := keyErrorMessage(cred.keyID, err)
 	if status == http.StatusUnauthorized {

@@ -88,7 +88,7 @@ const maxPendingAfterCall = 1024
 // them.
 func (s *Server) afterCall(ctx context.Context, a *admission, outcome metering.Outcome, status int, bytes int64, failed bool) {
 	end := time.Now()
-	s.metrics.callDone(a.call.Tool, outcome)
+	s.callDone(ctx, a.call.Tool, outcome)
 	if s.opts.Meter == nil {
 		return
 	}

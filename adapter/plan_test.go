@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -429,5 +430,67 @@ func TestUsageEventsBatched(t *testing.T) {
 	}
 	if n != 40 || meter.singles != 0 {
 		t.Errorf("%d events in %d batches and %d one by one; want 40 in batches", n, len(meter.batches), meter.singles)
+	}
+}
+
+// TestAccessLogToolsCall: the access-log line of a tools/call says how it
+// ended: outcome, upstream status, is_error, the meter's decision, the
+// units charged and the time spent in the meter and upstream (beside the
+// total duration_ms).
+func TestAccessLogToolsCall(t *testing.T) {
+	up := newPlanUpstream(t)
+	logs := &logBuffer{}
+	refuse := false
+	meter := &fakeMeter{admit: func(c metering.Call) (metering.Decision, error) {
+		if refuse {
+			return metering.Decision{Limit: 30, RetryAfter: time.Second, Policy: "per_minute", RefusedBy: "per_minute", Window: time.Minute}, nil
+		}
+		return allowedDecision(c)
+	}}
+	srv, s := serveServer(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, Logger: newLogger(logs)})
+	key := map[string]string{"X-API-Key": "k-free"}
+	post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`), key)
+	post(t, srv.URL+"/mcp", toolsCallBody(2, "always_fails", `{}`), key)
+	post(t, srv.URL+"/mcp", toolsCallBody(3, "admin_stats", `{}`), key)
+	post(t, srv.URL+"/mcp", toolsCallBody(4, "get_quote", `{}`), key)
+	refuse = true
+	post(t, srv.URL+"/mcp", toolsCallBody(5, "get_quote", `{"symbol":"AAPL"}`), key)
+	meter.settledEvents(t, s, 5)
+
+	var got []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["msg"] != "http request" {
+			continue
+		}
+		// The times vary: each must be a number of milliseconds, at least 0.
+		for _, k := range []string{"duration_ms", "meter_ms", "upstream_ms"} {
+			if v, ok := rec[k].(float64); !ok || v < 0 {
+				t.Errorf("%s = %v, want a number of milliseconds", k, rec[k])
+			}
+			rec[k] = 0.0
+		}
+		if id, _ := rec["request_id"].(string); len(id) != 16 {
+			t.Errorf("request_id = %q, want 16 hex digits", id)
+		}
+		delete(rec, "time")
+		rec["request_id"] = "R"
+		got = append(got, rec)
+	}
+	base := func(id int, tool, outcome string, status int, isError bool, decision string, cost int, httpStatus int) map[string]any {
+		return map[string]any{"level": "INFO", "msg": "http request", "method": "POST", "path": "/mcp", "status": float64(httpStatus),
+			"duration_ms": 0.0, "request_id": "R", "key_id": metering.KeyID("k-free"), "key_source": "header", "rpc_method": "tools/call",
+			"tool": tool, "outcome": outcome, "upstream_status": float64(status), "is_error": isError, "meter": decision,
+			"cost": float64(cost), "meter_ms": 0.0, "upstream_ms": 0.0}
+	}
+	want := []map[string]any{
+		base(1, "get_quote", "ok", 200, false, "allowed", 1, 200),
+		base(2, "always_fails", "upstream_error", 500, true, "allowed", 1, 200),
+		base(3, "admin_stats", "not_in_plan", 0, true, "", 0, 200),
+		base(4, "get_quote", "invalid_arguments", 0, true, "allowed", 1, 200),
+		base(5, "get_quote", "refused", 0, false, "refused", 0, 429),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("access-log lines (-want +got):\n%s", diff)
 	}
 }

@@ -138,6 +138,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 				log().Debug("tool not in plan", "plan", a.call.Plan.Name)
 			}
 			s.afterCall(ctx, a, metering.OutcomeNotInPlan, 0, 0, false)
+			ex.call.isError = true
 			return errorResult(a.denied), nil
 		}
 
@@ -184,10 +185,12 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 					log().Debug("tool call refused", "error", err.Error())
 				}
 				s.afterCall(ctx, a, metering.OutcomeInvalidArguments, 0, 0, true)
+				ex.call.isError = true
 				return errorResult(err.Error()), nil
 			default:
 				log().Error("building upstream request failed", "error", redact(err.Error(), cred.key))
 				s.afterCall(ctx, a, metering.OutcomeUpstreamFailed, 0, 0, true)
+				ex.call.isError = true
 				return errorResult("internal error: building the upstream request: " + redact(err.Error(), cred.key)), nil
 			}
 		}
@@ -206,7 +209,9 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		case out.status < 200 || out.status > 299:
 			outcome = metering.OutcomeUpstreamError
 		}
-		s.metrics.upstream.WithLabelValues(string(outcome)).Observe(time.Since(sent).Seconds())
+		took := time.Since(sent)
+		s.metrics.upstream.WithLabelValues(string(outcome)).Observe(took.Seconds())
+		ex.call.status, ex.call.isError, ex.call.upstream = out.status, out.res.IsError, took
 		if s.logger.Enabled(ctx, slog.LevelDebug) {
 			log().Debug("tool call",
 				"operation_id", t.OperationID,
