@@ -162,10 +162,28 @@ func placeholderFor(o *obj) *obj {
 	if !o.outCut {
 		p.set("type", "object")
 		p.set("description", o.cutName+": nested structure omitted; pass it as a JSON object")
-		return p
+		return withScalarAlternatives(p, branchTypes(o))
 	}
 	p.set("description", o.cutName+": nested structure omitted; the text content has the whole response")
 	return p
+}
+
+// branchTypes lists the non-object, non-null types of the anyOf branches of
+// a converted schema, in order.
+func branchTypes(o *obj) []string {
+	l, _ := o.get("anyOf")
+	branches, _ := l.([]any)
+	var ts []string
+	for _, b := range branches {
+		bo, ok := b.(*obj)
+		if !ok {
+			continue
+		}
+		if t := bo.str("type"); t != "" && t != "object" && t != "null" && !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }
 
 // sizeAt returns the serialized size of o when it has r levels of object

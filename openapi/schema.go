@@ -283,6 +283,48 @@ func nonNullTypes(s *openapi3.Schema) ([]string, bool) {
 	return ts, nullable
 }
 
+// scalarAlternatives lists the non-object types among the oneOf and anyOf
+// alternatives of s, in order: an expandable field (a string id, or the
+// object when expanded) has "string".
+func scalarAlternatives(s *openapi3.Schema) []string {
+	var ts []string
+	for _, alts := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf} {
+		for _, a := range alts {
+			if a == nil || a.Value == nil || objectLike(a.Value) {
+				continue
+			}
+			types, _ := nonNullTypes(a.Value)
+			for _, t := range types {
+				if t != "object" && !slices.Contains(ts, t) {
+					ts = append(ts, t)
+				}
+			}
+		}
+	}
+	return ts
+}
+
+// withScalarAlternatives returns p, an object placeholder, as one branch
+// of an anyOf beside the scalar types ts, so that a cut schema still takes
+// the values it took besides an object (S2); p itself when ts is empty.
+func withScalarAlternatives(p *obj, ts []string) *obj {
+	if len(ts) == 0 {
+		return p
+	}
+	l := make([]any, 0, len(ts)+1)
+	for _, t := range ts {
+		b := &obj{}
+		b.set("type", t)
+		if t == "array" {
+			b.set("items", &obj{})
+		}
+		l = append(l, b)
+	}
+	w := &obj{}
+	w.set("anyOf", append(l, p))
+	return w
+}
+
 func (c *converter) placeholder(name, typ, desc string) *obj {
 	o := &obj{}
 	o.set("type", typ)
@@ -319,7 +361,16 @@ func (c *converter) schema(s *openapi3.Schema, depth int, name string, root bool
 			name = "Object"
 		}
 		c.depthCut = true
-		return c.placeholder(name, "object", name+": nested structure omitted; pass it as a JSON object")
+		if !c.request {
+			// An output schema's placeholder describes and does not constrain
+			// (R8): no type, so whatever the API sends there fits.
+			p := &obj{}
+			p.set("description", name+": nested structure omitted; the text content has the whole response")
+			c.add(len(name) + 70)
+			return p
+		}
+		p := c.placeholder(name, "object", name+": nested structure omitted; pass it as a JSON object")
+		return withScalarAlternatives(p, scalarAlternatives(s))
 	}
 	var key memoKey
 	if !root && c.memo != nil {
