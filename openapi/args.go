@@ -58,41 +58,18 @@ func splitObject(data []byte) ([]arg, error) {
 // keys: decoding whole output schemas for this cost ~90 ms per load on
 // Kubernetes.
 func objectRoot(schema []byte) bool {
-	p := jsonvalue.Parser{B: schema}
-	p.Space()
-	if p.I >= len(p.B) || p.B[p.I] != '{' {
+	members, ok := jsonvalue.Members(schema)
+	if !ok {
 		return false
 	}
-	p.I++
 	object := false
-	for {
-		p.Space()
-		if p.I < len(p.B) && p.B[p.I] == '}' {
-			return object
-		}
-		k, err := p.Str()
-		if err != nil {
-			return false
-		}
-		p.Space()
-		if p.I >= len(p.B) || p.B[p.I] != ':' {
-			return false
-		}
-		p.I++
-		p.Space()
-		start := p.I
-		if !p.Skip() {
-			return false
-		}
-		switch k {
+	for _, m := range members {
+		switch m.Key {
 		case "anyOf":
 			return false
 		case "type":
-			object = string(p.B[start:p.I]) == `"object"`
-		}
-		p.Space()
-		if p.I < len(p.B) && p.B[p.I] == ',' {
-			p.I++
+			object = string(m.Raw) == `"object"`
 		}
 	}
+	return object
 }
