@@ -177,7 +177,7 @@ func (s *Server) callDone(ctx context.Context, tool string, o metering.Outcome) 
 	}
 }
 
-// decisionName names a Meter's answer as the metrics do.
+// decisionName names a Meter's answer, in the metrics and the access log.
 func decisionName(d metering.Decision, err error) string {
 	switch {
 	case err != nil:

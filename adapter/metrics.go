@@ -100,14 +100,9 @@ func (m *metrics) eventsDone(n int, err error) {
 }
 
 func (m *metrics) decision(d metering.Decision, err error) {
-	switch {
-	case err != nil:
-		m.decisions.WithLabelValues("error", "").Inc()
-	case d.Degraded:
-		m.decisions.WithLabelValues("degraded", "").Inc()
-	case d.Allowed:
-		m.decisions.WithLabelValues("allowed", "").Inc()
-	default:
-		m.decisions.WithLabelValues("refused", d.RefusedBy).Inc()
+	name, reason := decisionName(d, err), ""
+	if name == "refused" {
+		reason = d.RefusedBy
 	}
+	m.decisions.WithLabelValues(name, reason).Inc()
 }
