@@ -466,6 +466,9 @@ func jsonType(v any) string {
 	case string:
 		return "string"
 	case json.Number:
+		if !strings.ContainsAny(string(x), ".eE") {
+			return "integer" // the usual literal, without the exact check's allocation
+		}
 		if r, ok := new(big.Rat).SetString(string(x)); ok && r.IsInt() {
 			return "integer"
 		}
