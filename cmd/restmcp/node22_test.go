@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,24 +35,11 @@ func requireNode22(t *testing.T) string {
 	return node
 }
 
-// runNode22 runs a script of node22Dir's node_modules with Node 22 and
-// returns its standard output; a non-zero exit fails the test unless
-// allowFail.
+// runNode22 runs a script of node22Dir's node_modules with Node 22 (see
+// runNode), for at most 90 s.
 func runNode22(t *testing.T, node string, allowFail bool, args ...string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, args...)
-	cmd.Dir = node22Dir
-	// The Inspector keeps its catalog and secrets under HOME.
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "NO_COLOR=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil && !allowFail {
-		t.Fatalf("node %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, stderr.String())
-	}
-	return out
+	return runNode(t, node22Dir, node, 90*time.Second, allowFail, args...)
 }
 
 // TestMCPConformanceSuite runs the official MCP conformance suite's server

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,17 +116,25 @@ func TestTypeScriptClientV2Modern(t *testing.T) {
 // script's standard error.
 func runTSClient(t *testing.T, node, script string, args ...string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return runNode(t, tsClientDir, node, 30*time.Second, false, append([]string{script}, args...)...)
+}
+
+// runNode runs node with args in dir, with HOME a fresh temporary folder
+// (the Inspector keeps its catalog and secrets there), and returns its
+// standard output. A non-zero exit fails the test with the standard error,
+// unless allowFail; a run past timeout always fails.
+func runNode(t *testing.T, dir, node string, timeout time.Duration, allowFail bool, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
-	cmd.Dir = tsClientDir
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "NO_COLOR=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node %s: %v\n%s", script, err, stderr)
+	if err != nil && (!allowFail || ctx.Err() != nil) {
+		t.Fatalf("node %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, stderr.String())
 	}
 	return out
 }
