@@ -19,7 +19,7 @@ const (
 type credential struct {
 	key    string // the key itself; never logged
 	keyID  string // KeyID(key); "" when no key was presented
-	source string // "header", "bearer" or "query"; "" when none
+	source string // "header", "bearer", "query" or "oauth" (an access token's key); "" when none
 	unsafe string // non-empty: what in key is unsafe (see unsafeKeyChar); such a key is refused
 }
 

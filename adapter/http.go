@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -56,6 +57,11 @@ func (s *Server) newEngine() *gin.Engine {
 	// Every method reaches the go-sdk, which answers anything but POST with
 	// 405 and "Allow: POST" in stateless mode (C26 row 5).
 	e.Any(s.opts.MCPPath, mcpChain...)
+	if s.opts.OAuth != nil {
+		s.opts.OAuth.Mount(e)
+		// The same chain, with the caller taken from an access token.
+		e.Any(s.opts.OAuth.ResourcePath(), s.originCheck, s.bodyLimit, s.oauthCredential, s.decode, s.gate, s.serveMCP)
+	}
 	e.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "not found"})
 	})
@@ -340,6 +346,13 @@ func (s *Server) extractCredential(c *gin.Context) {
 	c.Request.Header.Del(apiKeyHeader)
 	if cred.source == "bearer" {
 		c.Request.Header.Del("Authorization")
+		if s.opts.OAuth != nil && oauth.IsAccessToken(cred.key) {
+			// An OAuth access token works here too, standing for its key.
+			if s.resolveAccessToken(c, cred.key) {
+				c.Next()
+			}
+			return
+		}
 	}
 	exchangeFrom(c.Request.Context()).cred = cred
 	c.Next()
@@ -804,7 +817,7 @@ func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage
 	msg, status := keyErrorMessage(cred.keyID, err)
 	if status == http.StatusUnauthorized {
 		s.logger.Info("API key refused", "key_id", cred.keyID, "tool", tool, "error", err.Error())
-		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp", error="invalid_token"`)
+		c.Header("WWW-Authenticate", s.keyChallenge(cred))
 	} else {
 		s.logger.Error("key lookup failed; refusing request", "key_id", cred.keyID, "tool", tool, "error", err.Error())
 		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))

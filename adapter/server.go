@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -163,6 +164,15 @@ type Options struct {
 	// the SDK would write, at a fraction of the cost; this is the switch to
 	// rule it out when diagnosing a client. False: the fast path is on.
 	DisableFastPath bool
+
+	// OAuth, when set, is the OAuth front for clients that cannot send an
+	// API key (Claude and ChatGPT connectors): its authorization server's
+	// routes are mounted, and the MCP endpoint is served a second time at
+	// its ResourcePath, where every request needs one of its access tokens
+	// and is then served as a call with the API key the token stands for.
+	// Its access tokens are accepted as Bearer tokens at MCPPath too. Nil:
+	// none.
+	OAuth *oauth.Server
 
 	// Logger receives the access log and tool-call diagnostics. Keys are never
 	// logged, only their key_id. Nil: discard.
@@ -323,6 +333,18 @@ func (o Options) check() []error {
 	switch o.MCPPath {
 	case "/health", "/ready", "/usage", "/metrics":
 		errs = append(errs, fmt.Errorf("MCPPath %q collides with a built-in route", o.MCPPath))
+	}
+	if o.OAuth != nil {
+		switch p := o.OAuth.ResourcePath(); {
+		case p == o.MCPPath:
+			errs = append(errs, fmt.Errorf("OAuth's MCP path %q is MCPPath too; header clients and OAuth clients need one each", p))
+		case p == "/health" || p == "/ready" || p == "/usage" || p == "/metrics" || strings.HasPrefix(p, "/.well-known/") ||
+			p == oauth.PathAuthorize || p == oauth.PathToken || p == oauth.PathRegister || p == oauth.PathRevoke:
+			errs = append(errs, fmt.Errorf("OAuth's MCP path %q collides with a built-in route", p))
+		}
+		if o.PublicMode {
+			errs = append(errs, errors.New("OAuth and PublicMode exclude each other: public mode ignores every credential"))
+		}
 	}
 	for _, f := range []struct {
 		name string
