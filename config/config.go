@@ -1,11 +1,13 @@
 package config
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +31,8 @@ const (
 	DefaultAddr = "127.0.0.1:8080"
 	// DefaultMCPPath is where the Streamable HTTP endpoint is mounted.
 	DefaultMCPPath = "/mcp"
+	// DefaultOAuthMCPPath is where the OAuth MCP endpoint is mounted.
+	DefaultOAuthMCPPath = "/oauth/mcp"
 	// DefaultRedisURL is empty: metering counters live in process memory
 	// (one replica only; counters reset on restart).
 	DefaultRedisURL Secret = ""
@@ -227,6 +231,29 @@ type Config struct {
 	// caller credential is sent upstream. RequireKey is ignored. Default
 	// false.
 	PublicMode bool
+	// OAuth serves the OAuth front for Claude and ChatGPT connectors,
+	// which cannot send API keys: an authorization server whose sign-in
+	// page takes the user's API key, and a second MCP endpoint at
+	// OAuthMCPPath that takes its access tokens. Default false.
+	OAuth bool
+	// OAuthMCPPath is the OAuth MCP endpoint's path. Default /oauth/mcp.
+	OAuthMCPPath string
+	// OAuthEncryptionKey seals the API keys behind access tokens in the
+	// token store: 32 bytes, base64-encoded. Required with redis_url, and
+	// the same on every replica; without Redis, empty makes a random key
+	// per process.
+	OAuthEncryptionKey Secret
+	// OAuthKeysURL is where users get an API key, linked from the sign-in
+	// page. Empty: no link.
+	OAuthKeysURL string
+	// OAuthRedirectURIs lists the https redirect URIs OAuth clients may
+	// register ("*": any https URI); loopback http ones always may.
+	// Default: the Claude and ChatGPT connector callbacks.
+	OAuthRedirectURIs []string
+	// OAuthVerifyOperation names the tool whose upstream call, made
+	// without arguments, checks a key at sign-in when keys are not in a
+	// registry (key_mode open). Empty: such keys are accepted as typed.
+	OAuthVerifyOperation string
 	// PublicGlobalPlan, in public mode, names a plan of the plans file whose
 	// limits apply to all public callers together. Empty: none.
 	PublicGlobalPlan string
@@ -359,6 +386,8 @@ func Default() Config {
 		Lenient:           DefaultLenient,
 		Addr:              DefaultAddr,
 		MCPPath:           DefaultMCPPath,
+		OAuthMCPPath:      DefaultOAuthMCPPath,
+		OAuthRedirectURIs: slices.Clone(DefaultOAuthRedirectURIs),
 		RedisURL:          DefaultRedisURL,
 		RedisMode:         DefaultRedisMode,
 		RateLimit:         DefaultRateLimit,
@@ -522,6 +551,31 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.PublicGlobalPlan != "" && !c.PublicMode {
 		bad("public_global_plan", "needs public_mode: true")
+	}
+	if c.OAuth {
+		if err := checkPath(c.OAuthMCPPath); err != nil {
+			bad("oauth_mcp_path", "%v", err)
+		} else if c.OAuthMCPPath == c.MCPPath {
+			bad("oauth_mcp_path", "%q is mcp_path too; OAuth clients and header clients need one path each", c.OAuthMCPPath)
+		}
+		if c.OAuthEncryptionKey == "" && c.RedisURL != "" {
+			bad("oauth_encryption_key", "is required with redis_url: every replica must open the keys sealed in Redis (make one with: openssl rand -base64 32)")
+		}
+		if c.PublicURL != "" {
+			if u, err := url.Parse(c.PublicURL); err == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
+				bad("public_url", "must be https for oauth: codes and tokens would cross the network in the clear (http is allowed on loopback only); got %q", c.PublicURL)
+			}
+		}
+	}
+	if c.OAuthEncryptionKey != "" {
+		if _, err := c.OAuthKey(); err != nil {
+			bad("oauth_encryption_key", "%v", err)
+		}
+	}
+	for _, r := range c.OAuthRedirectURIs {
+		if u, err := url.Parse(r); r != "*" && (err != nil || u.Scheme != "https" || u.Host == "" || u.Fragment != "") {
+			bad("oauth_redirect_uris", "%q is not an https URL without a fragment (or *)", r)
+		}
 	}
 	for _, p := range c.TrustedProxies {
 		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
@@ -769,4 +823,42 @@ func sortedNames(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// DefaultOAuthRedirectURIs are the https redirect URIs OAuth clients may
+// register by default: the callbacks of Claude's and ChatGPT's custom
+// connectors.
+var DefaultOAuthRedirectURIs = []string{
+	"https://claude.ai/api/mcp/auth_callback",
+	"https://claude.com/api/mcp/auth_callback",
+	"https://chatgpt.com/connector_platform_oauth_redirect",
+}
+
+// OAuthKey decodes OAuthEncryptionKey: 32 bytes in standard or URL-safe
+// base64, padded or not. Empty gives nil.
+func (c Config) OAuthKey() ([]byte, error) {
+	v := strings.TrimRight(strings.TrimSpace(string(c.OAuthEncryptionKey)), "=")
+	if v == "" {
+		return nil, nil
+	}
+	b, err := base64.RawStdEncoding.DecodeString(v)
+	if err != nil {
+		b, err = base64.RawURLEncoding.DecodeString(v)
+	}
+	if err != nil {
+		return nil, errors.New("is not base64 (make one with: openssl rand -base64 32)")
+	}
+	if len(b) != 32 {
+		return nil, fmt.Errorf("must be 32 bytes once decoded, got %d (make one with: openssl rand -base64 32)", len(b))
+	}
+	return b, nil
+}
+
+// isLoopback reports whether host is localhost or a loopback IP.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

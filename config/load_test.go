@@ -87,6 +87,12 @@ var fullEnv = map[string]string{
 	"RESTMCP_SERVER_VARIABLES":       "region=eu, version = v2",
 	"RESTMCP_DEFAULT_SECURITY":       "header:Authorization:Bearer",
 	"RESTMCP_PUBLIC_URL":             "https://mcp.env.example/mcp",
+	"RESTMCP_OAUTH":                  "true",
+	"RESTMCP_OAUTH_MCP_PATH":         "/env-oauth-mcp",
+	"RESTMCP_OAUTH_ENCRYPTION_KEY":   "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+	"RESTMCP_OAUTH_KEYS_URL":         "https://env.example/keys",
+	"RESTMCP_OAUTH_REDIRECT_URIS":    "https://a.example/cb,*",
+	"RESTMCP_OAUTH_VERIFY_OPERATION": "status_get",
 	"RESTMCP_ERROR_CODES":            "unauthorized=-32001, rate_limited=-32029",
 	"RESTMCP_CREDENTIAL_PARAMETERS":  "api_key",
 	"RESTMCP_PLANS_FILE":             "env-plans.yaml",
@@ -198,6 +204,12 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv.ServerVariables = map[string]string{"region": "eu", "version": "v2"}
 	fromEnv.DefaultSecurity = "header:Authorization:Bearer"
 	fromEnv.PublicURL = "https://mcp.env.example/mcp"
+	fromEnv.OAuth = true
+	fromEnv.OAuthMCPPath = "/env-oauth-mcp"
+	fromEnv.OAuthEncryptionKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+	fromEnv.OAuthKeysURL = "https://env.example/keys"
+	fromEnv.OAuthRedirectURIs = []string{"https://a.example/cb", "*"}
+	fromEnv.OAuthVerifyOperation = "status_get"
 	fromEnv.ErrorCodes = map[string]string{"unauthorized": "-32001", "rate_limited": "-32029"}
 	fromEnv.CredentialParameters = []string{"api_key"}
 	fromEnv.PlansFile = "env-plans.yaml"
@@ -390,8 +402,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{
 			name:    "every unknown key is reported",
 			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
-			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, server_variables, shutdown_timeout, spec, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout)` + "\n" +
-				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, server_variables, shutdown_timeout, spec, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout)`,
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, server_variables, shutdown_timeout, spec, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, report_max_list_bytes, report_max_tools, require_key, server_variables, shutdown_timeout, spec, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout)`,
 		},
 		{
 			name:    "duration without unit",

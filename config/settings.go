@@ -242,6 +242,30 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "oauth", Flag: "oauth", Env: "RESTMCP_OAUTH", Type: "bool",
+			Usage: "Serve the OAuth front for Claude and ChatGPT connectors, which cannot send API keys: a sign-in page that takes the user's API key, and a second MCP endpoint at oauth_mcp_path whose access tokens stand for that key. Needs an https public_url (http on loopback only).",
+		}, field: func(c *Config) any { return &c.OAuth }},
+		{Setting: Setting{
+			Key: "oauth_mcp_path", Flag: "oauth-mcp-path", Env: "RESTMCP_OAUTH_MCP_PATH", Type: "path",
+			Usage: "URL path of the OAuth MCP endpoint: the URL to paste into Claude or ChatGPT is public_url's origin followed by it.",
+		}, field: func(c *Config) any { return &c.OAuthMCPPath }},
+		{Setting: Setting{
+			Key: "oauth_encryption_key", Env: "RESTMCP_OAUTH_ENCRYPTION_KEY", Type: "base64",
+			Usage: "32 bytes (openssl rand -base64 32) that seal the API keys behind access tokens in Redis and sign the sign-in form; the same on every replica. Required with redis_url; without Redis, empty makes a random key per process (tokens end at restart). No flag: it is a secret.",
+		}, field: func(c *Config) any { return &c.OAuthEncryptionKey }},
+		{Setting: Setting{
+			Key: "oauth_keys_url", Flag: "oauth-keys-url", Env: "RESTMCP_OAUTH_KEYS_URL", Type: "url",
+			Usage: "Where users get an API key, linked from the sign-in page. Empty: no link.",
+		}, field: func(c *Config) any { return &c.OAuthKeysURL }},
+		{Setting: Setting{
+			Key: "oauth_redirect_uris", Flag: "oauth-redirect-uris", Env: "RESTMCP_OAUTH_REDIRECT_URIS", Type: "list",
+			Usage: "https redirect URIs OAuth clients may register, compared exactly (* allows any https URI). Loopback http URIs (native clients) are always allowed.",
+		}, field: func(c *Config) any { return &c.OAuthRedirectURIs }},
+		{Setting: Setting{
+			Key: "oauth_verify_operation", Flag: "oauth-verify-operation", Env: "RESTMCP_OAUTH_VERIFY_OPERATION", Type: "string",
+			Usage: "Tool (by name) whose upstream call, made without arguments, checks a key at sign-in when key_mode is open: 2xx accepts it, 401 or 403 refuses it. Empty: in open mode the sign-in accepts any key and the upstream API judges it on each call. In registry mode the registry checks keys.",
+		}, field: func(c *Config) any { return &c.OAuthVerifyOperation }},
+		{Setting: Setting{
 			Key: "default_security", Flag: "default-security", Env: "RESTMCP_DEFAULT_SECURITY", Type: "string",
 			Usage: "Where the caller's key goes for a document that declares no security: header:<Name>, header:Authorization:Bearer, query:<name>, cookie:<name>, bearer or basic. Empty: such operations get no credential.",
 		}, field: func(c *Config) any { return &c.DefaultSecurity }},
