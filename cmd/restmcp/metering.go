@@ -99,6 +99,7 @@ func loadPlans(cfg config.Config) (*metering.Plans, error) {
 type meteringWiring struct {
 	plans    *metering.Plans
 	registry *metering.Registry
+	redis    redis.UniversalClient // nil without redis_url
 	meter    metering.Meter
 	ready    func(context.Context) error
 	close    func(context.Context)
@@ -138,6 +139,7 @@ func newMetering(ctx context.Context, cfg config.Config, logger *slog.Logger, re
 		rm := metering.NewRedis(client, metering.Options{EventMaxLen: cfg.EventMaxLen})
 		om := metering.NewOutageMeter(ctx, rm, metering.OutageOptions{Policy: plans.Outage, Logger: logger})
 		w.registry = metering.NewRegistry(client, plans, metering.RegistryOptions{})
+		w.redis = client
 		w.meter, w.ready = om, rm.Ping
 		w.close = func(ctx context.Context) {
 			if err := om.Close(ctx); err != nil {

@@ -162,7 +162,7 @@ func startApp(t testing.TB, plansYAML string, env map[string]string) *testApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, mw, err := newServer(ctx, cfg, doc, logger)
+	srv, mw, err := newServer(ctx, cfg, doc, logger, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

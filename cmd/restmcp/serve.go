@@ -69,7 +69,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Warn("callers' API keys reach no upstream operation: the document declares no security; name the placement with default_security (e.g. header:X-Api-Key) or credential_parameters")
 	}
 
-	srv, mw, err := newServer(ctx, cfg, doc, logger)
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	srv, mw, err := newServer(ctx, cfg, doc, logger, ln.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -81,20 +86,17 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		mw.close(cctx)
 	}()
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
-	}
 	ln = netutil.LimitListener(ln, cfg.MaxConnections)
 	httpSrv := newHTTPServer(cfg, srv.Handler(), logger)
 	mcpURL := "http://" + ln.Addr().String() + cfg.MCPPath
 	logger.Info("ready",
 		"mcp_url", mcpURL,
+		"oauth_mcp_url", srv.OAuthURL(),
 		"tools", len(doc.Tools),
 		"spec", redactURL(specLocation),
 		"startup_ms", time.Since(start).Milliseconds(),
 	)
-	printBanner(stdout, mcpURL, cfg.PublicURL, doc, cfg.Spec == "")
+	printBanner(stdout, mcpURL, cfg.PublicURL, srv.OAuthURL(), doc, cfg.Spec == "")
 
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
@@ -166,7 +168,7 @@ func startDemo(logger *slog.Logger) (*demoServer, error) {
 
 // newServer wires plans, keys, metering and metrics into the adapter for
 // doc's tools. The caller closes the returned metering when done.
-func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, logger *slog.Logger) (*adapter.Server, *meteringWiring, error) {
+func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, logger *slog.Logger, listenAddr string) (*adapter.Server, *meteringWiring, error) {
 	var reg *prometheus.Registry
 	if cfg.Metrics {
 		reg = prometheus.NewRegistry()
@@ -196,7 +198,13 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		logger.Info("public mode: callers are metered by client address; presented credentials are ignored",
 			"public_global_plan", cfg.PublicGlobalPlan, "trusted_proxies", strings.Join(cfg.TrustedProxies, ","))
 	}
-	srv, err := adapter.New(adapter.Options{
+	var srv *adapter.Server // set below; the OAuth key check calls it
+	front, err := newOAuthFront(cfg, doc, mw, listenAddr, logger, func() *adapter.Server { return srv })
+	if err != nil {
+		mw.close(ctx)
+		return nil, nil, err
+	}
+	srv, err = adapter.New(adapter.Options{
 		Tools:            doc.Tools,
 		Name:             "restmcp",
 		Version:          version,
@@ -218,18 +226,23 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		PublicMode:       cfg.PublicMode,
 		PublicGlobalPlan: global,
 		TrustedProxies:   cfg.TrustedProxies,
+		OAuth:            front,
 		Logger:           logger,
 	})
 	if err != nil {
 		mw.close(ctx)
 		return nil, nil, err
 	}
+	if op := cfg.OAuthVerifyOperation; front != nil && op != "" && !srv.HasTool(op) {
+		mw.close(ctx)
+		return nil, nil, fmt.Errorf("oauth_verify_operation: no tool %q in %s", op, doc.Title)
+	}
 	return srv, mw, nil
 }
 
 // printBanner writes the MCP URL, the tool count and ready-to-paste client
 // configurations to w, for public_url when it is set.
-func printBanner(w io.Writer, mcpURL, publicURL string, doc *openapi.Document, demo bool) {
+func printBanner(w io.Writer, mcpURL, publicURL, oauthURL string, doc *openapi.Document, demo bool) {
 	key := "YOUR_API_KEY"
 	if demo {
 		key = "demo-key"
@@ -238,6 +251,10 @@ func printBanner(w io.Writer, mcpURL, publicURL string, doc *openapi.Document, d
 	fmt.Fprintf(&b, "\nrestmcp is serving %q (%d tools) at %s\n", doc.Title, len(doc.Tools), mcpURL)
 	if demo {
 		b.WriteString("(bundled demo API: any non-empty key is accepted)\n")
+	}
+	if oauthURL != "" {
+		fmt.Fprintf(&b, "\nClaude and ChatGPT custom connectors (sign in with your API key): %s\n", oauthURL)
+		fmt.Fprintf(&b, "Clients that send the key in a header or as ?api_key=: %s\n", mcpURL)
 	}
 	b.WriteString("\n")
 	_, _ = io.WriteString(w, b.String())

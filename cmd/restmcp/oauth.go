@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+
+	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/adapter/oauth"
+	"github.com/restmcp/restmcp/config"
+	"github.com/restmcp/restmcp/metering"
+	"github.com/restmcp/restmcp/openapi"
+)
+
+// newOAuthFront builds the OAuth front when cfg.OAuth is set (nil
+// otherwise): the issuer is public_url's origin, or the listen address
+// when that is loopback; grants live in Redis when metering does, in
+// memory otherwise. A key is checked at sign-in by the key registry and,
+// with oauth_verify_operation, by one upstream call through srv().
+func newOAuthFront(cfg config.Config, doc *openapi.Document, mw *meteringWiring, listenAddr string, logger *slog.Logger, srv func() *adapter.Server) (*oauth.Server, error) {
+	if !cfg.OAuth {
+		return nil, nil
+	}
+	issuer, err := oauthIssuer(cfg.PublicURL, listenAddr)
+	if err != nil {
+		return nil, err
+	}
+	key, err := cfg.OAuthKey()
+	if err != nil {
+		return nil, fmt.Errorf("oauth_encryption_key %w", err)
+	}
+	if key == nil {
+		key = make([]byte, 32)
+		_, _ = rand.Read(key)
+		logger.Warn("oauth: no oauth_encryption_key; using a random one, so every token ends when this process does")
+	}
+	var store oauth.Store = oauth.NewMemoryStore(nil)
+	storeName := "memory"
+	if mw.redis != nil {
+		store, storeName = oauth.NewRedisStore(mw.redis), "redis"
+	}
+	verify := cfg.OAuthVerifyOperation
+	if mw.plans.KeyMode != metering.KeyModeRegistry && verify == "" {
+		logger.Warn("oauth: key_mode open and no oauth_verify_operation: the sign-in page accepts any key; the upstream API judges it on each call")
+	}
+	front, err := oauth.New(oauth.Options{
+		Issuer:        issuer,
+		ResourcePath:  cfg.OAuthMCPPath,
+		ResourceName:  doc.Title,
+		KeysURL:       cfg.OAuthKeysURL,
+		Store:         store,
+		EncryptionKey: key,
+		CheckKey: func(ctx context.Context, key string) error {
+			if _, err := mw.registry.ResolveKey(ctx, key); err != nil {
+				return err
+			}
+			if verify != "" {
+				return srv().VerifyKey(ctx, verify, key)
+			}
+			return nil
+		},
+		RedirectURIs: cfg.OAuthRedirectURIs,
+		Logger:       logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	logger.Info("oauth front", "issuer", issuer, "store", storeName, "verify_operation", verify, "key_mode", string(mw.plans.KeyMode))
+	return front, nil
+}
+
+// oauthIssuer is the authorization server's issuer: the origin of
+// publicURL, or http://<listen address> when publicURL is empty and the
+// address is loopback (local use; remote clients need https).
+func oauthIssuer(publicURL, listenAddr string) (string, error) {
+	if publicURL != "" {
+		u, err := url.Parse(publicURL)
+		if err != nil {
+			return "", fmt.Errorf("public_url: %w", err)
+		}
+		return u.Scheme + "://" + u.Host, nil
+	}
+	host, _, err := net.SplitHostPort(listenAddr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return "", fmt.Errorf("oauth needs public_url: the https origin clients reach (e.g. https://mcp.example.com, behind your TLS proxy); the listen address %s is not loopback", listenAddr)
+	}
+	return "http://" + listenAddr, nil
+}
