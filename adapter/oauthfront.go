@@ -35,6 +35,12 @@ func (s *Server) oauthCredential(c *gin.Context) {
 			"authorization required: this endpoint takes OAuth access tokens; connect with an MCP client that supports OAuth (it signs you in with your API key), or send the API key to "+s.opts.MCPPath+" instead")
 		return
 	}
+	if !oauth.IsAccessToken(token) {
+		msg := "this endpoint takes OAuth access tokens, not API keys: connect with an MCP client that supports OAuth, or send the API key to " + s.opts.MCPPath + " instead"
+		c.Header("WWW-Authenticate", s.opts.OAuth.Challenge("invalid_token", msg))
+		abortRPC(c, http.StatusUnauthorized, nil, s.opts.ErrorCodes.Unauthorized, msg)
+		return
+	}
 	if s.resolveAccessToken(c, token) {
 		c.Next()
 	}
