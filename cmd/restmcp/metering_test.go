@@ -96,6 +96,7 @@ type recUpstream struct {
 	*httptest.Server
 	mu    sync.Mutex
 	paths []string
+	keys  []string // the X-Api-Key of each request, beside paths
 }
 
 func newRecUpstream(t testing.TB) *recUpstream {
@@ -103,6 +104,7 @@ func newRecUpstream(t testing.TB) *recUpstream {
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		u.paths = append(u.paths, r.URL.Path)
+		u.keys = append(u.keys, r.Header.Get("X-Api-Key"))
 		u.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/fail" {
@@ -120,8 +122,18 @@ func (u *recUpstream) take() []string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	p := u.paths
-	u.paths = nil
+	u.paths, u.keys = nil, nil
 	return p
+}
+
+// takeKeys returns and forgets the X-Api-Key of each request (and its
+// path).
+func (u *recUpstream) takeKeys() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	k := u.keys
+	u.paths, u.keys = nil, nil
+	return k
 }
 
 // testApp is restmcp wired by newServer, as runServe wires it, behind an
@@ -162,11 +174,19 @@ func startApp(t testing.TB, plansYAML string, env map[string]string) *testApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, mw, err := newServer(ctx, cfg, doc, logger, "127.0.0.1:0")
+	// Listening first, as runServe does: the OAuth issuer names the port.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	srv, mw, err := newServer(ctx, cfg, doc, logger, ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv.Handler())
+	hs.Listener.Close()
+	hs.Listener = ln
+	hs.Start()
 	t.Cleanup(func() {
 		hs.Close()
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

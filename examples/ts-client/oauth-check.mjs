@@ -19,7 +19,7 @@ if (!url || !apiKey || !tool) {
   process.exit(2);
 }
 const redirectUrl = "http://127.0.0.1:33418/callback";
-const stateValue = "state-" + Math.random().toString(36).slice(2);
+const stateValue = "state-restmcp-check";
 
 // An in-memory OAuthClientProvider: what a connector keeps per user.
 const store = { client: undefined, tokens: undefined, verifier: undefined, authorizationURL: undefined };

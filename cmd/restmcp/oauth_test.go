@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/restmcp/restmcp/adapter/oauth/oauthtest"
+	"github.com/restmcp/restmcp/metering"
+)
+
+// oauthPlans: registry keys, and one static key on the free plan.
+const oauthPlans = gatePlans + `keys:
+  - key: oauth-static-key-1
+    plan: free
+`
+
+// TestOAuthTypeScriptClient: the official TypeScript SDK client with its
+// OAuth client provider connects to the OAuth MCP endpoint as a connector
+// does (401, discovery, registration, the sign-in page with the API key,
+// the code exchange with PKCE), lists and calls a tool, has its access
+// token refused and refreshes it, and calls again. Both calls are metered
+// under the key's plan and sent upstream with the key itself.
+func TestOAuthTypeScriptClient(t *testing.T) {
+	node := requireTSClient(t)
+	app := startApp(t, oauthPlans, map[string]string{"RESTMCP_OAUTH": "true"})
+	out := runTSClient(t, node, "oauth-check.mjs", app.url+"/oauth/mcp", "oauth-static-key-1", "get_quote", `{"symbol":"A"}`)
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output is not JSON: %v: %s", err, out)
+	}
+	// The client id is random and the page's size depends on it and the
+	// port: checked for shape, then compared with the rest.
+	if id, _ := got["registeredClientID"].(string); len(id) != 22 {
+		t.Errorf("registeredClientID = %v", got["registeredClientID"])
+	}
+	if n, _ := got["pageBytes"].(float64); n < 2000 || n > 4096 {
+		t.Errorf("pageBytes = %v, want 2000..4096", got["pageBytes"])
+	}
+	result := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"ok":true}`}}, "structuredContent": map[string]any{"ok": true}}
+	want := map[string]any{
+		"unauthorized":       true,
+		"registeredClientID": got["registeredClientID"],
+		"authorize": map[string]any{
+			"endpoint": app.url + "/oauth/authorize", "response_type": "code", "code_challenge_method": "S256",
+			"resource": app.url + "/oauth/mcp", "scope": "mcp", "redirect_uri": "http://127.0.0.1:33418/callback",
+		},
+		"callback":      map[string]any{"origin": "http://127.0.0.1:33418/callback", "iss": app.url},
+		"pageTitle":     "Sign in to Plans test API",
+		"pageBytes":     got["pageBytes"],
+		"tokenType":     "Bearer",
+		"scope":         "mcp",
+		"accessPrefix":  "rmcp_at_",
+		"refreshPrefix": "rmcp_rt_",
+		"refreshed":     true,
+		"tools":         []any{"admin_stats", "always_fails", "etfs_top_holdings", "get_quote"},
+		"result":        result,
+		"again":         result,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("client output (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"oauth-static-key-1", "oauth-static-key-1"}, app.up.takeKeys()); diff != "" {
+		t.Errorf("upstream X-Api-Key per request (-want +got):\n%s", diff)
+	}
+	keyID := metering.KeyID("oauth-static-key-1")
+	if got := toolUsage(app.report(t, keyID, "free"))["get_quote"].Calls; got != 2 {
+		t.Errorf("get_quote calls metered under the key = %d, want 2", got)
+	}
+}
+
+// TestOAuthTwoReplicasShareRedis: a token issued by one replica works on
+// another sharing Redis and the encryption key; a refresh on the second
+// and a reuse of the old refresh token on the first revoke the grant for
+// both.
+func TestOAuthTwoReplicasShareRedis(t *testing.T) {
+	redisURL := testRedisURL(t)
+	env := map[string]string{
+		"RESTMCP_REDIS_URL": redisURL, "RESTMCP_OAUTH": "true",
+		"RESTMCP_OAUTH_ENCRYPTION_KEY": "c2hhcmVkLWtleS1mb3ItYm90aC1yZXBsaWNhcy0zMmI=",
+	}
+	a := startApp(t, gatePlans, env)
+	b := startApp(t, gatePlans, env)
+	cleanupOAuthKeys(t, redisURL)
+	key, keyID := a.createKey(t, redisURL, "free")
+
+	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName: "replica test", RedirectURIs: []string{"http://127.0.0.1:9/cb"}, TokenEndpointAuthMethod: "none",
+			GrantTypes: []string{"authorization_code", "refresh_token"},
+		}},
+		RedirectURL:              "http://127.0.0.1:9/cb",
+		AuthorizationCodeFetcher: oauthtest.SignIn(http.DefaultClient, key),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: a.url + "/oauth/mcp", OAuthHandler: h, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_quote", Arguments: map[string]any{"symbol": "A"}}); err != nil || res.IsError {
+		t.Fatalf("call on A: %v %v", res, err)
+	}
+	ts, _ := h.TokenSource(ctx)
+	tok, err := ts.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// B serves A's token.
+	got := postOAuth(t, b.url, tok.AccessToken, callBody(1, "get_quote", `{"symbol":"B"}`))
+	if got.status != 200 || !strings.Contains(got.body, `"structuredContent":{"ok":true}`) {
+		t.Errorf("A's token on B: %d %s", got.status, got.body)
+	}
+	if diff := cmp.Diff([]string{key}, b.up.takeKeys()); diff != "" {
+		t.Errorf("B's upstream X-Api-Key (-want +got):\n%s", diff)
+	}
+	if n := toolUsage(b.report(t, keyID, "free"))["get_quote"].Calls; n != 2 {
+		t.Errorf("get_quote calls in the shared counters = %d, want 2", n)
+	}
+
+	// B refreshes; the old refresh token replayed on A revokes the grant.
+	refresh := func(app *testApp, rt string) httpResult {
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {registeredClientID(t, redisURL)}}
+		req, _ := http.NewRequest(http.MethodPost, app.url+"/oauth/token", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return doHTTP(t, req)
+	}
+	r := refresh(b, tok.RefreshToken)
+	var fresh struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &fresh); r.status != 200 || err != nil {
+		t.Fatalf("refresh on B: %d %s", r.status, r.body)
+	}
+	r = refresh(a, tok.RefreshToken)
+	if want := `{"error":"invalid_grant","error_description":"the refresh token was already used; every token issued with it is revoked; sign in again"}`; r.status != 400 || r.body != want {
+		t.Errorf("reused refresh token on A: %d %s", r.status, r.body)
+	}
+	got = postOAuth(t, a.url, fresh.AccessToken, callBody(2, "get_quote", `{"symbol":"C"}`))
+	if got.status != 401 || got.body != `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"invalid access token: unknown or revoked; sign in again"}}` {
+		t.Errorf("the refreshed token after the grant's revocation: %d %s", got.status, got.body)
+	}
+}
+
+// registeredClientID is the id of the one client registered in the OAuth
+// store (the go-sdk handler does not expose the id it was given).
+func registeredClientID(t *testing.T, redisURL string) string {
+	t.Helper()
+	c := redisClient(t, redisURL)
+	keys, err := c.Keys(context.Background(), "restmcp:oauth:client:*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("registered clients in Redis: %v, %v", keys, err)
+	}
+	return strings.TrimPrefix(keys[0], "restmcp:oauth:client:")
+}
+
+func redisClient(t *testing.T, u string) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// cleanupOAuthKeys removes the OAuth store's keys from the test database
+// before and after the test.
+func cleanupOAuthKeys(t *testing.T, u string) {
+	c := redisClient(t, u)
+	clean := func() {
+		ctx := context.Background()
+		keys, _ := c.Keys(ctx, "restmcp:oauth:*").Result()
+		if len(keys) > 0 {
+			c.Del(ctx, keys...)
+		}
+	}
+	clean()
+	t.Cleanup(clean)
+}
+
+// postOAuth posts body to the OAuth MCP endpoint with an access token.
+func postOAuth(t *testing.T, base, token, body string) httpResult {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/oauth/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	return doHTTP(t, req)
+}
+
+var regexpClientID = regexp.MustCompile(`"client_id":"([^"]+)"`)
