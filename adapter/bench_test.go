@@ -125,3 +125,31 @@ func BenchmarkToolsListGitHub(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkToolsCallOAuth is BenchmarkToolsCall on the OAuth MCP endpoint
+// with an access token (memory store, token cache on): the difference to
+// BenchmarkToolsCall is what resolving the token costs per call.
+func BenchmarkToolsCallOAuth(b *testing.B) {
+	up := benchUpstream(b)
+	base := serveOAuth(b, &revocableKeys{revoked: map[string]bool{}}, up.URL, "testdata/c23.yaml")
+	_, h := connectOAuth(b, base, "k-123")
+	ts, err := h.TokenSource(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := benchClient()
+	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, base+"/oauth/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		drain(b, c, req)
+	}
+}

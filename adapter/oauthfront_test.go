@@ -25,6 +25,9 @@ type revocableKeys struct {
 	revoked map[string]bool
 }
 
+// freePlan is the plan of every key revocableKeys accepts, parsed once.
+var freePlan = testPlan("free")
+
 func (k *revocableKeys) ResolveKey(_ context.Context, key string) (*metering.Plan, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -32,7 +35,7 @@ func (k *revocableKeys) ResolveKey(_ context.Context, key string) (*metering.Pla
 	case k.revoked[key]:
 		return nil, metering.ErrRevokedKey
 	case key == "k-123" || key == "k-456":
-		return testPlan("free"), nil
+		return freePlan, nil
 	}
 	return nil, metering.ErrUnknownKey
 }
@@ -45,7 +48,7 @@ func (k *revocableKeys) revoke(key string) {
 
 // serveOAuth serves the c25 tools with the OAuth front on a loopback
 // issuer; keys are checked by keys at sign-in and on each call.
-func serveOAuth(t *testing.T, keys *revocableKeys, upstreamURL string) string {
+func serveOAuth(t testing.TB, keys *revocableKeys, upstreamURL string, tools ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -63,7 +66,11 @@ func serveOAuth(t *testing.T, keys *revocableKeys, upstreamURL string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{Tools: loadTools(t, "testdata/c25.yaml", upstreamURL), Keys: keys, OAuth: front})
+	spec := "testdata/c25.yaml"
+	if len(tools) > 0 {
+		spec = tools[0]
+	}
+	s, err := New(Options{Tools: loadTools(t, spec, upstreamURL), Keys: keys, OAuth: front, Meter: allowAll(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +86,7 @@ func serveOAuth(t *testing.T, keys *revocableKeys, upstreamURL string) string {
 // (Dynamic Client Registration, authorization code with PKCE) to the
 // OAuth MCP endpoint, signing in with key; it returns the session and the
 // token source.
-func connectOAuth(t *testing.T, base, key string) (*mcp.ClientSession, *auth.AuthorizationCodeHandler) {
+func connectOAuth(t testing.TB, base, key string) (*mcp.ClientSession, *auth.AuthorizationCodeHandler) {
 	t.Helper()
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{

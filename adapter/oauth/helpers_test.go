@@ -48,7 +48,7 @@ func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 
 // harness is a Server on a gin engine, called in process.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *Server
 	h     http.Handler
 	clock *clock
@@ -68,7 +68,7 @@ func testKeyCheck(_ context.Context, key string) error {
 
 // newHarness serves a Server over store with the test options, changed by
 // mod when not nil.
-func newHarness(t *testing.T, store Store, mod func(*Options)) *harness {
+func newHarness(t testing.TB, store Store, mod func(*Options)) *harness {
 	t.Helper()
 	clk := &clock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	opts := Options{
@@ -239,7 +239,7 @@ func testStores(t *testing.T) map[string]func(t *testing.T) Store {
 	}
 }
 
-func reachable(t *testing.T, c redis.UniversalClient, u, require string) Store {
+func reachable(t testing.TB, c redis.UniversalClient, u, require string) Store {
 	t.Helper()
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -252,4 +252,17 @@ func reachable(t *testing.T, c redis.UniversalClient, u, require string) Store {
 		t.Skip(msg)
 	}
 	return NewRedisStore(c)
+}
+
+// redisStoreForBench is the "redis" store of testStores, for benchmarks.
+func redisStoreForBench(b *testing.B) Store {
+	u := os.Getenv("RESTMCP_TEST_REDIS_URL")
+	if u == "" {
+		u = "redis://127.0.0.1:6379/15"
+	}
+	opt, err := redis.ParseURL(u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return reachable(b, redis.NewClient(opt), u, "RESTMCP_REQUIRE_REDIS")
 }
