@@ -2,6 +2,8 @@ package adapter
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -190,5 +192,58 @@ func TestOAuthEndpoint(t *testing.T) {
 	}
 	if n := len(up.take()); n != 0 {
 		t.Errorf("%d upstream requests after revocation, want 0", n)
+	}
+}
+
+// TestVerifyKey: the open-mode key check is one upstream call of the
+// named tool with no arguments: 2xx accepts, 401 and 403 refuse
+// (metering.ErrUnknownKey), anything else cannot tell. The request is the
+// tool's with the key placed as for a call.
+func TestVerifyKey(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get("X-Api-Key") {
+		case "good":
+			_, _ = w.Write([]byte("{}"))
+		case "bad":
+			w.WriteHeader(http.StatusUnauthorized)
+		case "forbidden":
+			w.WriteHeader(http.StatusForbidden)
+		default:
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	})
+	s, err := New(Options{Tools: loadTools(t, "testdata/c25.yaml", up.URL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for key, want := range map[string]string{
+		"good":      "",
+		"bad":       "metering: unknown API key: the upstream API answered 401 to get_maps",
+		"forbidden": "metering: unknown API key: the upstream API answered 403 to get_maps",
+		"flaky":     "verify call get_maps: the upstream API answered 502",
+	} {
+		err := s.VerifyKey(ctx, "get_maps", key)
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("VerifyKey(%s) = %v, want %q", key, err, want)
+		}
+		if want != "" && strings.Contains(want, "unknown API key") && !errors.Is(err, metering.ErrUnknownKey) {
+			t.Errorf("VerifyKey(%s) does not wrap ErrUnknownKey", key)
+		}
+	}
+	upHost := strings.TrimPrefix(up.URL, "http://")
+	reqs := up.take()
+	if len(reqs) != 4 {
+		t.Fatalf("%d upstream requests, want 4", len(reqs))
+	}
+	for _, r := range reqs {
+		want := recorded{Method: "GET", RequestURI: "/v1/maps", Host: upHost, Header: upstreamHeaders(map[string]string{"X-Api-Key": r.Header.Get("X-Api-Key")})}
+		want.Header.Set("Accept-Encoding", "gzip") // Go's transport's own: a verify call reads no body
+		if diff := cmp.Diff(want, r); diff != "" {
+			t.Errorf("verify request (-want +got):\n%s", diff)
+		}
+	}
+	if err := s.VerifyKey(ctx, "no_such_tool", "good"); err == nil || err.Error() != `no tool "no_such_tool" to verify keys with` {
+		t.Errorf("unknown tool: %v", err)
 	}
 }

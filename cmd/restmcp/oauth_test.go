@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -206,3 +207,55 @@ func postOAuth(t *testing.T, base, token, body string) httpResult {
 }
 
 var regexpClientID = regexp.MustCompile(`"client_id":"([^"]+)"`)
+
+// TestOAuthDemoRun: `restmcp --oauth` on the demo prints the URL for
+// connectors beside the one for header clients, and the go-sdk's OAuth
+// client signs in there with the demo key and calls a tool.
+func TestOAuthDemoRun(t *testing.T) {
+	mcpURL, banner := startServe(t, map[string]string{"RESTMCP_OAUTH": "true"})
+	oauthURL := strings.TrimSuffix(mcpURL, "/mcp") + "/oauth/mcp"
+	for _, want := range []string{
+		"\nClaude and ChatGPT custom connectors (sign in with your API key): " + oauthURL + "\n",
+		"Clients that send the key in a header or as ?api_key=: " + mcpURL + "\n",
+	} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName: "demo", RedirectURIs: []string{"http://localhost:9/cb"}, TokenEndpointAuthMethod: "none",
+		}},
+		AuthorizationCodeFetcher: oauthtest.SignIn(http.DefaultClient, "demo-key"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: oauthURL, OAuthHandler: h, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx_rates", Arguments: map[string]any{"base": "USD", "symbols": []string{"EUR"}}})
+	if err != nil || res.IsError || text(res) != "{\"base\":\"USD\",\"date\":\"2025-06-30\",\"rates\":{\"EUR\":0.9215}}\n" {
+		t.Errorf("fx_rates over OAuth: %v %v", res, err)
+	}
+}
+
+// TestOAuthIssuer: public_url's origin, else a loopback listen address;
+// a remote listen address without public_url is refused.
+func TestOAuthIssuer(t *testing.T) {
+	for _, tc := range []struct{ publicURL, addr, want, err string }{
+		{"https://mcp.example.com/mcp", "0.0.0.0:8080", "https://mcp.example.com", ""},
+		{"", "127.0.0.1:8931", "http://127.0.0.1:8931", ""},
+		{"", "[::1]:8931", "http://[::1]:8931", ""},
+		{"", "0.0.0.0:8080", "", "oauth needs public_url: the https origin clients reach (e.g. https://mcp.example.com, behind your TLS proxy); the listen address 0.0.0.0:8080 is not loopback"},
+	} {
+		got, err := oauthIssuer(tc.publicURL, tc.addr)
+		if got != tc.want || fmt.Sprint(err) != map[bool]string{true: "<nil>", false: tc.err}[tc.err == ""] {
+			t.Errorf("oauthIssuer(%q, %q) = %q, %v; want %q, %s", tc.publicURL, tc.addr, got, err, tc.want, tc.err)
+		}
+	}
+}
