@@ -15,11 +15,7 @@ func BenchmarkResolveToken(b *testing.B) {
 		cache bool
 	}{{"cached", "memory", true}, {"memory", "memory", false}, {"redis", "redis", false}} {
 		b.Run(bc.name, func(b *testing.B) {
-			var store Store = NewMemoryStore(nil)
-			if bc.store == "redis" {
-				store = redisStoreForBench(b)
-			}
-			h := newHarness(b, store, func(o *Options) {
+			h := newHarness(b, testStores()[bc.store](b), func(o *Options) {
 				if !bc.cache {
 					o.TokenCacheTTL = -1
 				}

@@ -210,10 +210,10 @@ func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, code, des
 // (RESTMCP_TEST_REDIS_URL, RESTMCP_TEST_REDIS_CLUSTER_URL); without one they
 // are skipped loudly, or fail when RESTMCP_REQUIRE_REDIS=1 /
 // RESTMCP_REQUIRE_REDIS_CLUSTER=1.
-func testStores(t *testing.T) map[string]func(t *testing.T) Store {
-	return map[string]func(t *testing.T) Store{
-		"memory": func(*testing.T) Store { return NewMemoryStore(nil) },
-		"redis": func(t *testing.T) Store {
+func testStores() map[string]func(t testing.TB) Store {
+	return map[string]func(t testing.TB) Store{
+		"memory": func(testing.TB) Store { return NewMemoryStore(nil) },
+		"redis": func(t testing.TB) Store {
 			u := os.Getenv("RESTMCP_TEST_REDIS_URL")
 			if u == "" {
 				u = "redis://127.0.0.1:6379/15"
@@ -224,7 +224,7 @@ func testStores(t *testing.T) map[string]func(t *testing.T) Store {
 			}
 			return reachable(t, redis.NewClient(opt), u, "RESTMCP_REQUIRE_REDIS")
 		},
-		"cluster": func(t *testing.T) Store {
+		"cluster": func(t testing.TB) Store {
 			u := os.Getenv("RESTMCP_TEST_REDIS_CLUSTER_URL")
 			if u == "" {
 				u = "redis://127.0.0.1:7001?addr=127.0.0.1:7002&addr=127.0.0.1:7003"
@@ -252,17 +252,4 @@ func reachable(t testing.TB, c redis.UniversalClient, u, require string) Store {
 		t.Skip(msg)
 	}
 	return NewRedisStore(c)
-}
-
-// redisStoreForBench is the "redis" store of testStores, for benchmarks.
-func redisStoreForBench(b *testing.B) Store {
-	u := os.Getenv("RESTMCP_TEST_REDIS_URL")
-	if u == "" {
-		u = "redis://127.0.0.1:6379/15"
-	}
-	opt, err := redis.ParseURL(u)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return reachable(b, redis.NewClient(opt), u, "RESTMCP_REQUIRE_REDIS")
 }

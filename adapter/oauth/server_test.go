@@ -300,7 +300,7 @@ func TestSignInRateLimit(t *testing.T) {
 // resolution, expiry, refresh rotation, reuse detection of codes and
 // refresh tokens (the grant is revoked), and revocation.
 func TestTokenFlow(t *testing.T) {
-	for name, store := range testStores(t) {
+	for name, store := range testStores() {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, store(t), func(o *Options) { o.TokenCacheTTL = -1 })
 			ctx := context.Background()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -158,4 +159,15 @@ func text(r *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// skipUnlessRequired skips the test with msg, or fails it when the
+// environment variable require is 1 (.ci/run sets each RESTMCP_REQUIRE_*
+// after installing what the tests need).
+func skipUnlessRequired(t testing.TB, require, msg string) {
+	t.Helper()
+	if os.Getenv(require) == "1" {
+		t.Fatal(msg + " (" + require + "=1)")
+	}
+	t.Skip(msg)
 }

@@ -27,10 +27,7 @@ func requireNode22(t *testing.T) string {
 	}
 	if err != nil {
 		msg := "!!! SKIPPING the Node 22 client checks (conformance suite, Inspector CLI, mcp-remote): needs `npm ci` in examples/clients/node22 !!!"
-		if os.Getenv("RESTMCP_REQUIRE_NODE") == "1" {
-			t.Fatal(msg + " (RESTMCP_REQUIRE_NODE=1)")
-		}
-		t.Skip(msg)
+		skipUnlessRequired(t, "RESTMCP_REQUIRE_NODE", msg)
 	}
 	return node
 }

@@ -27,10 +27,7 @@ func requireChromium(t *testing.T) string {
 		}
 	}
 	msg := "!!! SKIPPING the sign-in page browser test: needs Chromium (apt-get install chromium) !!!"
-	if os.Getenv("RESTMCP_REQUIRE_BROWSER") == "1" {
-		t.Fatal(msg + " (RESTMCP_REQUIRE_BROWSER=1)")
-	}
-	t.Skip(msg)
+	skipUnlessRequired(t, "RESTMCP_REQUIRE_BROWSER", msg)
 	return ""
 }
 

@@ -26,10 +26,7 @@ func requireTSClient(t *testing.T) string {
 		return node
 	}
 	msg := "!!! SKIPPING the TypeScript SDK client check: needs node and `npm ci` in examples/ts-client !!!"
-	if os.Getenv("RESTMCP_REQUIRE_NODE") == "1" {
-		t.Fatal(msg + " (RESTMCP_REQUIRE_NODE=1)")
-	}
-	t.Skip(msg)
+	skipUnlessRequired(t, "RESTMCP_REQUIRE_NODE", msg)
 	return ""
 }
 
@@ -87,10 +84,7 @@ func TestTypeScriptClientV2Modern(t *testing.T) {
 	node := requireTSClient(t)
 	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "client")); err != nil {
 		msg := "!!! SKIPPING the TypeScript client v2 check: needs `npm ci` in examples/ts-client !!!"
-		if os.Getenv("RESTMCP_REQUIRE_NODE") == "1" {
-			t.Fatal(msg + " (RESTMCP_REQUIRE_NODE=1)")
-		}
-		t.Skip(msg)
+		skipUnlessRequired(t, "RESTMCP_REQUIRE_NODE", msg)
 	}
 	mcpURL := startDefault(t)
 	out := runTSClient(t, node, "check-v2.mjs", mcpURL, "demo-key", "fx_rates", `{"base":"USD","symbols":["EUR","JPY"]}`)
