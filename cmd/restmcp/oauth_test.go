@@ -1,14 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -258,4 +266,89 @@ func TestOAuthIssuer(t *testing.T) {
 			t.Errorf("oauthIssuer(%q, %q) = %q, %v; want %q, %s", tc.publicURL, tc.addr, got, err, tc.want, tc.err)
 		}
 	}
+}
+
+// TestOAuthMCPRemote: mcp-remote, the stdio bridge Claude Desktop and other
+// local clients use, connects to the OAuth MCP endpoint, registers itself,
+// prints the authorization URL and waits on its loopback callback; the test
+// plays the user (signs in with the key and lets the browser's redirect hit
+// the callback), and the go-sdk client then calls a tool through the
+// bridge, metered under the key.
+func TestOAuthMCPRemote(t *testing.T) {
+	node := requireNode22(t)
+	app := startApp(t, oauthPlans, map[string]string{"RESTMCP_OAUTH": "true"})
+	bridge, err := filepath.Abs(filepath.Join(node22Dir, "node_modules", "mcp-remote", "dist", "proxy.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	port := freePort(t)
+	cmd := exec.CommandContext(ctx, node, bridge, app.url+"/oauth/mcp", strconv.Itoa(port), "--host", "127.0.0.1")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "BROWSER=true", "NO_COLOR=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signedIn := make(chan error, 1)
+	var logMu sync.Mutex
+	var logText strings.Builder
+	bridgeLog := func() string { logMu.Lock(); defer logMu.Unlock(); return logText.String() }
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		done := false
+		for sc.Scan() {
+			line := sc.Text()
+			logMu.Lock()
+			logText.WriteString(line + "\n")
+			logMu.Unlock()
+			if done || !strings.HasPrefix(line, app.url+"/oauth/authorize?") {
+				continue
+			}
+			done = true
+			back, err := oauthtest.Authorize(ctx, http.DefaultClient, line, "oauth-static-key-1")
+			if err == nil {
+				var resp *http.Response
+				if resp, err = http.Get(back.String()); err == nil { // the browser following the redirect
+					resp.Body.Close()
+				}
+			}
+			signedIn <- err
+		}
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect through mcp-remote: %v\n%s", err, bridgeLog())
+	}
+	defer cs.Close()
+	select {
+	case err := <-signedIn:
+		if err != nil {
+			t.Fatalf("sign-in: %v", err)
+		}
+	default:
+		t.Fatalf("mcp-remote connected without signing in:\n%s", bridgeLog())
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_quote", Arguments: map[string]any{"symbol": "R"}})
+	if err != nil || res.IsError || text(res) != `{"ok":true}` {
+		t.Fatalf("get_quote through mcp-remote: %v %v\n%s", res, err, bridgeLog())
+	}
+	if diff := cmp.Diff([]string{"oauth-static-key-1"}, app.up.takeKeys()); diff != "" {
+		t.Errorf("upstream X-Api-Key (-want +got):\n%s", diff)
+	}
+	if n := toolUsage(app.report(t, metering.KeyID("oauth-static-key-1"), "free"))["get_quote"].Calls; n != 1 {
+		t.Errorf("get_quote calls metered = %d, want 1", n)
+	}
+}
+
+// freePort is a loopback TCP port nobody listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

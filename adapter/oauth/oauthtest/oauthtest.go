@@ -28,44 +28,8 @@ var (
 // sign-in page that answers with anything but the redirect is an error
 // carrying the page's status and body.
 func SignIn(hc *http.Client, key string) auth.AuthorizationCodeFetcher {
-	noRedirect := *hc
-	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		page, err := get(ctx, &noRedirect, args.URL)
-		if err != nil {
-			return nil, err
-		}
-		if page.status != http.StatusOK {
-			return nil, fmt.Errorf("sign-in page: HTTP %d: %s", page.status, page.body)
-		}
-		form := url.Values{}
-		for _, m := range hiddenRE.FindAllStringSubmatch(page.body, -1) {
-			form.Set(m[1], html.UnescapeString(m[2]))
-		}
-		form.Set("api_key", key)
-		form.Set("action", "allow")
-		m := actionRE.FindStringSubmatch(page.body)
-		if m == nil {
-			return nil, errors.New("sign-in page has no form")
-		}
-		base, _ := url.Parse(args.URL)
-		action, err := base.Parse(html.UnescapeString(m[1]))
-		if err != nil {
-			return nil, err
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, action.String(), strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Cookie", strings.Split(page.header.Get("Set-Cookie"), ";")[0])
-		resp, err := noRedirect.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusSeeOther {
-			return nil, fmt.Errorf("sign-in: HTTP %d: %s", resp.StatusCode, body)
-		}
-		back, err := url.Parse(resp.Header.Get("Location"))
+		back, err := Authorize(ctx, hc, args.URL, key)
 		if err != nil {
 			return nil, err
 		}
@@ -75,6 +39,50 @@ func SignIn(hc *http.Client, key string) auth.AuthorizationCodeFetcher {
 		}
 		return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 	}
+}
+
+// Authorize opens the authorization URL authURL, posts key on the sign-in
+// form (with its CSRF cookie and token) and returns where the sign-in
+// redirects: the client's redirect URI with the code (or error), state and
+// iss. It does not follow that redirect.
+func Authorize(ctx context.Context, hc *http.Client, authURL, key string) (*url.URL, error) {
+	noRedirect := *hc
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	page, err := get(ctx, &noRedirect, authURL)
+	if err != nil {
+		return nil, err
+	}
+	if page.status != http.StatusOK {
+		return nil, fmt.Errorf("sign-in page: HTTP %d: %s", page.status, page.body)
+	}
+	form := url.Values{}
+	for _, m := range hiddenRE.FindAllStringSubmatch(page.body, -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	form.Set("api_key", key)
+	form.Set("action", "allow")
+	m := actionRE.FindStringSubmatch(page.body)
+	if m == nil {
+		return nil, errors.New("sign-in page has no form")
+	}
+	base, _ := url.Parse(authURL)
+	action, err := base.Parse(html.UnescapeString(m[1]))
+	if err != nil {
+		return nil, err
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, action.String(), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", strings.Split(page.header.Get("Set-Cookie"), ";")[0])
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusSeeOther {
+		return nil, fmt.Errorf("sign-in: HTTP %d: %s", resp.StatusCode, body)
+	}
+	return url.Parse(resp.Header.Get("Location"))
 }
 
 type page struct {
