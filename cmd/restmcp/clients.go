@@ -38,9 +38,10 @@ func clientName(title string) string {
 // writeClientConfigs writes ready-to-paste configurations of the MCP server
 // at mcpURL, named after the API, for the clients people run: Claude Code,
 // Cursor, VS Code, Claude Desktop (through mcp-remote), the MCP Inspector
-// CLI, and the URL form for connectors. key is the placeholder or demo key.
-// A loopback URL is said to be unreachable from cloud connectors.
-func writeClientConfigs(w io.Writer, mcpURL, title, key string) {
+// CLI, and the URL for Claude and ChatGPT connectors: oauthURL, the OAuth
+// MCP endpoint, or "" when the OAuth front is off. key is the placeholder or
+// demo key. A loopback URL is said to be unreachable from cloud connectors.
+func writeClientConfigs(w io.Writer, mcpURL, oauthURL, title, key string) {
 	name := clientName(title)
 	js := func(v any) string {
 		b, _ := json.MarshalIndent(v, "", "  ")
@@ -54,12 +55,21 @@ func writeClientConfigs(w io.Writer, mcpURL, title, key string) {
 	fmt.Fprintf(&b, "Claude Desktop (claude_desktop_config.json, through mcp-remote):\n%s\n\n", js(map[string]any{"mcpServers": map[string]any{name: map[string]any{
 		"command": "npx", "args": []string{"-y", "mcp-remote", mcpURL, "--header", "x-api-key:${API_KEY}"}, "env": map[string]string{"API_KEY": key}}}}))
 	fmt.Fprintf(&b, "MCP Inspector (CLI):\n  npx @modelcontextprotocol/inspector --cli %s --transport http --header \"x-api-key: %s\" --method tools/list\n\n", mcpURL, key)
-	b.WriteString("Connectors that take only a URL (Claude, ChatGPT custom connectors):\n")
-	fmt.Fprintf(&b, "  %s?api_key=%s\n", mcpURL, url.QueryEscape(key))
-	if u, err := url.Parse(mcpURL); err == nil && isLoopback(u.Hostname()) {
+	connector := oauthURL
+	if oauthURL != "" {
+		b.WriteString("Claude and ChatGPT custom connectors (paste the URL; the user signs in with the API key):\n")
+		fmt.Fprintf(&b, "  %s\n", oauthURL)
+	} else {
+		connector = mcpURL
+		b.WriteString("Connectors that take only a URL:\n")
+		fmt.Fprintf(&b, "  %s?api_key=%s\n", mcpURL, url.QueryEscape(key))
+	}
+	if u, err := url.Parse(connector); err == nil && isLoopback(u.Hostname()) {
 		b.WriteString("  (a loopback address: cloud connectors cannot reach it; set public_url, RESTMCP_PUBLIC_URL, to the address the internet reaches)\n")
 	}
-	b.WriteString("  (Claude and ChatGPT connectors do not send API keys in headers, and Claude's do not take ?api_key=: they need the OAuth sign-in, which restmcp does not offer yet.)\n")
+	if oauthURL == "" {
+		b.WriteString("  (Claude and ChatGPT connectors send no API key in headers, and Claude's take no ?api_key=: serve them with oauth: true, RESTMCP_OAUTH=true, and paste the OAuth MCP URL it prints.)\n")
+	}
 	_, _ = io.WriteString(w, b.String())
 }
 
@@ -78,6 +88,14 @@ func runClients(ctx context.Context, args []string, getenv func(string) string, 
 	if mcpURL == "" {
 		mcpURL = "http://" + cfg.Addr + cfg.MCPPath
 	}
-	writeClientConfigs(stdout, mcpURL, doc.Title, "YOUR_API_KEY")
+	oauthURL := ""
+	if cfg.OAuth {
+		issuer, err := oauthIssuer(cfg.PublicURL, cfg.Addr)
+		if err != nil {
+			return err
+		}
+		oauthURL = issuer + cfg.OAuthMCPPath
+	}
+	writeClientConfigs(stdout, mcpURL, oauthURL, doc.Title, "YOUR_API_KEY")
 	return nil
 }

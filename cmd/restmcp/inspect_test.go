@@ -111,19 +111,22 @@ func TestRelativeServersNeedNoUpstream(t *testing.T) {
 
 // TestClientsCommand: restmcp clients prints correct configurations for
 // each client, named after the API's title, with public_url
-// (testdata/clients.golden).
+// (testdata/clients.golden), and the OAuth MCP URL for Claude and ChatGPT
+// connectors with --oauth (testdata/clients_oauth.golden).
 func TestClientsCommand(t *testing.T) {
-	var stdout, stderr strings.Builder
-	args := []string{"clients", "--spec", "testdata/plans_api.yaml", "--public-url", "https://mcp.example.com/mcp"}
-	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
-		t.Fatalf("run: %v\n%s", err, stderr.String())
-	}
-	want, err := os.ReadFile("testdata/clients.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
-		t.Errorf("clients (-golden +got):\n%s", diff)
+	for golden, extra := range map[string][]string{"testdata/clients.golden": nil, "testdata/clients_oauth.golden": {"--oauth"}} {
+		var stdout, stderr strings.Builder
+		args := append([]string{"clients", "--spec", "testdata/plans_api.yaml", "--public-url", "https://mcp.example.com/mcp"}, extra...)
+		if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+			t.Fatalf("run: %v\n%s", err, stderr.String())
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
+			t.Errorf("clients %v (-%s +got):\n%s", extra, golden, diff)
+		}
 	}
 	if got := clientName("Plans test API"); got != "plans-test-api" {
 		t.Errorf("clientName = %q", got)

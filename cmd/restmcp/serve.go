@@ -261,7 +261,7 @@ func printBanner(w io.Writer, mcpURL, publicURL, oauthURL string, doc *openapi.D
 	if publicURL != "" {
 		mcpURL = publicURL
 	}
-	writeClientConfigs(w, mcpURL, doc.Title, key)
+	writeClientConfigs(w, mcpURL, oauthURL, doc.Title, key)
 	_, _ = io.WriteString(w, "\n")
 }
 
