@@ -131,7 +131,7 @@ func BenchmarkToolsListGitHub(b *testing.B) {
 // BenchmarkToolsCall is what resolving the token costs per call.
 func BenchmarkToolsCallOAuth(b *testing.B) {
 	up := benchUpstream(b)
-	base := serveOAuth(b, &revocableKeys{revoked: map[string]bool{}}, up.URL, "testdata/c23.yaml")
+	base := serveOAuth(b, &revocableKeys{revoked: map[string]bool{}}, up.URL, "testdata/c23.yaml", nil)
 	_, h := connectOAuth(b, base, "k-123")
 	ts, err := h.TokenSource(context.Background())
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -48,9 +49,10 @@ func (k *revocableKeys) revoke(key string) {
 	k.revoked[key] = true
 }
 
-// serveOAuth serves the c25 tools with the OAuth front on a loopback
-// issuer; keys are checked by keys at sign-in and on each call.
-func serveOAuth(t testing.TB, keys *revocableKeys, upstreamURL string, tools ...string) string {
+// serveOAuth serves the tools of spec with the OAuth front on a loopback
+// issuer whose clock is now (nil: time.Now); keys are checked by keys at
+// sign-in and on each call.
+func serveOAuth(t testing.TB, keys *revocableKeys, upstreamURL, spec string, now func() time.Time) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,7 +61,7 @@ func serveOAuth(t testing.TB, keys *revocableKeys, upstreamURL string, tools ...
 	base := "http://" + ln.Addr().String()
 	front, err := oauth.New(oauth.Options{
 		Issuer: base, ResourcePath: "/oauth/mcp", ResourceName: "Weather", Store: oauth.NewMemoryStore(nil),
-		EncryptionKey: []byte("0123456789abcdef0123456789abcdef"),
+		EncryptionKey: []byte("0123456789abcdef0123456789abcdef"), Now: now,
 		CheckKey: func(ctx context.Context, key string) error {
 			_, err := keys.ResolveKey(ctx, key)
 			return err
@@ -67,10 +69,6 @@ func serveOAuth(t testing.TB, keys *revocableKeys, upstreamURL string, tools ...
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	spec := "testdata/c25.yaml"
-	if len(tools) > 0 {
-		spec = tools[0]
 	}
 	s, err := New(Options{Tools: loadTools(t, spec, upstreamURL), Keys: keys, OAuth: front, Meter: allowAll(0)})
 	if err != nil {
@@ -122,7 +120,10 @@ func connectOAuth(t testing.TB, base, key string) (*mcp.ClientSession, *auth.Aut
 func TestOAuthEndpoint(t *testing.T) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
 	keys := &revocableKeys{revoked: map[string]bool{}}
-	base := serveOAuth(t, keys, up.URL)
+	var clockMu sync.Mutex
+	clock := time.Now()
+	now := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
+	base := serveOAuth(t, keys, up.URL, "testdata/c25.yaml", now)
 	upHost := strings.TrimPrefix(up.URL, "http://")
 	challenge := `Bearer resource_metadata="` + base + `/.well-known/oauth-protected-resource/oauth/mcp", scope="mcp"`
 
@@ -181,6 +182,19 @@ func TestOAuthEndpoint(t *testing.T) {
 	if diff := cmp.Diff(want, up.take()); diff != "" {
 		t.Errorf("access token on /mcp, upstream (-want +got):\n%s", diff)
 	}
+
+	// An hour later the access token has expired: 401 invalid_token.
+	clockMu.Lock()
+	clock = clock.Add(time.Hour)
+	clockMu.Unlock()
+	got = post(t, base+"/oauth/mcp", toolsCallBody(6, "get_status", `{}`), map[string]string{"Authorization": "Bearer " + tok.AccessToken})
+	if got.status != 401 || got.body != `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"invalid access token: expired; refresh it or sign in again"}}` ||
+		got.header.Get("WWW-Authenticate") != challenge+`, error="invalid_token", error_description="invalid access token: expired; refresh it or sign in again"` {
+		t.Errorf("expired token: %d %v %s", got.status, got.header, got.body)
+	}
+	clockMu.Lock()
+	clock = clock.Add(-time.Hour)
+	clockMu.Unlock()
 
 	// Revoking the key in the registry ends the token's calls with the
 	// OAuth challenge, so that the client signs in again.
