@@ -99,6 +99,9 @@ const (
 	// DefaultMaxDescriptionLength caps a tool description (S10;
 	// openapi.DefaultMaxDescriptionLength).
 	DefaultMaxDescriptionLength = 1024
+	// DefaultSchemaBudget caps each tool's input schema (32 KiB;
+	// openapi.DefaultSchemaBudget).
+	DefaultSchemaBudget = 32 << 10
 	// DefaultOutputSchemaBudget caps one output schema (4 KiB;
 	// openapi.DefaultOutputSchemaBudget).
 	DefaultOutputSchemaBudget = 4 << 10
@@ -362,6 +365,10 @@ type Config struct {
 	// outputSchema; structuredContent is still sent for JSON objects.
 	// Default true.
 	OutputSchemas bool
+	// SchemaBudget caps each tool's input schema in bytes; past it, the
+	// deepest nested objects become placeholders, level by level (S2). -1:
+	// no cap. Default 32768.
+	SchemaBudget int
 	// OutputSchemaBudget caps one output schema in bytes; deeper structure
 	// is cut (S2). -1: no cap. Default 4096.
 	OutputSchemaBudget int
@@ -415,6 +422,7 @@ func Default() Config {
 		ReportMaxTools:       DefaultReportMaxTools,
 		ReportMaxListBytes:   DefaultReportMaxListBytes,
 		OutputSchemas:        true,
+		SchemaBudget:         DefaultSchemaBudget,
 		OutputSchemaBudget:   DefaultOutputSchemaBudget,
 		MaxDescriptionLength: DefaultMaxDescriptionLength,
 	}
@@ -623,6 +631,9 @@ func (c Config) checkSelection(bad problemFunc) {
 	if c.MaxDescriptionLength < 16 && c.MaxDescriptionLength != -1 {
 		bad("max_description_length", "must be at least 16, or -1 for no cap; got %d", c.MaxDescriptionLength)
 	}
+	if c.SchemaBudget < 1 && c.SchemaBudget != -1 {
+		bad("schema_budget_bytes", "must be at least 1, or -1 for no cap; got %d", c.SchemaBudget)
+	}
 	if c.OutputSchemaBudget < 1 && c.OutputSchemaBudget != -1 {
 		bad("output_schema_budget", "must be at least 1, or -1 for no cap; got %d", c.OutputSchemaBudget)
 	}
@@ -680,6 +691,13 @@ func checkSpec(s string) error {
 }
 
 func checkHTTPURL(s string) error {
+	if !strings.Contains(s, "://") {
+		// host:port or host/path: the scheme is missing (url.Parse would
+		// say "first path segment in URL cannot contain colon").
+		if _, _, err := net.SplitHostPort(strings.SplitN(s, "/", 2)[0]); err == nil || !strings.Contains(s, ":") {
+			return fmt.Errorf("has no scheme: add http:// or https://, e.g. %q", "http://"+s)
+		}
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return fmt.Errorf("not a valid URL: %w", unwrapURLError(err))

@@ -40,7 +40,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 	}
 	want := []string{
 		`spec: must be an http or https URL; got "ftp://files.example/openapi.yaml"`,
-		`upstream: must be an http or https URL; got "api.example.com/v1"`,
+		`upstream: has no scheme: add http:// or https://, e.g. "http://api.example.com/v1"`,
 		`addr: must be host:port (e.g. 127.0.0.1:8080 or 0.0.0.0:8080); got "localhost"`,
 		`mcp_path: must start with /; got "mcp/"`,
 		`redis_url: scheme must be redis, rediss or unix; got "http"`,
@@ -69,6 +69,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`event_max_len: must be at least 1, or -1 to turn usage events off; got 0`,
 		`report_max_tools: must be at least 1, or -1 to disable the warning; got 0`,
 		`max_description_length: must be at least 16, or -1 for no cap; got 0`,
+		`schema_budget_bytes: must be at least 1, or -1 for no cap; got 0`,
 		`output_schema_budget: must be at least 1, or -1 for no cap; got 0`,
 		`report_max_list_bytes: must be at least 1, or -1 to disable the warning; got 0`,
 	}
@@ -104,6 +105,8 @@ func TestValidateFields(t *testing.T) {
 		{"spec url without host", func(c *Config) { c.Spec = "https:///openapi.json" }, `spec: URL has no host: "https:///openapi.json"`},
 		{"spec with spaces", func(c *Config) { c.Spec = " a.yaml" }, "spec: has leading or trailing spaces"},
 		{"upstream host only", func(c *Config) { c.Upstream = "http://127.0.0.1:9000" }, ""},
+		{"upstream without scheme", func(c *Config) { c.Upstream = "127.0.0.1:9901" }, `upstream: has no scheme: add http:// or https://, e.g. "http://127.0.0.1:9901"`},
+		{"upstream without scheme with path", func(c *Config) { c.Upstream = "localhost:9901/v1" }, `upstream: has no scheme: add http:// or https://, e.g. "http://localhost:9901/v1"`},
 		{"upstream ftp with password", func(c *Config) { c.Upstream = "ftp://u:pw@files.example" }, `upstream: must be an http or https URL; got "ftp://u:xxxxx@files.example"`},
 		{"upstream with credentials", func(c *Config) { c.Upstream = "https://u:p@api.example.com" }, "upstream: URL must not contain credentials"},
 		{"oauth on loopback without public_url", func(c *Config) { c.OAuth = true }, ""},

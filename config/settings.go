@@ -286,6 +286,10 @@ func table() []setting {
 			Usage: "List each tool's outputSchema. It describes the 2xx response and never constrains it: no required, enum, pattern, format or bounds, every value below the root may be null, and structuredContent is made to fit it. false: no outputSchema; structuredContent is still sent.",
 		}, field: func(c *Config) any { return &c.OutputSchemas }},
 		{Setting: Setting{
+			Key: "schema_budget_bytes", Flag: "schema-budget-bytes", Env: "RESTMCP_SCHEMA_BUDGET_BYTES", Type: "int",
+			Usage: "Largest input schema of one tool in bytes: past it, the deepest nested objects become placeholders, level by level, then long descriptions and enums are shortened. -1: no cap.",
+		}, field: func(c *Config) any { return &c.SchemaBudget }},
+		{Setting: Setting{
 			Key: "output_schema_budget", Flag: "output-schema-budget", Env: "RESTMCP_OUTPUT_SCHEMA_BUDGET", Type: "int",
 			Usage: "Largest output schema in bytes; deeper structure is cut (the text content always has the whole response). -1: no cap.",
 		}, field: func(c *Config) any { return &c.OutputSchemaBudget }},

@@ -242,7 +242,7 @@ func (d *Document) Report(opts ReportOptions) Report {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d tools is more than %d: many clients degrade or cap the tool list; select fewer operations by tag, operationId or method", r.Tools, opts.MaxTools))
 	}
 	if opts.MaxListBytes > 0 && r.ListBytes > opts.MaxListBytes {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("tools/list is %d bytes (about %d tokens), more than %d: every model turn pays for it; select fewer operations or lower the schema budget", r.ListBytes, r.TokenEstimate, opts.MaxListBytes))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("tools/list is %d bytes (about %d tokens), more than %d: every model turn pays for it; select fewer operations (include_tags, include_operations, exclude_operations) or lower schema_budget_bytes and output_schema_budget (or output_schemas: false)", r.ListBytes, r.TokenEstimate, opts.MaxListBytes))
 	}
 	return r
 }

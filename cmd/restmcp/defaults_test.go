@@ -1,9 +1,11 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -24,6 +26,9 @@ func TestAdapterDefaultsMatchSettings(t *testing.T) {
 		{"max_response_bytes", int64(adapter.DefaultMaxResponseBytes), config.DefaultMaxResponseBytes},
 		{"meter_timeout", adapter.DefaultMeterTimeout, config.DefaultMeterTimeout},
 		{"max_tool_name_length", openapi.DefaultMaxNameLength, config.DefaultMaxToolNameLength},
+		{"schema_budget_bytes", openapi.DefaultSchemaBudget, config.DefaultSchemaBudget},
+		{"output_schema_budget", openapi.DefaultOutputSchemaBudget, config.DefaultOutputSchemaBudget},
+		{"oauth_redirect_uris", strings.Join(oauth.DefaultRedirectURIs, " "), strings.Join(config.DefaultOAuthRedirectURIs, " ")},
 	}
 	for _, p := range pairs {
 		if p.library != p.flag {

@@ -105,6 +105,7 @@ func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 		Overlays:             cfg.Overlays,
 		RefRoot:              cfg.RefRoot,
 		NoOutputSchemas:      !cfg.OutputSchemas,
+		SchemaBudget:         cfg.SchemaBudget,
 		OutputSchemaBudget:   cfg.OutputSchemaBudget,
 		MaxDescriptionLength: cfg.MaxDescriptionLength,
 		// Listing and checking tools needs no upstream; serve refuses a
@@ -126,7 +127,7 @@ func loadForInspection(ctx context.Context, args []string, getenv func(string) s
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	doc, err := openapi.Load(ctx, cfg.Spec, loadOptions(cfg, logger))
 	if err != nil {
-		return nil, cfg, fmt.Errorf("loading %s: %w", cfg.Spec, err)
+		return nil, cfg, err // it names the document
 	}
 	return doc, cfg, nil
 }

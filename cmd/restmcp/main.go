@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/gin-gonic/gin"
@@ -46,16 +47,28 @@ const version = "0.1.0"
 // errUsage marks an error whose message was already printed.
 var errUsage = errors.New("usage")
 
+// commands are restmcp's subcommands, in the order help lists them, each
+// with its one line of help.
+var commands = []struct{ name, usage string }{
+	{"serve", "serve the document as a remote MCP server (the default: restmcp with only flags serves)"},
+	{"tools", "print the tool table of the document: names, methods, paths, schema sizes"},
+	{"validate", "load the document strictly and list every problem"},
+	{"keys", "manage registry API keys: create [--plan P] [--label L], list, show KEY_ID, revoke KEY_ID"},
+	{"usage", "print a key's usage report (JSON): usage KEY_ID [--plan P]"},
+	{"clients", "print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors"},
+	{"bench", "measure calls per second and CPU through restmcp against the upstream directly"},
+	{"help", "print this help"},
+}
+
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	gin.SetMode(gin.ReleaseMode)
 	cmd := "serve"
-	if len(args) > 0 {
-		switch args[0] {
-		case "serve", "tools", "validate", "keys", "usage", "clients", "bench":
-			cmd, args = args[0], args[1:]
-		}
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
+	case "serve":
+		return runServe(ctx, args, getenv, stdout, stderr)
 	case "keys":
 		return runKeys(ctx, args, getenv, stdout, stderr)
 	case "usage":
@@ -68,9 +81,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runClients(ctx, args, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, args, stdout, stderr)
-	default:
-		return runServe(ctx, args, getenv, stdout, stderr)
+	case "help":
+		return writeHelp(stdout)
 	}
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return fmt.Errorf("unknown command %q; the commands are %s (restmcp help lists them with the settings)", truncate(cmd, 40), strings.Join(names, ", "))
+}
+
+// writeHelp writes the commands, one line each, then every setting.
+func writeHelp(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("restmcp serves an OpenAPI-described REST API as a remote MCP server.\n\nUsage: restmcp [command] [flags]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.usage)
+	}
+	b.WriteString("\nWith no --spec, serve runs the bundled demo finance API.\n\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	return config.WriteUsage(w)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func newLogger(w io.Writer, level slog.Level, format config.LogFormat) *slog.Logger {

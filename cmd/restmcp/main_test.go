@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -170,4 +171,57 @@ func skipUnlessRequired(t testing.TB, require, msg string) {
 		t.Fatal(msg + " (" + require + "=1)")
 	}
 	t.Skip(msg)
+}
+
+// TestCLITellsTheTruth: an unknown command is an error naming the
+// commands (not a server); help lists the commands; a missing document,
+// a port in use and an upstream without a scheme are each one error that
+// says what to do, with its context said once.
+func TestCLITellsTheTruth(t *testing.T) {
+	ctx := context.Background()
+	noEnv := func(string) string { return "" }
+	var stdout, stderr strings.Builder
+	err := run(ctx, []string{"sevre"}, noEnv, &stdout, &stderr)
+	if want := `unknown command "sevre"; the commands are serve, tools, validate, keys, usage, clients, bench, help (restmcp help lists them with the settings)`; err == nil || err.Error() != want || stdout.Len() != 0 || stderr.Len() != 0 {
+		t.Errorf("sevre: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+
+	stdout.Reset()
+	if err := run(ctx, []string{"help"}, noEnv, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	wantHead := "restmcp serves an OpenAPI-described REST API as a remote MCP server.\n\nUsage: restmcp [command] [flags]\n\nCommands:\n" +
+		"  serve     serve the document as a remote MCP server (the default: restmcp with only flags serves)\n" +
+		"  tools     print the tool table of the document: names, methods, paths, schema sizes\n" +
+		"  validate  load the document strictly and list every problem\n" +
+		"  keys      manage registry API keys: create [--plan P] [--label L], list, show KEY_ID, revoke KEY_ID\n" +
+		"  usage     print a key's usage report (JSON): usage KEY_ID [--plan P]\n" +
+		"  clients   print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors\n" +
+		"  bench     measure calls per second and CPU through restmcp against the upstream directly\n" +
+		"  help      print this help\n\nWith no --spec, serve runs the bundled demo finance API.\n\nSettings (precedence: flag > environment > config file > default):\n"
+	if !strings.HasPrefix(stdout.String(), wantHead) || !strings.Contains(stdout.String(), "  --oauth bool\n") {
+		t.Errorf("help:\n%s", stdout.String())
+	}
+
+	stdout.Reset()
+	err = run(ctx, []string{"--spec", "missing.yaml", "--addr", "127.0.0.1:0"}, noEnv, &stdout, io.Discard)
+	if want := "loading missing.yaml: open missing.yaml: no such file or directory"; err == nil || err.Error() != want {
+		t.Errorf("missing document: %v, want %s", err, want)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	err = run(ctx, []string{"--addr", addr}, noEnv, &stdout, io.Discard)
+	if want := "listening on " + addr + ": the address is already in use (another process, or another restmcp, has the port); choose another with --addr (RESTMCP_ADDR, addr in the config file)"; err == nil || err.Error() != want || stdout.Len() != 0 {
+		t.Errorf("port in use: %v, banner %q; want %s", err, stdout.String(), want)
+	}
+
+	err = run(ctx, []string{"--upstream", "127.0.0.1:9901"}, noEnv, &stdout, io.Discard)
+	if want := `upstream: has no scheme: add http:// or https://, e.g. "http://127.0.0.1:9901"`; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("upstream without scheme: %v, want …%s", err, want)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +36,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	logger.Info("starting", "config", cfg)
+	// Listen first: a port in use is one clear error before anything
+	// claims to serve (requests queue until the document is loaded).
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return listenError(cfg.Addr, err)
+	}
+	defer ln.Close()
 
 	specLocation, upstream := cfg.Spec, cfg.Upstream
 	if specLocation == "" {
@@ -54,7 +62,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	opts.Upstream = upstream
 	doc, err := openapi.Load(ctx, specLocation, opts)
 	if err != nil {
-		return fmt.Errorf("loading %s: %w", specLocation, err)
+		return err // it names the document
 	}
 	if rel := doc.RelativeServer(); rel != "" {
 		return fmt.Errorf("loading %s: the document's server URL %q is relative: set the upstream base URL with --upstream or RESTMCP_UPSTREAM (upstream in the config file)", specLocation, rel)
@@ -69,11 +77,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Warn("callers' API keys reach no upstream operation: the document declares no security; name the placement with default_security (e.g. header:X-Api-Key) or credential_parameters")
 	}
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
-	}
-	defer ln.Close()
 	srv, mw, err := newServer(ctx, cfg, doc, logger, ln.Addr().String())
 	if err != nil {
 		return err
@@ -139,7 +142,7 @@ func newHTTPServer(cfg config.Config, h http.Handler, logger *slog.Logger) *http
 func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config.Config, error) {
 	cfg, err := config.Load(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
-		_ = config.WriteUsage(stderr)
+		_ = writeHelp(stderr)
 		return cfg, errUsage
 	}
 	if err != nil {
@@ -286,4 +289,13 @@ func errorCodes(m map[string]string) adapter.ErrorCodes {
 		}
 	}
 	return c
+}
+
+// listenError explains a failed listen: an address in use names the
+// setting that moves it.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listening on %s: the address is already in use (another process, or another restmcp, has the port); choose another with --addr (RESTMCP_ADDR, addr in the config file)", addr)
+	}
+	return fmt.Errorf("listening on %s (--addr): %w", addr, err)
 }
