@@ -19,6 +19,12 @@ type exchange struct {
 	msg       *rpcMessage  // decode: restmcp's one reading of the body
 	handler   http.Handler // decode: the go-sdk handler chosen by Accept
 	admission *admission   // gate: the verdict on a tools/call
+	// inner is the operation call inside a compact-mode call_operation, as
+	// the gate read it; catalogPlan is the caller's plan for
+	// search_operations and describe_operation (nil: every operation).
+	// Set by gate.
+	inner       *innerCall
+	catalogPlan *metering.Plan
 	// clientGone is closed when the client has gone (the HTTP request's
 	// context ends): the tool handler cancels its upstream call then. The
 	// go-sdk does not pass that cancellation to handlers on the pre-2026

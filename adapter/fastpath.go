@@ -94,8 +94,8 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 // listByPlan, a key that cannot be resolved gets every tool.
 func (s *Server) listFor(c *gin.Context) []byte {
 	cred := exchangeFrom(c.Request.Context()).cred
-	if !s.opts.ListByPlan || cred.key == "" {
-		return s.listBytes
+	if !s.opts.ListByPlan || cred.key == "" || s.compact != nil {
+		return s.listBytes // compact mode's three tools are for every plan
 	}
 	plan, ok := s.listPlan(c.Request.Context(), cred)
 	if !ok {

@@ -162,6 +162,9 @@ func (s *Server) accessLog(c *gin.Context) {
 		if m.tool != "" {
 			attrs = append(attrs, slog.String("tool", truncate(m.tool, maxLoggedField)))
 		}
+		if ex.inner != nil && ex.inner.name != "" {
+			attrs = append(attrs, slog.String("operation", truncate(ex.inner.name, maxLoggedField)))
+		}
 		if r := ex.call; m.method == "tools/call" && r.outcome != "" {
 			attrs = append(attrs, slog.String("outcome", string(r.outcome)), slog.Int("upstream_status", r.status),
 				slog.Bool("is_error", r.isError), slog.String("meter", r.decision), slog.Int64("cost", r.cost),
@@ -475,7 +478,22 @@ func (s *Server) gate(c *gin.Context) {
 		return
 	}
 	a := &admission{start: time.Now()}
-	tool := s.tools[ex.msg.tool]
+	name := ex.msg.tool
+	if s.compact != nil {
+		switch name {
+		case toolCallOperation:
+			ex.inner = readInnerCall(ex.msg.arguments)
+			name = ex.inner.name // "" when unreadable: answered by call_operation, nothing admitted
+		case toolSearchOperations, toolDescribeOperation:
+			// Catalogue reads, like tools/list: never metered, a key optional.
+			s.catalogue(c.Request.Context(), ex)
+			c.Next()
+			return
+		default:
+			name = "" // operations are called through call_operation only
+		}
+	}
+	tool := s.tools[name]
 	if !s.authenticate(c, ex, tool, a) {
 		return
 	}

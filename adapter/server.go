@@ -165,6 +165,16 @@ type Options struct {
 	// rule it out when diagnosing a client. False: the fast path is on.
 	DisableFastPath bool
 
+	// Compact serves three tools instead of one per operation, for APIs too
+	// large to list: search_operations (a BM25F text index over names,
+	// summaries, descriptions, tags, paths and parameter names),
+	// describe_operation (one operation's schemas) and call_operation (name
+	// and arguments; then exactly the admission, plan gate, metering,
+	// request building and result mapping of the operation's own tool,
+	// counted under the operation's name). With a key, the first two see
+	// only the operations of the key's plan. False: one tool per operation.
+	Compact bool
+
 	// OAuth, when set, is the OAuth front for clients that cannot send an
 	// API key (Claude and ChatGPT connectors): its authorization server's
 	// routes are mounted, and the MCP endpoint is served a second time at
@@ -198,9 +208,13 @@ type Server struct {
 	metrics   *metrics
 
 	// The tool table toolMethods serves: tools/list in name order, and the
-	// tools/call handler of each tool by name.
-	listed   []*mcp.Tool
-	handlers map[string]mcp.ToolHandler
+	// tools/call handler of each tool by name. In compact mode these are the
+	// three compact tools, and opHandlers (otherwise the same map as
+	// handlers) holds the operations' handlers that call_operation runs.
+	listed     []*mcp.Tool
+	handlers   map[string]mcp.ToolHandler
+	opHandlers map[string]mcp.ToolHandler
+	compact    *compactTools // nil unless Options.Compact
 	// listBytes is the tools/list result, encoded once as the SDK encodes
 	// it (the fast path's answer).
 	listBytes []byte
@@ -235,13 +249,13 @@ func New(opts Options) (*Server, error) {
 	errs := opts.check()
 
 	s := &Server{
-		opts:      opts,
-		userAgent: opts.Name + "/" + opts.Version,
-		logger:    opts.Logger,
-		client:    opts.HTTPClient,
-		tools:     make(map[string]*openapi.Tool, len(opts.Tools)),
-		handlers:  make(map[string]mcp.ToolHandler, len(opts.Tools)),
-		pending:   make(chan struct{}, maxPendingAfterCall),
+		opts:       opts,
+		userAgent:  opts.Name + "/" + opts.Version,
+		logger:     opts.Logger,
+		client:     opts.HTTPClient,
+		tools:      make(map[string]*openapi.Tool, len(opts.Tools)),
+		opHandlers: make(map[string]mcp.ToolHandler, len(opts.Tools)),
+		pending:    make(chan struct{}, maxPendingAfterCall),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -277,6 +291,11 @@ func New(opts Options) (*Server, error) {
 	errs = append(errs, s.addTools(opts.Tools)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	s.handlers = s.opHandlers
+	if opts.Compact {
+		s.compact = newCompactTools(s.tools)
+		s.listed, s.handlers = compactListed(), s.compactHandlers()
 	}
 
 	if s.listBytes, err = sdkJSON(&mcp.ListToolsResult{Tools: s.listed, Cacheable: mcp.Cacheable{CacheScope: "public"}}); err != nil {
@@ -405,7 +424,7 @@ func (s *Server) addTools(tools []*openapi.Tool) []error {
 		if toolErrs[i] == nil {
 			t := tools[i]
 			s.tools[t.Name] = t
-			s.handlers[t.Name] = s.toolHandler(t)
+			s.opHandlers[t.Name] = s.toolHandler(t)
 			s.listed = append(s.listed, listed[i])
 		}
 	}

@@ -70,7 +70,7 @@ func (s *Server) listByPlan(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		lr, ok := res.(*mcp.ListToolsResult)
 		cred := credentialFrom(ctx)
-		if !ok || cred.key == "" {
+		if !ok || cred.key == "" || s.compact != nil {
 			return res, err
 		}
 		plan, ok := s.listPlan(ctx, cred)

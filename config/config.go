@@ -31,6 +31,8 @@ const (
 	DefaultAddr = "127.0.0.1:8080"
 	// DefaultMCPPath is where the Streamable HTTP endpoint is mounted.
 	DefaultMCPPath = "/mcp"
+	// DefaultToolMode serves one tool per operation.
+	DefaultToolMode = "full"
 	// DefaultOAuthMCPPath is where the OAuth MCP endpoint is mounted.
 	DefaultOAuthMCPPath = "/oauth/mcp"
 	// DefaultRedisURL is empty: metering counters live in process memory
@@ -234,6 +236,10 @@ type Config struct {
 	// caller credential is sent upstream. RequireKey is ignored. Default
 	// false.
 	PublicMode bool
+	// ToolMode is "full" (one tool per operation) or "compact" (three
+	// tools: search_operations, describe_operation, call_operation; for
+	// APIs too large to list). Default full.
+	ToolMode string
 	// OAuth serves the OAuth front for Claude and ChatGPT connectors,
 	// which cannot send API keys: an authorization server whose sign-in
 	// page takes the user's API key, and a second MCP endpoint at
@@ -394,6 +400,7 @@ func Default() Config {
 		Addr:              DefaultAddr,
 		MCPPath:           DefaultMCPPath,
 		OAuthMCPPath:      DefaultOAuthMCPPath,
+		ToolMode:          DefaultToolMode,
 		OAuthRedirectURIs: slices.Clone(DefaultOAuthRedirectURIs),
 		RedisURL:          DefaultRedisURL,
 		RedisMode:         DefaultRedisMode,
@@ -559,6 +566,9 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.PublicGlobalPlan != "" && !c.PublicMode {
 		bad("public_global_plan", "needs public_mode: true")
+	}
+	if c.ToolMode != "full" && c.ToolMode != "compact" {
+		bad("tool_mode", "must be full or compact; got %q", c.ToolMode)
 	}
 	if c.OAuth {
 		if err := checkPath(c.OAuthMCPPath); err != nil {

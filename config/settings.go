@@ -242,6 +242,10 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "tool_mode", Flag: "tool-mode", Env: "RESTMCP_TOOL_MODE", Type: "full|compact",
+			Usage: "full: one tool per operation. compact: three tools for APIs too large to list (search_operations ranks the operations for a task, describe_operation gives one's schema, call_operation calls it with the same plan gate, metering and request building as a direct call).",
+		}, field: func(c *Config) any { return &c.ToolMode }},
+		{Setting: Setting{
 			Key: "oauth", Flag: "oauth", Env: "RESTMCP_OAUTH", Type: "bool",
 			Usage: "Serve the OAuth front for Claude and ChatGPT connectors, which cannot send API keys: a sign-in page that takes the user's API key, and a second MCP endpoint at oauth_mcp_path whose access tokens stand for that key. Needs an https public_url (http on loopback only).",
 		}, field: func(c *Config) any { return &c.OAuth }},

@@ -230,6 +230,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		PublicGlobalPlan: global,
 		TrustedProxies:   cfg.TrustedProxies,
 		OAuth:            front,
+		Compact:          cfg.ToolMode == "compact",
 		Logger:           logger,
 	})
 	if err != nil {
