@@ -54,13 +54,20 @@ func (s *Server) newEngine() *gin.Engine {
 		s.gate,
 		s.serveMCP,
 	}
+	if s.tracer != nil {
+		mcpChain = append([]gin.HandlerFunc{s.traceMCP}, mcpChain...)
+	}
 	// Every method reaches the go-sdk, which answers anything but POST with
 	// 405 and "Allow: POST" in stateless mode (C26 row 5).
 	e.Any(s.opts.MCPPath, mcpChain...)
 	if s.opts.OAuth != nil {
 		s.opts.OAuth.Mount(e)
 		// The same chain, with the caller taken from an access token.
-		e.Any(s.opts.OAuth.ResourcePath(), s.originCheck, s.bodyLimit, s.oauthCredential, s.decode, s.gate, s.serveMCP)
+		oauthChain := []gin.HandlerFunc{s.originCheck, s.bodyLimit, s.oauthCredential, s.decode, s.gate, s.serveMCP}
+		if s.tracer != nil {
+			oauthChain = append([]gin.HandlerFunc{s.traceMCP}, oauthChain...)
+		}
+		e.Any(s.opts.OAuth.ResourcePath(), oauthChain...)
 	}
 	e.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "not found"})
@@ -731,6 +738,7 @@ func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call metering.Ca
 	took := time.Since(t)
 	s.metrics.meterOp("admit", took, err)
 	s.metrics.decision(d, err)
+	traceAdmission(c.Request.Context(), call, d, err)
 	rec := &exchangeFrom(c.Request.Context()).call
 	rec.meter += took
 	if prefix == "" || err != nil || !d.Allowed { // the caller's own admission, or a refusal of the public global plan's

@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/metering"
@@ -175,6 +176,12 @@ type Options struct {
 	// only the operations of the key's plan. False: one tool per operation.
 	Compact bool
 
+	// TracerProvider, when set, traces every MCP request (a server span,
+	// a child of the caller's W3C traceparent), each upstream call (a
+	// client span whose traceparent goes upstream) and each metering
+	// admission (a span event). Nil: no tracing.
+	TracerProvider trace.TracerProvider
+
 	// OAuth, when set, is the OAuth front for clients that cannot send an
 	// API key (Claude and ChatGPT connectors): its authorization server's
 	// routes are mounted, and the MCP endpoint is served a second time at
@@ -227,6 +234,7 @@ type Server struct {
 	closeOnce sync.Once
 	// fastServed counts the requests the fast path answered.
 	fastServed atomic.Int64
+	tracer     trace.Tracer
 	// impl is the server's name and version, as initialize reports it.
 	impl *mcp.Implementation
 
@@ -263,6 +271,7 @@ func New(opts Options) (*Server, error) {
 	if s.client == nil {
 		s.client = NewHTTPClient()
 	}
+	s.tracer = newTracer(opts.TracerProvider)
 	var reg prometheus.Registerer // nil: metrics kept but not registered
 	if opts.Metrics != nil {      // a *prometheus.Registry: no typed nil in reg
 		reg = opts.Metrics

@@ -200,7 +200,9 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		}
 
 		sent := time.Now()
+		span := s.startUpstreamSpan(callCtx, t, upReq)
 		out := s.send(callCtx, upReq, cred.key)
+		endUpstreamSpan(span, out.status, out.failed)
 		out.res = conformToOutputSchema(t, out.res)
 		outcome := metering.OutcomeOK
 		switch {

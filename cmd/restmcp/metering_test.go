@@ -179,7 +179,7 @@ func startApp(t testing.TB, plansYAML string, env map[string]string) *testApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, mw, err := newServer(ctx, cfg, doc, logger, ln.Addr().String())
+	srv, mw, err := newServer(ctx, cfg, doc, logger, ln.Addr().String(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

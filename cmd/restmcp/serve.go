@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/net/netutil"
 
 	"github.com/restmcp/restmcp/adapter"
@@ -77,7 +78,18 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Warn("callers' API keys reach no upstream operation: the document declares no security; name the placement with default_security (e.g. header:X-Api-Key) or credential_parameters")
 	}
 
-	srv, mw, err := newServer(ctx, cfg, doc, logger, ln.Addr().String())
+	tp, stopTracing, err := setupTracing(ctx, getenv, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			logger.Warn("tracing: spans not exported before shutdown", "error", err)
+		}
+	}()
+	srv, mw, err := newServer(ctx, cfg, doc, logger, ln.Addr().String(), tp)
 	if err != nil {
 		return err
 	}
@@ -169,9 +181,11 @@ func startDemo(logger *slog.Logger) (*demoServer, error) {
 	return &demoServer{URL: "http://" + ln.Addr().String(), srv: srv}, nil
 }
 
-// newServer wires plans, keys, metering and metrics into the adapter for
-// doc's tools. The caller closes the returned metering when done.
-func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, logger *slog.Logger, listenAddr string) (*adapter.Server, *meteringWiring, error) {
+// newServer wires plans, keys, metering, metrics, the OAuth front and
+// tracing (tp; nil: off) into the adapter for doc's tools; listenAddr is
+// the address listened on (the OAuth issuer without public_url). The
+// caller closes the returned metering when done.
+func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, logger *slog.Logger, listenAddr string, tp trace.TracerProvider) (*adapter.Server, *meteringWiring, error) {
 	var reg *prometheus.Registry
 	if cfg.Metrics {
 		reg = prometheus.NewRegistry()
@@ -231,6 +245,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		TrustedProxies:   cfg.TrustedProxies,
 		OAuth:            front,
 		Compact:          cfg.ToolMode == "compact",
+		TracerProvider:   tp,
 		Logger:           logger,
 	})
 	if err != nil {

@@ -42,7 +42,7 @@ func BenchmarkStartToReady(b *testing.B) {
 					b.Fatal(err)
 				}
 				_ = d.Report(reportOptions(cfg))
-				_, mw, err := newServer(ctx, cfg, d, logger, "127.0.0.1:0")
+				_, mw, err := newServer(ctx, cfg, d, logger, "127.0.0.1:0", nil)
 				if err != nil {
 					b.Fatal(err)
 				}
