@@ -23,7 +23,7 @@ func TestToolHandlerRefusesUnadmittedCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := s.handlers["get_pet"]
+	h := s.table.Load().handlers["get_pet"]
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "get_pet", Arguments: json.RawMessage(`{"petId":"p1"}`)}}
 	withEx := func(ex *exchange) context.Context { return context.WithValue(context.Background(), exchangeKey{}, ex) }
 	cred := newCredential("k-1", "header")

@@ -161,7 +161,7 @@ func (s *Server) callOperation(ctx context.Context, _ *mcp.CallToolRequest) (*mc
 	case in.problem != "":
 		return errorResult(in.problem), nil
 	}
-	h, ok := s.opHandlers[in.name]
+	h, ok := s.tableFor(ctx).opHandlers[in.name]
 	if !ok {
 		return errorResult("unknown operation " + fmt.Sprintf("%q", truncate(in.name, 64)) + ": search_operations finds the operations and their names"), nil
 	}
@@ -190,8 +190,9 @@ func (s *Server) searchOperations(ctx context.Context, req *mcp.CallToolRequest)
 		return errorResult(fmt.Sprintf("search_operations: limit must be 1 to %d", maxSearchLimit)), nil
 	}
 	plan := exchangeFrom(ctx).catalogPlan
-	hits := s.compact.index.Search(args.Query, func(i int) bool {
-		t := s.compact.ops[i]
+	compact := s.tableFor(ctx).compact
+	hits := compact.index.Search(args.Query, func(i int) bool {
+		t := compact.ops[i]
 		if args.Tag != "" && !hasTag(t.Tags, args.Tag) {
 			return false
 		}
@@ -207,7 +208,7 @@ func (s *Server) searchOperations(ctx context.Context, req *mcp.CallToolRequest)
 		Operations []found `json:"operations"`
 	}{Operations: []found{}}
 	for _, h := range hits {
-		t := s.compact.ops[h.Doc]
+		t := compact.ops[h.Doc]
 		out.Operations = append(out.Operations, found{t.Name, t.Method, t.PathTemplate, oneLine(t)})
 	}
 	return jsonResult(out)
@@ -222,7 +223,7 @@ func (s *Server) describeOperation(ctx context.Context, req *mcp.CallToolRequest
 	if msg := decodeToolArgs(req, &args); msg != "" {
 		return errorResult("describe_operation: " + msg), nil
 	}
-	t := s.tools[args.Name]
+	t := s.tableFor(ctx).tools[args.Name]
 	if t == nil {
 		return errorResult(fmt.Sprintf("unknown operation %q: search_operations finds the operations and their names", truncate(args.Name, 64))), nil
 	}

@@ -14,6 +14,7 @@ import (
 // by one middleware (named beside it) and only read after that.
 type exchange struct {
 	requestID string       // requestID
+	table     *toolTable   // requestID: the tool table this request is served from
 	body      []byte       // bodyLimit: the POST body, read once
 	cred      *credential  // extractCredential; never nil after it
 	msg       *rpcMessage  // decode: restmcp's one reading of the body

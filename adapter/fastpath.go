@@ -73,7 +73,7 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 	}
 	if isModernCall(r, m) {
 		// The gate checked the 2026-07-28 headers and _meta (checkCall).
-		_, known := s.handlers[m.tool]
+		_, known := exchangeFrom(r.Context()).table.handlers[m.tool]
 		return known
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); m.metaVersion != "" || v != "" && (v >= protocolVersionStandardHeaders || !slices.Contains(mcp.SupportedProtocolVersions(), v)) {
@@ -93,22 +93,23 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 // plan ("cacheScope": "private"), encoded once per plan and kept. As in
 // listByPlan, a key that cannot be resolved gets every tool.
 func (s *Server) listFor(c *gin.Context) []byte {
-	cred := exchangeFrom(c.Request.Context()).cred
-	if !s.opts.ListByPlan || cred.key == "" || s.compact != nil {
-		return s.listBytes // compact mode's three tools are for every plan
+	ex := exchangeFrom(c.Request.Context())
+	cred, tbl := ex.cred, ex.table
+	if !s.opts.ListByPlan || cred.key == "" || tbl.compact != nil {
+		return tbl.listBytes // compact mode's three tools are for every plan
 	}
 	plan, ok := s.listPlan(c.Request.Context(), cred)
 	if !ok {
-		return s.listBytes
+		return tbl.listBytes
 	}
-	if b, ok := s.planLists.Load(plan.Name); ok {
+	if b, ok := tbl.planLists.Load(plan.Name); ok {
 		return b.([]byte)
 	}
-	b, err := sdkJSON(&mcp.ListToolsResult{Tools: s.planTools(plan, s.listed), Cacheable: mcp.Cacheable{CacheScope: "private"}})
+	b, err := sdkJSON(&mcp.ListToolsResult{Tools: tbl.planTools(plan, tbl.listed), Cacheable: mcp.Cacheable{CacheScope: "private"}})
 	if err != nil {
-		return s.listBytes // unreachable: the same tools encoded at startup
+		return tbl.listBytes // unreachable: the same tools encoded at startup
 	}
-	s.planLists.Store(plan.Name, b)
+	tbl.planLists.Store(plan.Name, b)
 	return b
 }
 
@@ -126,7 +127,7 @@ const metaKeyServerInfo = "io.modelcontextprotocol/serverInfo"
 // unknown tool, which is answered as the SDK does). modern adds the
 // 2026-07-28 result members.
 func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult {
-	h, ok := s.handlers[m.tool]
+	h, ok := exchangeFrom(c.Request.Context()).table.handlers[m.tool]
 	if !ok {
 		return fastResult{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", m.tool)}}
 	}

@@ -116,7 +116,7 @@ func (s *Server) requestID(c *gin.Context) {
 		id = hex.EncodeToString(b[:])
 	}
 	c.Header("X-Request-Id", id)
-	ex := &exchange{requestID: id, cred: &credential{}}
+	ex := &exchange{requestID: id, cred: &credential{}, table: s.table.Load()}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), exchangeKey{}, ex))
 	c.Next()
 }
@@ -486,7 +486,7 @@ func (s *Server) gate(c *gin.Context) {
 	}
 	a := &admission{start: time.Now()}
 	name := ex.msg.tool
-	if s.compact != nil {
+	if ex.table.compact != nil {
 		switch name {
 		case toolCallOperation:
 			ex.inner = readInnerCall(ex.msg.arguments)
@@ -500,7 +500,7 @@ func (s *Server) gate(c *gin.Context) {
 			name = "" // operations are called through call_operation only
 		}
 	}
-	tool := s.tools[name]
+	tool := ex.table.tools[name]
 	if !s.authenticate(c, ex, tool, a) {
 		return
 	}
@@ -715,7 +715,7 @@ func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
 // is given back: the call does not run.
 func (s *Server) admitGlobal(c *gin.Context, ex *exchange, a *admission) bool {
 	g := &meteredCall{call: metering.Call{KeyID: PublicKeyID, Plan: s.opts.PublicGlobalPlan, Tool: a.call.Tool,
-		Cost: s.opts.PublicGlobalPlan.Cost(a.call.Tool, s.tools[a.call.Tool].Cost)}}
+		Cost: s.opts.PublicGlobalPlan.Cost(a.call.Tool, ex.table.tools[a.call.Tool].Cost)}}
 	d, ok := s.meterAdmit(c, ex.msg.id, g.call, "the public limit for all anonymous callers together: ", nil)
 	if !ok {
 		s.refundAdmission(c.Request.Context(), a, false)

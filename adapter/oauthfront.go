@@ -87,7 +87,7 @@ func (s *Server) keyChallenge(cred *credential) string {
 // check could not be made). It is the OAuth sign-in's key check when keys
 // are not in a registry (key_mode open). The call is not metered.
 func (s *Server) VerifyKey(ctx context.Context, tool, key string) error {
-	t := s.tools[tool]
+	t := s.table.Load().tools[tool]
 	if t == nil {
 		return fmt.Errorf("no tool %q to verify keys with", tool)
 	}
@@ -118,7 +118,7 @@ func (s *Server) VerifyKey(ctx context.Context, tool, key string) error {
 }
 
 // HasTool reports whether the server serves a tool of that name.
-func (s *Server) HasTool(name string) bool { return s.tools[name] != nil }
+func (s *Server) HasTool(name string) bool { return s.table.Load().tools[name] != nil }
 
 // OAuthURL is the OAuth MCP endpoint's URL, the one to paste into Claude
 // or ChatGPT; "" without Options.OAuth.

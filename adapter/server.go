@@ -211,23 +211,12 @@ type Server struct {
 	logger    *slog.Logger
 	client    *http.Client
 	mcp       *mcp.Server
-	tools     map[string]*openapi.Tool
 	metrics   *metrics
 
-	// The tool table toolMethods serves: tools/list in name order, and the
-	// tools/call handler of each tool by name. In compact mode these are the
-	// three compact tools, and opHandlers (otherwise the same map as
-	// handlers) holds the operations' handlers that call_operation runs.
-	listed     []*mcp.Tool
-	handlers   map[string]mcp.ToolHandler
-	opHandlers map[string]mcp.ToolHandler
-	compact    *compactTools // nil unless Options.Compact
-	// listBytes is the tools/list result, encoded once as the SDK encodes
-	// it (the fast path's answer).
-	listBytes []byte
-	// planLists holds, by plan name, the encoded tools/list of a plan
-	// (Options.ListByPlan), made on first use.
-	planLists sync.Map
+	// table is the tool table being served; Reload swaps it whole. Each
+	// request reads it once (the exchange keeps it), so a call finishes
+	// on the table it started with.
+	table atomic.Pointer[toolTable]
 	// events queues usage events for one batching writer when the Meter
 	// is an EventBatcher; nil otherwise. closeOnce closes it.
 	events    *eventWriter
@@ -257,13 +246,11 @@ func New(opts Options) (*Server, error) {
 	errs := opts.check()
 
 	s := &Server{
-		opts:       opts,
-		userAgent:  opts.Name + "/" + opts.Version,
-		logger:     opts.Logger,
-		client:     opts.HTTPClient,
-		tools:      make(map[string]*openapi.Tool, len(opts.Tools)),
-		opHandlers: make(map[string]mcp.ToolHandler, len(opts.Tools)),
-		pending:    make(chan struct{}, maxPendingAfterCall),
+		opts:      opts,
+		userAgent: opts.Name + "/" + opts.Version,
+		logger:    opts.Logger,
+		client:    opts.HTTPClient,
+		pending:   make(chan struct{}, maxPendingAfterCall),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -297,19 +284,12 @@ func New(opts Options) (*Server, error) {
 	if opts.ListByPlan {
 		s.mcp.AddReceivingMiddleware(s.listByPlan)
 	}
-	errs = append(errs, s.addTools(opts.Tools)...)
+	tbl, toolErrs := s.newTable(opts.Tools)
+	errs = append(errs, toolErrs...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s.handlers = s.opHandlers
-	if opts.Compact {
-		s.compact = newCompactTools(s.tools)
-		s.listed, s.handlers = compactListed(), s.compactHandlers()
-	}
-
-	if s.listBytes, err = sdkJSON(&mcp.ListToolsResult{Tools: s.listed, Cacheable: mcp.Cacheable{CacheScope: "public"}}); err != nil {
-		return nil, fmt.Errorf("encoding tools/list: %w", err)
-	}
+	s.table.Store(tbl)
 	if b, ok := opts.Meter.(EventBatcher); ok {
 		s.startEventWriter(b)
 	}
@@ -399,11 +379,35 @@ func (o Options) check() []error {
 	return errs
 }
 
-// addTools puts tools into s's table and tools/list, sorted by name, and
-// returns the problems in index order: a nil tool, a second tool of a name
-// (the first is served), a tool whose schemas do not convert. Schemas are
-// checked on GOMAXPROCS workers (a validating pass over every schema).
-func (s *Server) addTools(tools []*openapi.Tool) []error {
+// toolTable is one version of the served tools: what tools/list lists and
+// tools/call reaches. It never changes once built; Reload replaces it.
+type toolTable struct {
+	tools map[string]*openapi.Tool // the operations' tools, by name
+	// listed is tools/list in name order and handlers the tools/call
+	// handler of each listed tool. In compact mode these are the three
+	// compact tools, and opHandlers (otherwise the same map as handlers)
+	// holds the operations' handlers that call_operation runs.
+	listed     []*mcp.Tool
+	handlers   map[string]mcp.ToolHandler
+	opHandlers map[string]mcp.ToolHandler
+	compact    *compactTools // nil unless Options.Compact
+	// listBytes is the tools/list result, encoded once as the SDK encodes
+	// it (the fast path's answer).
+	listBytes []byte
+	// planLists holds, by plan name, the encoded tools/list of a plan
+	// (Options.ListByPlan), made on first use.
+	planLists sync.Map
+}
+
+// newTable builds the tool table of tools, sorted by name, and returns the
+// problems in index order: a nil tool, a second tool of a name (the first
+// is served), a tool whose schemas do not convert. Schemas are checked on
+// GOMAXPROCS workers (a validating pass over every schema).
+func (s *Server) newTable(tools []*openapi.Tool) (*toolTable, []error) {
+	tbl := &toolTable{
+		tools:      make(map[string]*openapi.Tool, len(tools)),
+		opHandlers: make(map[string]mcp.ToolHandler, len(tools)),
+	}
 	toolErrs := make([]error, len(tools))
 	listed := make([]*mcp.Tool, len(tools))
 	first := map[string]int{}
@@ -432,22 +436,54 @@ func (s *Server) addTools(tools []*openapi.Tool) []error {
 	for _, i := range todo {
 		if toolErrs[i] == nil {
 			t := tools[i]
-			s.tools[t.Name] = t
-			s.opHandlers[t.Name] = s.toolHandler(t)
-			s.listed = append(s.listed, listed[i])
+			tbl.tools[t.Name] = t
+			tbl.opHandlers[t.Name] = s.toolHandler(t)
+			tbl.listed = append(tbl.listed, listed[i])
 		}
 	}
-	if s.listed == nil {
-		s.listed = []*mcp.Tool{} // "tools": [], not null
+	if tbl.listed == nil {
+		tbl.listed = []*mcp.Tool{} // "tools": [], not null
 	}
-	slices.SortFunc(s.listed, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(tbl.listed, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	var errs []error
 	for _, err := range toolErrs {
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return errs
+	tbl.handlers = tbl.opHandlers
+	if s.opts.Compact {
+		tbl.compact = newCompactTools(tbl.tools)
+		tbl.listed, tbl.handlers = compactListed(), s.compactHandlers()
+	}
+	b, err := sdkJSON(&mcp.ListToolsResult{Tools: tbl.listed, Cacheable: mcp.Cacheable{CacheScope: "public"}})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("encoding tools/list: %w", err))
+	}
+	tbl.listBytes = b
+	return tbl, errs
+}
+
+// Reload serves tools from now on: the new table replaces the current one
+// at once, and calls already running finish on the table they started
+// with. A set of tools with any problem (see New) is refused whole, and
+// the current table stays.
+func (s *Server) Reload(tools []*openapi.Tool) error {
+	tbl, errs := s.newTable(tools)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	s.table.Store(tbl)
+	return nil
+}
+
+// tableFor is the tool table of the request of ctx: the one it read when
+// it arrived, or (outside a request) the current one.
+func (s *Server) tableFor(ctx context.Context) *toolTable {
+	if t := exchangeFrom(ctx).table; t != nil {
+		return t
+	}
+	return s.table.Load()
 }
 
 // streamableHandler builds a stateless go-sdk handler over s.mcp.

@@ -78,7 +78,7 @@ func (s *Server) toolMethods(next mcp.MethodHandler) mcp.MethodHandler {
 				// Every tool is in the first page, so no cursor was ever issued.
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: every tool is listed in the first page"}
 			}
-			res := &mcp.ListToolsResult{Tools: s.listed}
+			res := &mcp.ListToolsResult{Tools: s.tableFor(ctx).listed}
 			res.CacheScope = "public"
 			return res, nil
 		case "tools/call":
@@ -89,7 +89,7 @@ func (s *Server) toolMethods(next mcp.MethodHandler) mcp.MethodHandler {
 			if r.Params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call without params"}
 			}
-			h, ok := s.handlers[r.Params.Name]
+			h, ok := s.tableFor(ctx).handlers[r.Params.Name]
 			if !ok {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}
 			}

@@ -70,7 +70,8 @@ func (s *Server) listByPlan(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		lr, ok := res.(*mcp.ListToolsResult)
 		cred := credentialFrom(ctx)
-		if !ok || cred.key == "" || s.compact != nil {
+		tbl := s.tableFor(ctx)
+		if !ok || cred.key == "" || tbl.compact != nil {
 			return res, err
 		}
 		plan, ok := s.listPlan(ctx, cred)
@@ -78,7 +79,7 @@ func (s *Server) listByPlan(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		out := *lr
-		out.Tools = s.planTools(plan, lr.Tools)
+		out.Tools = tbl.planTools(plan, lr.Tools)
 		out.CacheScope = "private"
 		return &out, nil
 	}
@@ -100,10 +101,10 @@ func (s *Server) listPlan(ctx context.Context, cred *credential) (*metering.Plan
 }
 
 // planTools returns the tools of list that plan allows, in order.
-func (s *Server) planTools(plan *metering.Plan, list []*mcp.Tool) []*mcp.Tool {
+func (tbl *toolTable) planTools(plan *metering.Plan, list []*mcp.Tool) []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, len(list))
 	for _, t := range list {
-		if ot := s.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {
+		if ot := tbl.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {
 			out = append(out, t)
 		}
 	}
