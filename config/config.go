@@ -236,6 +236,15 @@ type Config struct {
 	// caller credential is sent upstream. RequireKey is ignored. Default
 	// false.
 	PublicMode bool
+	// Watch reloads a file spec when it changes (checked every
+	// ReloadInterval, default 2 s): the tools are swapped at once, and a
+	// document that fails to load keeps the current ones. Default false.
+	Watch bool
+	// ReloadInterval is how often Watch checks the spec file, or, for a
+	// spec URL, how often it is fetched again (with If-None-Match and
+	// If-Modified-Since). Zero: 2 s with Watch, no reload of a URL
+	// otherwise. SIGHUP reloads either at once.
+	ReloadInterval time.Duration
 	// ToolMode is "full" (one tool per operation) or "compact" (three
 	// tools: search_operations, describe_operation, call_operation; for
 	// APIs too large to list). Default full.
@@ -566,6 +575,9 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.PublicGlobalPlan != "" && !c.PublicMode {
 		bad("public_global_plan", "needs public_mode: true")
+	}
+	if c.ReloadInterval < 0 {
+		bad("reload_interval", "must not be negative; got %v", c.ReloadInterval)
 	}
 	if c.ToolMode != "full" && c.ToolMode != "compact" {
 		bad("tool_mode", "must be full or compact; got %q", c.ToolMode)

@@ -242,6 +242,14 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "watch", Flag: "watch", Env: "RESTMCP_WATCH", Type: "bool",
+			Usage: "Reload the spec file when it changes (checked every reload_interval, default 2s): the tools are swapped at once, calls in flight finish on the old ones, and a document that fails to load keeps the current tools (the log says why). SIGHUP reloads at any time.",
+		}, field: func(c *Config) any { return &c.Watch }},
+		{Setting: Setting{
+			Key: "reload_interval", Flag: "reload-interval", Env: "RESTMCP_RELOAD_INTERVAL", Type: "duration",
+			Usage: "How often watch checks the spec file, or how often a spec URL is fetched again (If-None-Match / If-Modified-Since, reloaded when it changed). 0: 2s with watch; a URL is not reloaded.",
+		}, field: func(c *Config) any { return &c.ReloadInterval }},
+		{Setting: Setting{
 			Key: "tool_mode", Flag: "tool-mode", Env: "RESTMCP_TOOL_MODE", Type: "full|compact",
 			Usage: "full: one tool per operation. compact: three tools for APIs too large to list (search_operations ranks the operations for a task, describe_operation gives one's schema, call_operation calls it with the same plan gate, metering and request building as a direct call).",
 		}, field: func(c *Config) any { return &c.ToolMode }},

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,6 +38,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	if cfg.Watch && (strings.HasPrefix(cfg.Spec, "http://") || strings.HasPrefix(cfg.Spec, "https://")) {
+		return errWatchURL
+	}
 	logger.Info("starting", "config", cfg)
 	// Listen first: a port in use is one clear error before anything
 	// claims to serve (requests queue until the document is loaded).
@@ -112,6 +117,25 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"startup_ms", time.Since(start).Milliseconds(),
 	)
 	printBanner(stdout, mcpURL, cfg.PublicURL, srv.OAuthURL(), doc, cfg.Spec == "")
+
+	// Reloads: watch (the spec file), reload_interval (the spec URL), and
+	// SIGHUP at any time.
+	interval := cfg.ReloadInterval
+	switch isURL := strings.HasPrefix(specLocation, "http"); {
+	case cfg.Watch && interval == 0:
+		interval = defaultWatchInterval
+	case !cfg.Watch && !isURL:
+		interval = 0
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	rctx, stopReload := context.WithCancel(ctx)
+	defer stopReload()
+	if interval > 0 {
+		logger.Info("reloading the document when it changes", "spec", redactURL(specLocation), "interval", interval.String())
+	}
+	go newReloader(specLocation, opts, doc, srv, logger).run(rctx, interval, hup)
 
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// syncBuffer is a log sink safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startLogged is startServe with the log kept.
+func startLogged(t *testing.T, env map[string]string) (string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	full := map[string]string{"RESTMCP_ADDR": "127.0.0.1:0"}
+	for k, v := range env {
+		full[k] = v
+	}
+	go func() {
+		done <- run(ctx, nil, func(k string) string { return full[k] }, pw, logs)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run returned %v", err)
+		}
+	})
+	urlRE := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/mcp)\s*$`)
+	sc := bufio.NewScanner(pr)
+	mcpURL := ""
+	for sc.Scan() {
+		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+			mcpURL = m[1]
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if mcpURL == "" {
+		t.Fatalf("no MCP URL; log:\n%s", logs.String())
+	}
+	return mcpURL, logs
+}
+
+// waitFor polls cond every 20 ms for up to 10 s (a behaviour to wait for,
+// not a timing to assert).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+const reloadExtraOp = `
+  /news:
+    get:
+      operationId: getNews
+      tags: [public]
+      responses: {"200": {description: ok}}
+`
+
+// TestWatchReloadsTheDocument: with watch on, an MCP client sees a new
+// operation once the spec file gains it; a broken document keeps the
+// current tools and the log says why; without watch, SIGHUP reloads.
+func TestWatchReloadsTheDocument(t *testing.T) {
+	orig, err := os.ReadFile("testdata/plans_api.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(cs *mcp.ClientSession) []string {
+		list, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range list.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	before := []string{"admin_stats", "always_fails", "etfs_top_holdings", "get_quote"}
+	after := []string{"admin_stats", "always_fails", "etfs_top_holdings", "get_news", "get_quote"}
+	for _, mode := range []string{"watch", "sighup"} {
+		t.Run(mode, func(t *testing.T) {
+			spec := filepath.Join(t.TempDir(), "api.yaml")
+			if err := os.WriteFile(spec, orig, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": "http://127.0.0.1:1"}
+			if mode == "watch" {
+				env["RESTMCP_WATCH"], env["RESTMCP_RELOAD_INTERVAL"] = "true", "50ms"
+			}
+			mcpURL, logs := startLogged(t, env)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: keyTransport{key: "k"}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := names(cs); !slices.Equal(got, before) {
+				t.Fatalf("tools before: %v", got)
+			}
+			if err := os.WriteFile(spec, append(slices.Clone(orig), reloadExtraOp...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if mode == "sighup" {
+				if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, "the new operation", func() bool { return slices.Equal(names(cs), after) })
+			if !strings.Contains(logs.String(), `msg="document reloaded"`) {
+				t.Errorf("no reload in the log:\n%s", logs.String())
+			}
+
+			// A broken operation: a lenient load would drop it and serve the
+			// rest; a reload of a document that loaded as published refuses.
+			broken := append(slices.Clone(orig), (reloadExtraOp + "  /broken:\n    get:\n      operationId: brokenOp\n      parameters: [{name: x, in: nowhere}]\n      responses: {\"200\": {description: ok}}\n")...)
+			if err := os.WriteFile(spec, broken, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if mode == "sighup" {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+			}
+			defer func() {
+				if t.Failed() {
+					t.Logf("log:\n%s", logs.String())
+				}
+			}()
+			waitFor(t, "the failed reload in the log", func() bool {
+				return strings.Contains(logs.String(), `msg="reloading the document failed; the current tools stay"`) &&
+					strings.Contains(logs.String(), `error="the document does not load as published (1 problems, the first: `)
+			})
+			if got := names(cs); !slices.Equal(got, after) {
+				t.Errorf("tools after a broken document: %v, want %v", got, after)
+			}
+
+			// A document without operations does not empty the server.
+			if err := os.WriteFile(spec, []byte("openapi: 3.1.0\ninfo: {title: Empty, version: \"1\"}\npaths: {}\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if mode == "sighup" {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+			}
+			waitFor(t, "the refused empty document in the log", func() bool {
+				return strings.Contains(logs.String(), `error="the document has no operations to serve"`)
+			})
+			if got := names(cs); !slices.Equal(got, after) {
+				t.Errorf("tools after an empty document: %v, want %v", got, after)
+			}
+		})
+	}
+}
+
+// TestReloadIntervalRefetchesAURL: a spec URL is fetched again every
+// reload_interval with If-None-Match; 304 changes nothing, a new version is
+// served.
+func TestReloadIntervalRefetchesAURL(t *testing.T) {
+	orig, err := os.ReadFile("testdata/plans_api.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	body, etag := orig, `"v1"`
+	var conditional int
+	docs := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Header.Get("If-None-Match") == etag {
+			conditional++
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(body)
+	}))
+	mcpURL, logs := startLogged(t, map[string]string{"RESTMCP_SPEC": docs + "/api.yaml", "RESTMCP_UPSTREAM": "http://127.0.0.1:1", "RESTMCP_RELOAD_INTERVAL": "30ms"})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: keyTransport{key: "k"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	count := func() int {
+		list, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Tools)
+	}
+	waitFor(t, "a conditional fetch answered 304", func() bool { mu.Lock(); defer mu.Unlock(); return conditional >= 2 })
+	if n := count(); n != 4 {
+		t.Fatalf("tools before: %d", n)
+	}
+	mu.Lock()
+	body, etag = append(slices.Clone(orig), reloadExtraOp...), `"v2"`
+	mu.Unlock()
+	waitFor(t, "the new version served", func() bool { return count() == 5 })
+	if !strings.Contains(logs.String(), `msg="document reloaded"`) {
+		t.Errorf("no reload logged:\n%s", logs.String())
+	}
+}
+
+func httptestServer(t *testing.T, h http.Handler) string {
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s.URL
+}
