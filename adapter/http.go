@@ -46,28 +46,28 @@ func (s *Server) newEngine() *gin.Engine {
 		e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.opts.Metrics, promhttp.HandlerOpts{})))
 	}
 
-	mcpChain := []gin.HandlerFunc{
-		s.originCheck,
-		s.bodyLimit,
-		s.extractCredential,
-		s.decode,
-		s.gate,
-		s.serveMCP,
+	// The MCP endpoint's chain; cred is extractCredential, or
+	// oauthCredential on the OAuth endpoint.
+	chain := func(cred gin.HandlerFunc) []gin.HandlerFunc {
+		var hs []gin.HandlerFunc
+		if s.tracer != nil {
+			hs = append(hs, s.traceMCP)
+		}
+		hs = append(hs, s.originCheck, s.bodyLimit, cred, s.decode)
+		if s.opts.Sessions != nil {
+			hs = append(hs, s.sessionGate)
+		}
+		return append(hs, s.gate, s.serveMCP)
 	}
-	if s.tracer != nil {
-		mcpChain = append([]gin.HandlerFunc{s.traceMCP}, mcpChain...)
-	}
+	mcpChain := chain(s.extractCredential)
 	// Every method reaches the go-sdk, which answers anything but POST with
-	// 405 and "Allow: POST" in stateless mode (C26 row 5).
+	// 405 and "Allow: POST" in stateless mode (C26 row 5); in sessions mode
+	// sessionGate answers GET and DELETE.
 	e.Any(s.opts.MCPPath, mcpChain...)
 	if s.opts.OAuth != nil {
 		s.opts.OAuth.Mount(e)
 		// The same chain, with the caller taken from an access token.
-		oauthChain := []gin.HandlerFunc{s.originCheck, s.bodyLimit, s.oauthCredential, s.decode, s.gate, s.serveMCP}
-		if s.tracer != nil {
-			oauthChain = append([]gin.HandlerFunc{s.traceMCP}, oauthChain...)
-		}
-		e.Any(s.opts.OAuth.ResourcePath(), oauthChain...)
+		e.Any(s.opts.OAuth.ResourcePath(), chain(s.oauthCredential)...)
 	}
 	e.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "not found"})

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/restmcp/restmcp/adapter/oauth"
+	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -176,6 +177,21 @@ type Options struct {
 	// only the operations of the key's plan. False: one tool per operation.
 	Compact bool
 
+	// Sessions, when set, turns on sessions mode: initialize issues an
+	// Mcp-Session-Id that every later request must carry, a GET opens the
+	// session's stream (where notifications/tools/list_changed arrives when
+	// Reload changes the tools, and tools.listChanged is advertised), and
+	// DELETE ends it. Nil: stateless, no sessions.
+	Sessions session.Store
+	// SessionIdleTimeout ends a session not used for that long (sliding).
+	// SessionStreamLifetime is how long a session stream stays open before
+	// the server closes it; SessionKeepAlive how often it carries a
+	// keep-alive comment. Zero: DefaultSessionIdleTimeout (30 min),
+	// DefaultSessionStreamLifetime (1 min), DefaultSessionKeepAlive (15 s).
+	SessionIdleTimeout    time.Duration
+	SessionStreamLifetime time.Duration
+	SessionKeepAlive      time.Duration
+
 	// TracerProvider, when set, traces every MCP request (a server span,
 	// a child of the caller's W3C traceparent), each upstream call (a
 	// client span whose traceparent goes upstream) and each metering
@@ -224,6 +240,7 @@ type Server struct {
 	// fastServed counts the requests the fast path answered.
 	fastServed atomic.Int64
 	tracer     trace.Tracer
+	streams    *streamHub // open session streams (sessions mode)
 	// impl is the server's name and version, as initialize reports it.
 	impl *mcp.Implementation
 
@@ -259,6 +276,7 @@ func New(opts Options) (*Server, error) {
 		s.client = NewHTTPClient()
 	}
 	s.tracer = newTracer(opts.TracerProvider)
+	s.streams = newStreamHub()
 	var reg prometheus.Registerer // nil: metrics kept but not registered
 	if opts.Metrics != nil {      // a *prometheus.Registry: no typed nil in reg
 		reg = opts.Metrics
@@ -276,7 +294,9 @@ func New(opts Options) (*Server, error) {
 		PageSize: max(len(opts.Tools), 1),
 		// Tools only: no logging (the SDK's default), prompts or resources;
 		// the list never changes while the process runs.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// listChanged only with sessions, whose streams carry the
+		// notification.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.Sessions != nil}},
 	})
 	// toolMethods answers tools/list and tools/call; listByPlan, outside
 	// it, filters the list.
@@ -315,6 +335,9 @@ func (o Options) withDefaults() Options {
 	orDefault(&o.MaxBodyBytes, DefaultMaxBodyBytes)
 	orDefault(&o.MaxResponseBytes, DefaultMaxResponseBytes)
 	orDefault(&o.MaxBinaryBytes, DefaultMaxBinaryBytes)
+	orDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
+	orDefault(&o.SessionStreamLifetime, DefaultSessionStreamLifetime)
+	orDefault(&o.SessionKeepAlive, DefaultSessionKeepAlive)
 	orDefault(&o.ErrorCodes.Unauthorized, CodeUnauthorized)
 	orDefault(&o.ErrorCodes.RateLimited, CodeRateLimited)
 	orDefault(&o.ErrorCodes.Unavailable, CodeUnavailable)
@@ -474,6 +497,10 @@ func (s *Server) Reload(tools []*openapi.Tool) error {
 		return err
 	}
 	s.table.Store(tbl)
+	if s.opts.Sessions != nil {
+		n := s.streams.broadcast(listChangedNotification)
+		s.logger.Info("tools changed; notified the open session streams", "tools", len(tools), "streams", n)
+	}
 	return nil
 }
 

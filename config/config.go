@@ -245,6 +245,12 @@ type Config struct {
 	// If-Modified-Since). Zero: 2 s with Watch, no reload of a URL
 	// otherwise. SIGHUP reloads either at once.
 	ReloadInterval time.Duration
+	// Sessions is "off" (stateless), "memory" or "redis" (sessions shared
+	// by every replica; needs redis_url): see adapter.Options.Sessions.
+	// Default off.
+	Sessions string
+	// SessionIdleTimeout ends a session unused for that long. Default 30m.
+	SessionIdleTimeout time.Duration
 	// ToolMode is "full" (one tool per operation) or "compact" (three
 	// tools: search_operations, describe_operation, call_operation; for
 	// APIs too large to list). Default full.
@@ -403,37 +409,39 @@ type Config struct {
 // Default returns a Config holding the Default* values.
 func Default() Config {
 	return Config{
-		Spec:              DefaultSpec,
-		Upstream:          DefaultUpstream,
-		Lenient:           DefaultLenient,
-		Addr:              DefaultAddr,
-		MCPPath:           DefaultMCPPath,
-		OAuthMCPPath:      DefaultOAuthMCPPath,
-		ToolMode:          DefaultToolMode,
-		OAuthRedirectURIs: slices.Clone(DefaultOAuthRedirectURIs),
-		RedisURL:          DefaultRedisURL,
-		RedisMode:         DefaultRedisMode,
-		RateLimit:         DefaultRateLimit,
-		RateWindow:        DefaultRateWindow,
-		UpstreamTimeout:   DefaultUpstreamTimeout,
-		MeterTimeout:      DefaultMeterTimeout,
-		MaxBodyBytes:      DefaultMaxBodyBytes,
-		MaxResponseBytes:  DefaultMaxResponseBytes,
-		AllowedOrigins:    nil,
-		MaxToolNameLength: DefaultMaxToolNameLength,
-		RequireKey:        DefaultRequireKey,
-		LogLevel:          DefaultLogLevel,
-		LogFormat:         DefaultLogFormat,
-		ShutdownTimeout:   DefaultShutdownTimeout,
-		ReadHeaderTimeout: DefaultReadHeaderTimeout,
-		ReadTimeout:       DefaultReadTimeout,
-		IdleTimeout:       DefaultIdleTimeout,
-		MaxHeaderBytes:    DefaultMaxHeaderBytes,
-		MaxConnections:    DefaultMaxConnections,
-		PlansFile:         DefaultPlansFile,
-		ListByPlan:        DefaultListByPlan,
-		EventMaxLen:       DefaultEventMaxLen,
-		Metrics:           DefaultMetrics,
+		Spec:               DefaultSpec,
+		Upstream:           DefaultUpstream,
+		Lenient:            DefaultLenient,
+		Addr:               DefaultAddr,
+		MCPPath:            DefaultMCPPath,
+		OAuthMCPPath:       DefaultOAuthMCPPath,
+		ToolMode:           DefaultToolMode,
+		Sessions:           "off",
+		SessionIdleTimeout: 30 * time.Minute,
+		OAuthRedirectURIs:  slices.Clone(DefaultOAuthRedirectURIs),
+		RedisURL:           DefaultRedisURL,
+		RedisMode:          DefaultRedisMode,
+		RateLimit:          DefaultRateLimit,
+		RateWindow:         DefaultRateWindow,
+		UpstreamTimeout:    DefaultUpstreamTimeout,
+		MeterTimeout:       DefaultMeterTimeout,
+		MaxBodyBytes:       DefaultMaxBodyBytes,
+		MaxResponseBytes:   DefaultMaxResponseBytes,
+		AllowedOrigins:     nil,
+		MaxToolNameLength:  DefaultMaxToolNameLength,
+		RequireKey:         DefaultRequireKey,
+		LogLevel:           DefaultLogLevel,
+		LogFormat:          DefaultLogFormat,
+		ShutdownTimeout:    DefaultShutdownTimeout,
+		ReadHeaderTimeout:  DefaultReadHeaderTimeout,
+		ReadTimeout:        DefaultReadTimeout,
+		IdleTimeout:        DefaultIdleTimeout,
+		MaxHeaderBytes:     DefaultMaxHeaderBytes,
+		MaxConnections:     DefaultMaxConnections,
+		PlansFile:          DefaultPlansFile,
+		ListByPlan:         DefaultListByPlan,
+		EventMaxLen:        DefaultEventMaxLen,
+		Metrics:            DefaultMetrics,
 
 		ReportMaxTools:       DefaultReportMaxTools,
 		ReportMaxListBytes:   DefaultReportMaxListBytes,
@@ -578,6 +586,18 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.ReloadInterval < 0 {
 		bad("reload_interval", "must not be negative; got %v", c.ReloadInterval)
+	}
+	switch c.Sessions {
+	case "off", "memory":
+	case "redis":
+		if c.RedisURL == "" {
+			bad("sessions", "redis needs redis_url")
+		}
+	default:
+		bad("sessions", "must be off, memory or redis; got %q", c.Sessions)
+	}
+	if c.SessionIdleTimeout <= 0 {
+		bad("session_idle_timeout", "must be positive; got %v", c.SessionIdleTimeout)
 	}
 	if c.ToolMode != "full" && c.ToolMode != "compact" {
 		bad("tool_mode", "must be full or compact; got %q", c.ToolMode)

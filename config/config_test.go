@@ -63,6 +63,8 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`max_header_bytes: must be positive; got 0`,
 		`max_connections: must be positive; got 0`,
 		`public_global_plan: needs public_mode: true`,
+		`sessions: must be off, memory or redis; got ""`,
+		`session_idle_timeout: must be positive; got 0s`,
 		`tool_mode: must be full or compact; got ""`,
 		`trusted_proxies: "proxy.example" is not an IP address or CIDR range`,
 		`upstream_hosts: "https://eu.example" is not a host or host:port`,

@@ -90,6 +90,8 @@ var fullEnv = map[string]string{
 	"RESTMCP_SCHEMA_BUDGET_BYTES":    "16384",
 	"RESTMCP_TOOL_MODE":              "compact",
 	"RESTMCP_WATCH":                  "true",
+	"RESTMCP_SESSIONS":               "redis",
+	"RESTMCP_SESSION_IDLE_TIMEOUT":   "5m",
 	"RESTMCP_RELOAD_INTERVAL":        "45s",
 	"RESTMCP_OAUTH":                  "true",
 	"RESTMCP_OAUTH_MCP_PATH":         "/env-oauth-mcp",
@@ -211,6 +213,8 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv.SchemaBudget = 16384
 	fromEnv.ToolMode = "compact"
 	fromEnv.Watch = true
+	fromEnv.Sessions = "redis"
+	fromEnv.SessionIdleTimeout = 5 * time.Minute
 	fromEnv.ReloadInterval = 45 * time.Second
 	fromEnv.OAuth = true
 	fromEnv.OAuthMCPPath = "/env-oauth-mcp"
@@ -410,8 +414,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{
 			name:    "every unknown key is reported",
 			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
-			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, reload_interval, report_max_list_bytes, report_max_tools, require_key, schema_budget_bytes, server_variables, shutdown_timeout, spec, tool_mode, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout, watch)` + "\n" +
-				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, reload_interval, report_max_list_bytes, report_max_tools, require_key, schema_budget_bytes, server_variables, shutdown_timeout, spec, tool_mode, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout, watch)`,
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, reload_interval, report_max_list_bytes, report_max_tools, require_key, schema_budget_bytes, server_variables, session_idle_timeout, sessions, shutdown_timeout, spec, tool_mode, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout, watch)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, reload_interval, report_max_list_bytes, report_max_tools, require_key, schema_budget_bytes, server_variables, session_idle_timeout, sessions, shutdown_timeout, spec, tool_mode, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout, watch)`,
 		},
 		{
 			name:    "duration without unit",

@@ -242,6 +242,14 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "sessions", Flag: "sessions", Env: "RESTMCP_SESSIONS", Type: "off|memory|redis",
+			Usage: "off: stateless. memory or redis: initialize issues an Mcp-Session-Id that every later request must carry (missing: 400, unknown or expired: 404), GET with Accept: text/event-stream opens the session's stream (keep-alives, and notifications/tools/list_changed when the document is reloaded), DELETE ends it. redis shares sessions across replicas.",
+		}, field: func(c *Config) any { return &c.Sessions }},
+		{Setting: Setting{
+			Key: "session_idle_timeout", Flag: "session-idle-timeout", Env: "RESTMCP_SESSION_IDLE_TIMEOUT", Type: "duration",
+			Usage: "A session not used for this long ends (each request extends it).",
+		}, field: func(c *Config) any { return &c.SessionIdleTimeout }},
+		{Setting: Setting{
 			Key: "watch", Flag: "watch", Env: "RESTMCP_WATCH", Type: "bool",
 			Usage: "Reload the spec file when it changes (checked every reload_interval, default 2s): the tools are swapped at once, calls in flight finish on the old ones, and a document that fails to load keeps the current tools (the log says why). SIGHUP reloads at any time.",
 		}, field: func(c *Config) any { return &c.Watch }},

@@ -26,6 +26,7 @@ func TestAdapterDefaultsMatchSettings(t *testing.T) {
 		{"max_response_bytes", int64(adapter.DefaultMaxResponseBytes), config.DefaultMaxResponseBytes},
 		{"meter_timeout", adapter.DefaultMeterTimeout, config.DefaultMeterTimeout},
 		{"max_tool_name_length", openapi.DefaultMaxNameLength, config.DefaultMaxToolNameLength},
+		{"session_idle_timeout", adapter.DefaultSessionIdleTimeout, config.Default().SessionIdleTimeout},
 		{"schema_budget_bytes", openapi.DefaultSchemaBudget, config.DefaultSchemaBudget},
 		{"output_schema_budget", openapi.DefaultOutputSchemaBudget, config.DefaultOutputSchemaBudget},
 		{"oauth_redirect_uris", strings.Join(oauth.DefaultRedirectURIs, " "), strings.Join(config.DefaultOAuthRedirectURIs, " ")},

@@ -115,19 +115,27 @@ func TestWatchReloadsTheDocument(t *testing.T) {
 	}
 	before := []string{"admin_stats", "always_fails", "etfs_top_holdings", "get_quote"}
 	after := []string{"admin_stats", "always_fails", "etfs_top_holdings", "get_news", "get_quote"}
-	for _, mode := range []string{"watch", "sighup"} {
+	for _, mode := range []string{"watch", "sighup", "sessions"} {
 		t.Run(mode, func(t *testing.T) {
 			spec := filepath.Join(t.TempDir(), "api.yaml")
 			if err := os.WriteFile(spec, orig, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			env := map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": "http://127.0.0.1:1"}
-			if mode == "watch" {
+			if mode != "sighup" {
 				env["RESTMCP_WATCH"], env["RESTMCP_RELOAD_INTERVAL"] = "true", "50ms"
 			}
+			// In sessions mode the client keeps a stream open and hears
+			// notifications/tools/list_changed.
+			changed := make(chan struct{}, 8)
+			var opts *mcp.ClientOptions
+			if mode == "sessions" {
+				env["RESTMCP_SESSIONS"], env["RESTMCP_LOG_LEVEL"] = "memory", "debug"
+				opts = &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }}
+			}
 			mcpURL, logs := startLogged(t, env)
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(),
-				&mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: keyTransport{key: "k"}}}, nil)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: keyTransport{key: "k"}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,12 +143,25 @@ func TestWatchReloadsTheDocument(t *testing.T) {
 			if got := names(cs); !slices.Equal(got, before) {
 				t.Fatalf("tools before: %v", got)
 			}
+			if mode == "sessions" {
+				waitFor(t, "the client's session stream", func() bool { return strings.Contains(logs.String(), `msg="session stream opened"`) })
+			}
 			if err := os.WriteFile(spec, append(slices.Clone(orig), reloadExtraOp...), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			if mode == "sighup" {
 				if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 					t.Fatal(err)
+				}
+			}
+			if mode == "sessions" {
+				select {
+				case <-changed:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("no notifications/tools/list_changed reached the client; log:\n%s", logs.String())
+				}
+				if got := names(cs); !slices.Equal(got, after) {
+					t.Errorf("tools after the notification: %v", got)
 				}
 			}
 			waitFor(t, "the new operation", func() bool { return slices.Equal(names(cs), after) })
@@ -241,4 +262,39 @@ func httptestServer(t *testing.T, h http.Handler) string {
 	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
 	return s.URL
+}
+
+// TestSessionsAcrossReplicas: with sessions: redis, a session initialized
+// on one replica is served by another, and a DELETE on either ends it for
+// both.
+func TestSessionsAcrossReplicas(t *testing.T) {
+	redisURL := testRedisURL(t)
+	env := map[string]string{"RESTMCP_REDIS_URL": redisURL, "RESTMCP_SESSIONS": "redis"}
+	a := startApp(t, "", env)
+	b := startApp(t, "", env)
+	send := func(base, method, body, id string) httpResult {
+		req, _ := http.NewRequest(method, base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if id != "" {
+			req.Header.Set("Mcp-Session-Id", id)
+		}
+		return doHTTP(t, req)
+	}
+	init := send(a.url, http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
+	id := init.header.Get("Mcp-Session-Id")
+	if init.status != 200 || id == "" {
+		t.Fatalf("initialize on A: %d %v %s", init.status, init.header, init.body)
+	}
+	t.Cleanup(func() { redisClient(t, redisURL).Del(context.Background(), "restmcp:session:"+id) })
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if got := send(b.url, http.MethodPost, list, id); got.status != 200 || !strings.Contains(got.body, `"get_quote"`) {
+		t.Errorf("tools/list on B in A's session: %d %s", got.status, got.body)
+	}
+	if got := send(b.url, http.MethodDelete, "", id); got.status != 204 {
+		t.Errorf("DELETE on B: %d %s", got.status, got.body)
+	}
+	if got := send(a.url, http.MethodPost, list, id); got.status != 404 || got.body != `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Session not found or expired. Re-initialize."}}` {
+		t.Errorf("A after B ended the session: %d %s", got.status, got.body)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/examples"
 	"github.com/restmcp/restmcp/metering"
@@ -108,6 +109,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	ln = netutil.LimitListener(ln, cfg.MaxConnections)
 	httpSrv := newHTTPServer(cfg, srv.Handler(), logger)
+	httpSrv.RegisterOnShutdown(srv.EndStreams) // session streams would hold Shutdown
 	mcpURL := "http://" + ln.Addr().String() + cfg.MCPPath
 	logger.Info("ready",
 		"mcp_url", mcpURL,
@@ -239,6 +241,13 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		logger.Info("public mode: callers are metered by client address; presented credentials are ignored",
 			"public_global_plan", cfg.PublicGlobalPlan, "trusted_proxies", strings.Join(cfg.TrustedProxies, ","))
 	}
+	var sessions session.Store
+	switch cfg.Sessions {
+	case "memory":
+		sessions = session.NewMemoryStore(nil)
+	case "redis":
+		sessions = session.NewRedisStore(mw.redis)
+	}
 	var srv *adapter.Server // set below; the OAuth key check calls it
 	front, err := newOAuthFront(cfg, doc, mw, listenAddr, logger, func() *adapter.Server { return srv })
 	if err != nil {
@@ -246,31 +255,33 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		return nil, nil, err
 	}
 	srv, err = adapter.New(adapter.Options{
-		Tools:            doc.Tools,
-		Name:             "restmcp",
-		Version:          version,
-		Instructions:     doc.Description,
-		MCPPath:          cfg.MCPPath,
-		Keys:             mw.registry,
-		Meter:            mw.meter,
-		Counting:         mw.plans.Counting,
-		ListByPlan:       cfg.ListByPlan,
-		Metrics:          reg,
-		Ready:            mw.ready,
-		UpstreamTimeout:  cfg.UpstreamTimeout,
-		MeterTimeout:     cfg.MeterTimeout,
-		MaxBodyBytes:     cfg.MaxBodyBytes,
-		MaxResponseBytes: int(cfg.MaxResponseBytes),
-		AllowedOrigins:   cfg.AllowedOrigins,
-		AllowAnonymous:   !cfg.RequireKey,
-		ErrorCodes:       errorCodes(cfg.ErrorCodes),
-		PublicMode:       cfg.PublicMode,
-		PublicGlobalPlan: global,
-		TrustedProxies:   cfg.TrustedProxies,
-		OAuth:            front,
-		Compact:          cfg.ToolMode == "compact",
-		TracerProvider:   tp,
-		Logger:           logger,
+		Tools:              doc.Tools,
+		Name:               "restmcp",
+		Version:            version,
+		Instructions:       doc.Description,
+		MCPPath:            cfg.MCPPath,
+		Keys:               mw.registry,
+		Meter:              mw.meter,
+		Counting:           mw.plans.Counting,
+		ListByPlan:         cfg.ListByPlan,
+		Metrics:            reg,
+		Ready:              mw.ready,
+		UpstreamTimeout:    cfg.UpstreamTimeout,
+		MeterTimeout:       cfg.MeterTimeout,
+		MaxBodyBytes:       cfg.MaxBodyBytes,
+		MaxResponseBytes:   int(cfg.MaxResponseBytes),
+		AllowedOrigins:     cfg.AllowedOrigins,
+		AllowAnonymous:     !cfg.RequireKey,
+		ErrorCodes:         errorCodes(cfg.ErrorCodes),
+		PublicMode:         cfg.PublicMode,
+		PublicGlobalPlan:   global,
+		TrustedProxies:     cfg.TrustedProxies,
+		OAuth:              front,
+		Compact:            cfg.ToolMode == "compact",
+		TracerProvider:     tp,
+		Sessions:           sessions,
+		SessionIdleTimeout: cfg.SessionIdleTimeout,
+		Logger:             logger,
 	})
 	if err != nil {
 		mw.close(ctx)

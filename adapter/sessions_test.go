@@ -1,0 +1,173 @@
+package adapter
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/restmcp/restmcp/adapter/session"
+	"github.com/restmcp/restmcp/openapi"
+)
+
+// TestSessionsMode: initialize issues an Mcp-Session-Id; a later request
+// without it is 400, with an unknown one 404 (both -32600 with the fixed
+// messages), with the live one served; GET without Accept:
+// text/event-stream is 405 with no body; DELETE is 204 and kills the id; an
+// idle session expires.
+func TestSessionsMode(t *testing.T) {
+	clk := &testClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), Sessions: session.NewMemoryStore(clk.now), SessionIdleTimeout: time.Minute})
+	url := srv.URL + "/mcp"
+
+	init := post(t, url, initializeBody, nil)
+	id := init.header.Get("Mcp-Session-Id")
+	if init.status != 200 || len(id) != 22 || !strings.Contains(init.body, `"listChanged":true`) {
+		t.Fatalf("initialize: %d %v %s", init.status, init.header, init.body)
+	}
+	for _, tc := range []struct {
+		header map[string]string
+		status int
+		body   string
+	}{
+		{nil, 400, `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Missing Mcp-Session-Id header."}}`},
+		{map[string]string{"Mcp-Session-Id": "nope"}, 404, `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Session not found or expired. Re-initialize."}}`},
+	} {
+		got := post(t, url, toolsListBody, tc.header)
+		if got.status != tc.status || got.body != tc.body {
+			t.Errorf("%v: %d %s, want %d %s", tc.header, got.status, got.body, tc.status, tc.body)
+		}
+	}
+	if got := post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); got.status != 400 || got.body != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Missing Mcp-Session-Id header."}}` {
+		t.Errorf("notification without the session: %d %s", got.status, got.body)
+	}
+	withID := map[string]string{"Mcp-Session-Id": id}
+	if got := post(t, url, toolsListBody, withID); got.status != 200 || !strings.Contains(got.body, `"name":"get_pet"`) {
+		t.Errorf("tools/list in the session: %d %s", got.status, got.body)
+	}
+
+	get := func(accept string) rpcResponse {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Mcp-Session-Id", id)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		return do(t, req)
+	}
+	if got := get("application/json"); got.status != 405 || got.body != "" || got.header.Get("Allow") != "GET, POST, DELETE" {
+		t.Errorf("GET without SSE: %d %v %q", got.status, got.header, got.body)
+	}
+
+	// 59 s idle: alive (and the use slides the expiry); then 61 s: gone.
+	clk.add(59 * time.Second)
+	if got := post(t, url, pingBody, withID); got.status != 200 {
+		t.Errorf("after 59 s: %d %s", got.status, got.body)
+	}
+	clk.add(59 * time.Second)
+	if got := post(t, url, pingBody, withID); got.status != 200 {
+		t.Errorf("59 s after the last use: %d %s", got.status, got.body)
+	}
+	clk.add(61 * time.Second)
+	if got := post(t, url, pingBody, withID); got.status != 404 {
+		t.Errorf("61 s idle: %d %s", got.status, got.body)
+	}
+
+	id2 := post(t, url, initializeBody, nil).header.Get("Mcp-Session-Id")
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Mcp-Session-Id", id2)
+	if got := do(t, req); got.status != 204 || got.body != "" {
+		t.Errorf("DELETE: %d %q", got.status, got.body)
+	}
+	if got := post(t, url, pingBody, map[string]string{"Mcp-Session-Id": id2}); got.status != 404 {
+		t.Errorf("after DELETE: %d %s", got.status, got.body)
+	}
+}
+
+type testClock struct {
+	t time.Time
+}
+
+func (c *testClock) now() time.Time      { return c.t }
+func (c *testClock) add(d time.Duration) { c.t = c.t.Add(d) }
+
+// TestSessionStreamListChanged: the go-sdk client, which keeps the session
+// and opens its stream, hears notifications/tools/list_changed when the
+// tools are reloaded, and its next tools/list has the new tools. A raw
+// stream carries keep-alive comments and ends after its lifetime.
+func TestSessionStreamListChanged(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	tools := loadTools(t, "testdata/c23.yaml", up.URL)
+	s, err := New(Options{Tools: tools, Sessions: session.NewMemoryStore(nil), SessionKeepAlive: 20 * time.Millisecond, SessionStreamLifetime: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveHandler(t, s)
+	changed := make(chan struct{}, 4)
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.ID() == "" {
+		t.Fatal("the client has no session id")
+	}
+
+	// Wait until the client's stream is open, then reload.
+	deadline := time.Now().Add(5 * time.Second)
+	for n := 0; n == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		s.streams.mu.Lock()
+		n = len(s.streams.subs)
+		s.streams.mu.Unlock()
+	}
+	renamed := *tools[0]
+	renamed.Name = "fetch_pet"
+	if err := s.Reload([]*openapi.Tool{&renamed}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/tools/list_changed reached the client")
+	}
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) != 1 || list.Tools[0].Name != "fetch_pet" {
+		t.Errorf("tools after the notification: %v", list.Tools)
+	}
+
+	// A raw stream: keep-alive comments, then the server ends it.
+	id := post(t, srv.URL+"/mcp", initializeBody, nil).header.Get("Mcp-Session-Id")
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Accept", "text/event-stream")
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var lines []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if l := sc.Text(); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || len(lines) < 3 || slices.ContainsFunc(lines, func(l string) bool { return l != ": keep-alive" }) {
+		t.Errorf("stream: %d %v %q", resp.StatusCode, resp.Header, lines)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond {
+		t.Errorf("the stream ended after %v, before its lifetime", took)
+	}
+}
