@@ -8,18 +8,18 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gin-gonic/gin"
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	// Tests are their own main: silence gin's debug route listing.
 	gin.SetMode(gin.TestMode)
-	os.Exit(m.Run())
+	testenv.Main(m)
 }
 
 // logBuffer is a goroutine-safe slog sink.

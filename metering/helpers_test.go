@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 // defaultTestRedisURL is used when RESTMCP_TEST_REDIS_URL is unset.
@@ -43,10 +44,7 @@ func testRedis(tb testing.TB) *redis.Client {
 			"*** The Redis meter was NOT tested. Start redis-server, or set\n"+
 			"*** RESTMCP_REQUIRE_REDIS=1 to turn this skip into a failure.\n"+
 			"************************************************************", url, err)
-		if os.Getenv("RESTMCP_REQUIRE_REDIS") == "1" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
+		testenv.Unavailable(tb, "RESTMCP_REQUIRE_REDIS", "Redis", msg)
 	}
 	c := redis.NewClient(opt)
 	tb.Cleanup(func() { _ = c.Close() })

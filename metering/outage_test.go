@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 // redisProc is a second, private redis-server on a free loopback port, so
@@ -30,10 +30,7 @@ func startRedisProc(t *testing.T) *redisProc {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		msg := "*** redis-server NOT INSTALLED: the outage test did NOT run (" + err.Error() + ")"
-		if os.Getenv("RESTMCP_REQUIRE_REDIS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Unavailable(t, "RESTMCP_REQUIRE_REDIS", "redis-server", msg)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

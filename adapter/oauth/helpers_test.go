@@ -17,12 +17,13 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/restmcp/restmcp/internal/testenv"
 	"github.com/restmcp/restmcp/metering"
 )
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode)
-	os.Exit(m.Run())
+	testenv.Main(m)
 }
 
 // Fixed values of the tests.
@@ -246,10 +247,7 @@ func reachable(t testing.TB, c redis.UniversalClient, u, require string) Store {
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		msg := fmt.Sprintf("\n*** REDIS UNREACHABLE at %s: %v\n*** The OAuth Redis store tests did NOT run; set %s=1 to make this a failure.", u, err, require)
-		if os.Getenv(require) == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Unavailable(t, require, map[string]string{"RESTMCP_REQUIRE_REDIS": "Redis", "RESTMCP_REQUIRE_REDIS_CLUSTER": "a Redis Cluster"}[require], msg)
 	}
 	return NewRedisStore(c)
 }

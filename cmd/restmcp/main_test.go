@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 // keyTransport adds the x-api-key header to every request, as an IDE agent
@@ -167,10 +167,8 @@ func text(r *mcp.CallToolResult) string {
 // after installing what the tests need).
 func skipUnlessRequired(t testing.TB, require, msg string) {
 	t.Helper()
-	if os.Getenv(require) == "1" {
-		t.Fatal(msg + " (" + require + "=1)")
-	}
-	t.Skip(msg)
+	what := map[string]string{"RESTMCP_REQUIRE_NODE": "the Node clients", "RESTMCP_REQUIRE_BROWSER": "Chromium"}[require]
+	testenv.Unavailable(t, require, what, msg)
 }
 
 // TestCLITellsTheTruth: an unknown command is an error naming the

@@ -27,6 +27,7 @@ import (
 
 	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/config"
+	"github.com/restmcp/restmcp/internal/testenv"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -34,7 +35,7 @@ import (
 func TestMain(m *testing.M) {
 	// newServer is called directly here, without run's gin.SetMode.
 	gin.SetMode(gin.TestMode)
-	os.Exit(m.Run())
+	testenv.Main(m)
 }
 
 // testRedisURL returns the test Redis (RESTMCP_TEST_REDIS_URL, default
@@ -56,10 +57,7 @@ func testRedisURL(t testing.TB) string {
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		msg := fmt.Sprintf("\n*** REDIS UNREACHABLE at %s: %v\n*** The plans/metering wiring tests did NOT run. Start redis-server, or set RESTMCP_REQUIRE_REDIS=1 to make this a failure.", url, err)
-		if os.Getenv("RESTMCP_REQUIRE_REDIS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Unavailable(t, "RESTMCP_REQUIRE_REDIS", "Redis", msg)
 	}
 	return url
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/restmcp/restmcp/config"
+	"github.com/restmcp/restmcp/internal/testenv"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -19,10 +21,7 @@ import (
 func BenchmarkStartToReady(b *testing.B) {
 	corpus := filepath.Join("..", "..", "..", "shared", "corpus")
 	if _, err := os.Stat(corpus); err != nil {
-		if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
-			b.Fatalf("corpus %s: %v (RESTMCP_REQUIRE_CORPUS=1)", corpus, err)
-		}
-		b.Skipf("!!! SKIPPING: corpus %s not found", corpus)
+		testenv.Unavailable(b, "RESTMCP_REQUIRE_CORPUS", "the corpus", fmt.Sprintf("!!! SKIPPING: corpus %s not found (%v)", corpus, err))
 	}
 	for _, doc := range []string{
 		"github-rest-v1.1.3/api.github.com.json",

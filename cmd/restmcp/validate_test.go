@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 const brokenSpec = "../../openapi/testdata/lenient/unresolved-ref/spec.yaml"
@@ -177,10 +179,7 @@ paths:
 func TestValidateCountsWhatItPrints(t *testing.T) {
 	spec := filepath.Join("..", "..", "..", "shared", "corpus", "fdic-bankfind-multifile", "swagger.yaml")
 	if _, err := os.Stat(spec); err != nil {
-		if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
-			t.Fatalf("corpus missing: %v", err)
-		}
-		t.Skip("!!! corpus not found; set RESTMCP_REQUIRE_CORPUS=1 to fail instead")
+		testenv.Unavailable(t, "RESTMCP_REQUIRE_CORPUS", "the corpus", "!!! SKIPPING: corpus not found ("+err.Error()+"); set RESTMCP_REQUIRE_CORPUS=1 to fail instead")
 	}
 	var stdout, stderr strings.Builder
 	err := run(context.Background(), []string{"validate", "--spec", spec, "--upstream", "http://upstream.test"}, func(string) string { return "" }, &stdout, &stderr)

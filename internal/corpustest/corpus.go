@@ -4,11 +4,14 @@ package corpustest
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 // Dir returns the corpus folder, ../shared/corpus beside the repository
@@ -23,10 +26,8 @@ func Dir() string {
 func Require(tb testing.TB) {
 	tb.Helper()
 	if _, err := os.Stat(filepath.Join(Dir(), "README.md")); err != nil {
-		if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
-			tb.Fatalf("corpus not found at %s (RESTMCP_REQUIRE_CORPUS=1): %v", Dir(), err)
-		}
-		tb.Skipf("!!! SKIPPING: OpenAPI corpus not found at %s; real-document tests did NOT run; set RESTMCP_REQUIRE_CORPUS=1 to make this a failure", Dir())
+		testenv.Unavailable(tb, "RESTMCP_REQUIRE_CORPUS", "the corpus",
+			fmt.Sprintf("!!! SKIPPING: OpenAPI corpus not found at %s (%v); real-document tests did NOT run; set RESTMCP_REQUIRE_CORPUS=1 to make this a failure", Dir(), err))
 	}
 }
 
