@@ -393,6 +393,11 @@ type Config struct {
 	// OutputSchemaBudget caps one output schema in bytes; deeper structure
 	// is cut (S2). -1: no cap. Default 4096.
 	OutputSchemaBudget int
+	// OutputSchemasMaxListBytes drops every outputSchema when tools/list
+	// with them would be larger than this many bytes (clients pay for the
+	// list in tokens on every turn); structuredContent is still sent. -1:
+	// never. Default 1 MiB.
+	OutputSchemasMaxListBytes int
 	// MaxDescriptionLength caps a tool description in characters (S10);
 	// -1: no cap. Default 1024.
 	MaxDescriptionLength int
@@ -443,12 +448,13 @@ func Default() Config {
 		EventMaxLen:        DefaultEventMaxLen,
 		Metrics:            DefaultMetrics,
 
-		ReportMaxTools:       DefaultReportMaxTools,
-		ReportMaxListBytes:   DefaultReportMaxListBytes,
-		OutputSchemas:        true,
-		SchemaBudget:         DefaultSchemaBudget,
-		OutputSchemaBudget:   DefaultOutputSchemaBudget,
-		MaxDescriptionLength: DefaultMaxDescriptionLength,
+		ReportMaxTools:            DefaultReportMaxTools,
+		ReportMaxListBytes:        DefaultReportMaxListBytes,
+		OutputSchemas:             true,
+		SchemaBudget:              DefaultSchemaBudget,
+		OutputSchemaBudget:        DefaultOutputSchemaBudget,
+		OutputSchemasMaxListBytes: 1 << 20,
+		MaxDescriptionLength:      DefaultMaxDescriptionLength,
 	}
 }
 
@@ -675,6 +681,9 @@ func (c Config) checkSelection(bad problemFunc) {
 	}
 	if c.SchemaBudget < 1 && c.SchemaBudget != -1 {
 		bad("schema_budget_bytes", "must be at least 1, or -1 for no cap; got %d", c.SchemaBudget)
+	}
+	if c.OutputSchemasMaxListBytes < 1 && c.OutputSchemasMaxListBytes != -1 {
+		bad("output_schemas_max_list_bytes", "must be at least 1, or -1 to keep output schemas whatever the size; got %d", c.OutputSchemasMaxListBytes)
 	}
 	if c.OutputSchemaBudget < 1 && c.OutputSchemaBudget != -1 {
 		bad("output_schema_budget", "must be at least 1, or -1 for no cap; got %d", c.OutputSchemaBudget)

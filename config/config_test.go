@@ -73,6 +73,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`report_max_tools: must be at least 1, or -1 to disable the warning; got 0`,
 		`max_description_length: must be at least 16, or -1 for no cap; got 0`,
 		`schema_budget_bytes: must be at least 1, or -1 for no cap; got 0`,
+		`output_schemas_max_list_bytes: must be at least 1, or -1 to keep output schemas whatever the size; got 0`,
 		`output_schema_budget: must be at least 1, or -1 for no cap; got 0`,
 		`report_max_list_bytes: must be at least 1, or -1 to disable the warning; got 0`,
 	}

@@ -310,6 +310,10 @@ func table() []setting {
 			Usage: "Largest input schema of one tool in bytes: past it, the deepest nested objects become placeholders, level by level, then long descriptions and enums are shortened. -1: no cap.",
 		}, field: func(c *Config) any { return &c.SchemaBudget }},
 		{Setting: Setting{
+			Key: "output_schemas_max_list_bytes", Flag: "output-schemas-max-list-bytes", Env: "RESTMCP_OUTPUT_SCHEMAS_MAX_LIST_BYTES", Type: "int",
+			Usage: "When tools/list with output schemas would be larger than this (bytes; clients pay for the list in tokens on every turn), every outputSchema is left out and the log says so; input schemas are never cut for it, and structuredContent is still sent. -1: keep them whatever the size.",
+		}, field: func(c *Config) any { return &c.OutputSchemasMaxListBytes }},
+		{Setting: Setting{
 			Key: "output_schema_budget", Flag: "output-schema-budget", Env: "RESTMCP_OUTPUT_SCHEMA_BUDGET", Type: "int",
 			Usage: "Largest output schema in bytes; deeper structure is cut (the text content always has the whole response). -1: no cap.",
 		}, field: func(c *Config) any { return &c.OutputSchemaBudget }},

@@ -212,6 +212,16 @@ func (t *Tool) marshaledSize() int {
 
 // Report computes the startup report of d's tools with the thresholds of
 // opts.
+// DropOutputSchemas removes every tool's outputSchema: tools are then
+// listed without one, and structuredContent is sent as the response
+// decodes, unconformed (R8).
+func (d *Document) DropOutputSchemas() {
+	for _, t := range d.Tools {
+		t.OutputSchema = nil
+		t.outShape = nil
+	}
+}
+
 func (d *Document) Report(opts ReportOptions) Report {
 	if opts.MaxTools == 0 {
 		opts.MaxTools = DefaultReportMaxTools

@@ -21,6 +21,7 @@ func runTools(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	rep := fitOutputSchemas(cfg, doc, newLogger(stderr, cfg.LogLevel, cfg.LogFormat))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tMETHOD\tPATH\tSCHEMA BYTES\tSERVER")
 	for _, t := range doc.Tools {
@@ -38,7 +39,7 @@ func runTools(ctx context.Context, args []string, getenv func(string) string, st
 	if noKey {
 		fmt.Fprintln(stdout, "  warning: callers' API keys reach no operation; set default_security or credential_parameters")
 	}
-	return doc.Report(reportOptions(cfg)).WriteText(stdout)
+	return rep.WriteText(stdout)
 }
 
 // runValidate loads the document strictly (whatever the lenient setting
@@ -146,6 +147,22 @@ func selection(cfg config.Config) openapi.Selection {
 }
 
 // reportOptions are the startup report thresholds of cfg.
+// fitOutputSchemas applies output_schemas_max_list_bytes: when tools/list
+// with output schemas would be larger, they are dropped (not in compact
+// mode, whose list holds three tools). It returns the tools report, after
+// the drop when there was one, and logs the drop.
+func fitOutputSchemas(cfg config.Config, doc *openapi.Document, logger *slog.Logger) openapi.Report {
+	rep := doc.Report(reportOptions(cfg))
+	if max := cfg.OutputSchemasMaxListBytes; cfg.ToolMode != "compact" && max != -1 && rep.ListBytes > max {
+		before := rep.ListBytes
+		doc.DropOutputSchemas()
+		rep = doc.Report(reportOptions(cfg))
+		logger.Warn("tools/list with output schemas would be larger than output_schemas_max_list_bytes: tools are listed without outputSchema (structuredContent is still sent)",
+			"list_bytes_with", before, "list_bytes_without", rep.ListBytes, "output_schemas_max_list_bytes", max)
+	}
+	return rep
+}
+
 func reportOptions(cfg config.Config) openapi.ReportOptions {
 	return openapi.ReportOptions{MaxTools: cfg.ReportMaxTools, MaxListBytes: cfg.ReportMaxListBytes}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/internal/corpustest"
 )
 
 // TestToolsCommand runs `restmcp tools` with a selection and a name
@@ -163,6 +164,34 @@ func TestBenchCommand(t *testing.T) {
 	for _, c := range []string{"1", "4"} {
 		if !strings.Contains(stdout.String(), "\nconcurrency "+c+": restmcp itself ") {
 			t.Errorf("no summary for concurrency %s:\n%s", c, stdout.String())
+		}
+	}
+}
+
+// TestOutputSchemasFitTheListBudget: GitHub's tools/list is 1,290,523
+// bytes with output schemas, more than output_schemas_max_list_bytes (1
+// MiB by default): they are left out, the list is 684,276 bytes with every
+// input schema whole, and the log says so; with -1 they stay.
+func TestOutputSchemasFitTheListBudget(t *testing.T) {
+	spec := corpustest.Path(t, "github-rest-v1.1.3")
+	for _, tc := range []struct {
+		extra            []string
+		listBytes, warns string
+	}{
+		{nil, "tools/list is 684276 bytes", `list_bytes_with=1290523 list_bytes_without=684276 output_schemas_max_list_bytes=1048576`},
+		{[]string{"--output-schemas-max-list-bytes", "-1"}, "tools/list is 1290523 bytes", ""},
+	} {
+		var stdout, stderr strings.Builder
+		args := append([]string{"tools", "--spec", spec}, tc.extra...)
+		if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+			t.Fatalf("%v: %v", tc.extra, err)
+		}
+		if !strings.Contains(stdout.String(), tc.listBytes) {
+			t.Errorf("%v: the report lacks %q:\n%s", tc.extra, tc.listBytes, stdout.String()[max(0, stdout.Len()-600):])
+		}
+		dropped := strings.Contains(stderr.String(), "tools are listed without outputSchema")
+		if (tc.warns != "") != dropped || tc.warns != "" && !strings.Contains(stderr.String(), tc.warns) {
+			t.Errorf("%v: stderr:\n%s", tc.extra, stderr.String())
 		}
 	}
 }

@@ -34,6 +34,7 @@ type reloader struct {
 	location string
 	isURL    bool
 	opts     openapi.LoadOptions
+	fit      func(*openapi.Document) // applied to each reloaded document (output_schemas_max_list_bytes)
 	srv      *adapter.Server
 	logger   *slog.Logger
 	client   *http.Client
@@ -49,8 +50,8 @@ type reloader struct {
 	lastModified string
 }
 
-func newReloader(location string, opts openapi.LoadOptions, served *openapi.Document, srv *adapter.Server, logger *slog.Logger) *reloader {
-	r := &reloader{location: location, opts: opts, srv: srv, logger: logger, clean: len(served.Problems) == 0,
+func newReloader(location string, opts openapi.LoadOptions, fit func(*openapi.Document), served *openapi.Document, srv *adapter.Server, logger *slog.Logger) *reloader {
+	r := &reloader{location: location, opts: opts, fit: fit, srv: srv, logger: logger, clean: len(served.Problems) == 0,
 		isURL:  strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://"),
 		client: &http.Client{Timeout: 30 * time.Second}}
 	if !r.isURL {
@@ -160,6 +161,7 @@ func (r *reloader) reload(ctx context.Context, data []byte) {
 		}
 	}
 	if err == nil {
+		r.fit(doc)
 		err = r.srv.Reload(doc.Tools)
 	}
 	if err != nil {

@@ -74,7 +74,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if rel := doc.RelativeServer(); rel != "" {
 		return fmt.Errorf("loading %s: the document's server URL %q is relative: set the upstream base URL with --upstream or RESTMCP_UPSTREAM (upstream in the config file)", specLocation, rel)
 	}
-	logReport(logger, doc.Report(reportOptions(cfg)))
+	logReport(logger, fitOutputSchemas(cfg, doc, logger))
 	logger.Info("hosts that receive callers' API keys", "hosts", strings.Join(doc.KeyHosts(), ","))
 	placements, noKey := doc.CredentialSummary()
 	for _, p := range placements {
@@ -137,7 +137,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if interval > 0 {
 		logger.Info("reloading the document when it changes", "spec", redactURL(specLocation), "interval", interval.String())
 	}
-	go newReloader(specLocation, opts, doc, srv, logger).run(rctx, interval, hup)
+	fit := func(d *openapi.Document) { fitOutputSchemas(cfg, d, logger) }
+	go newReloader(specLocation, opts, fit, doc, srv, logger).run(rctx, interval, hup)
 
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
