@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,6 +74,14 @@ func TestFastPathMatchesSDK(t *testing.T) {
 				for _, r := range []*rpcResponse{&got, &want} {
 					r.header.Del("Date")
 					r.header.Del("X-Request-Id")
+					// Server-Timing's durations differ by run: its shape is
+					// checked, then it is compared as present or not.
+					if st := r.header.Get("Server-Timing"); st != "" {
+						if !serverTimingRE.MatchString(st) {
+							t.Errorf("Server-Timing %q", st)
+						}
+						r.header.Set("Server-Timing", "meter;dur=M, upstream;dur=U, total;dur=T")
+					}
 				}
 				if diff := cmp.Diff(want, got, cmp.AllowUnexported(rpcResponse{})); diff != "" {
 					t.Errorf("%s, revision %q, Accept %q (-sdk +fast):\n%s", name, rev, accept, diff)
@@ -180,3 +189,6 @@ func FuzzFastPathMatchesSDK(f *testing.F) {
 		}
 	})
 }
+
+// serverTimingRE is the Server-Timing restmcp sends on tools/call.
+var serverTimingRE = regexp.MustCompile(`^meter;dur=\d+\.\d{3}, upstream;dur=\d+\.\d{3}, total;dur=\d+\.\d{3}$`)

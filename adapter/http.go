@@ -41,6 +41,13 @@ func (s *Server) newEngine() *gin.Engine {
 		c.JSON(http.StatusOK, gin.H{"status": "ok"})
 	})
 	e.GET("/ready", s.ready)
+	e.GET("/.well-known/mcp", s.serveCard)
+	if s.opts.LLMsTxt {
+		e.GET("/llms.txt", s.serveLLMsTxt)
+	}
+	if s.opts.Document != nil {
+		e.GET("/openapi.json", s.serveDocument)
+	}
 	e.GET("/usage", s.extractCredential, s.usage)
 	if s.opts.Metrics != nil {
 		e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.opts.Metrics, promhttp.HandlerOpts{})))
@@ -481,10 +488,12 @@ func (s *Server) gate(c *gin.Context) {
 		c.Next()
 		return
 	}
+	start := time.Now()
+	c.Writer = &timingWriter{ResponseWriter: c.Writer, ex: ex, start: start}
 	if !s.checkCall(c, ex.msg) {
 		return
 	}
-	a := &admission{start: time.Now()}
+	a := &admission{start: start}
 	name := ex.msg.tool
 	if ex.table.compact != nil {
 		switch name {

@@ -177,6 +177,18 @@ type Options struct {
 	// only the operations of the key's plan. False: one tool per operation.
 	Compact bool
 
+	// PublicURL is the MCP endpoint as clients reach it
+	// (https://mcp.example.com/mcp); its origin names the endpoints in the
+	// server card and llms.txt. Empty: http and the request's Host.
+	PublicURL string
+	// LLMsTxt serves GET /llms.txt: the endpoint, the authentication rule
+	// and every tool with its one-line description, in Markdown. False:
+	// no such route.
+	LLMsTxt bool
+	// Document, when set, is served at GET /openapi.json (the OpenAPI
+	// document as JSON). Nil: no such route.
+	Document []byte
+
 	// Sessions, when set, turns on sessions mode: initialize issues an
 	// Mcp-Session-Id that every later request must carry, a GET opens the
 	// session's stream (where notifications/tools/list_changed arrives when
@@ -240,7 +252,8 @@ type Server struct {
 	// fastServed counts the requests the fast path answered.
 	fastServed atomic.Int64
 	tracer     trace.Tracer
-	streams    *streamHub // open session streams (sessions mode)
+	streams    *streamHub             // open session streams (sessions mode)
+	document   atomic.Pointer[[]byte] // GET /openapi.json (Options.Document)
 	// impl is the server's name and version, as initialize reports it.
 	impl *mcp.Implementation
 
@@ -277,6 +290,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.tracer = newTracer(opts.TracerProvider)
 	s.streams = newStreamHub()
+	if opts.Document != nil {
+		s.document.Store(&opts.Document)
+	}
 	var reg prometheus.Registerer // nil: metrics kept but not registered
 	if opts.Metrics != nil {      // a *prometheus.Registry: no typed nil in reg
 		reg = opts.Metrics

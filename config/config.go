@@ -251,6 +251,14 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// ServerName and ServerVersion are the serverInfo of initialize and the
+	// server card. Empty: restmcp and its own version.
+	ServerName    string
+	ServerVersion string
+	// LLMsTxt serves GET /llms.txt. Default true.
+	LLMsTxt bool
+	// ServeOpenAPI serves the document at GET /openapi.json. Default false.
+	ServeOpenAPI bool
 	// ToolMode is "full" (one tool per operation) or "compact" (three
 	// tools: search_operations, describe_operation, call_operation; for
 	// APIs too large to list). Default full.
@@ -421,6 +429,7 @@ func Default() Config {
 		MCPPath:            DefaultMCPPath,
 		OAuthMCPPath:       DefaultOAuthMCPPath,
 		ToolMode:           DefaultToolMode,
+		LLMsTxt:            true,
 		Sessions:           "off",
 		SessionIdleTimeout: 30 * time.Minute,
 		OAuthRedirectURIs:  slices.Clone(DefaultOAuthRedirectURIs),

@@ -242,6 +242,22 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "server_name", Flag: "server-name", Env: "RESTMCP_SERVER_NAME", Type: "string",
+			Usage: "The server's name in initialize (serverInfo.name), the server card and llms.txt. Empty: restmcp.",
+		}, field: func(c *Config) any { return &c.ServerName }},
+		{Setting: Setting{
+			Key: "server_version", Flag: "server-version", Env: "RESTMCP_SERVER_VERSION", Type: "string",
+			Usage: "The server's version in initialize (serverInfo.version) and the server card. Empty: restmcp's own.",
+		}, field: func(c *Config) any { return &c.ServerVersion }},
+		{Setting: Setting{
+			Key: "llms_txt", Flag: "llms-txt", Env: "RESTMCP_LLMS_TXT", Type: "bool",
+			Usage: "Serve GET /llms.txt: the MCP endpoint, how to authenticate and every tool with its one-line description, in Markdown.",
+		}, field: func(c *Config) any { return &c.LLMsTxt }},
+		{Setting: Setting{
+			Key: "serve_openapi", Flag: "serve-openapi", Env: "RESTMCP_SERVE_OPENAPI", Type: "bool",
+			Usage: "Serve the OpenAPI document restmcp serves from, as JSON, at GET /openapi.json.",
+		}, field: func(c *Config) any { return &c.ServeOpenAPI }},
+		{Setting: Setting{
 			Key: "sessions", Flag: "sessions", Env: "RESTMCP_SESSIONS", Type: "off|memory|redis",
 			Usage: "off: stateless. memory or redis: initialize issues an Mcp-Session-Id that every later request must carry (missing: 400, unknown or expired: 404), GET with Accept: text/event-stream opens the session's stream (keep-alives, and notifications/tools/list_changed when the document is reloaded), DELETE ends it. redis shares sessions across replicas.",
 		}, field: func(c *Config) any { return &c.Sessions }},

@@ -3,9 +3,12 @@ package openapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // DefaultMaxNameLength is the default cap on tool name length (64 characters, the length every known MCP client accepts).
@@ -140,6 +143,18 @@ type Document struct {
 	// dropped or rewritten node, reference and operation), in the order
 	// found. Empty for a document that loads cleanly.
 	Problems []Problem
+
+	kin *openapi3.T // the document as loaded, for JSON
+}
+
+// JSON is the document as loaded, encoded as JSON (OpenAPI 3; a Swagger
+// 2.0 document after its conversion), for serving it back to clients.
+// References into other files of a multi-file document stay references.
+func (d *Document) JSON() ([]byte, error) {
+	if d.kin == nil {
+		return nil, errors.New("no document")
+	}
+	return json.Marshal(d.kin)
 }
 
 // Load reads the document at location (a file path or an http(s) URL;

@@ -99,7 +99,7 @@ func operations(item *openapi3.PathItem) ([]string, []*openapi3.Operation) {
 }
 
 func (b *builder) build() (*Document, error) {
-	d := &Document{}
+	d := &Document{kin: b.doc}
 	if info := b.doc.Info; info != nil {
 		d.Title, d.Version, d.Description = info.Title, info.Version, info.Description
 	}

@@ -164,6 +164,11 @@ func (r *reloader) reload(ctx context.Context, data []byte) {
 		r.fit(doc)
 		err = r.srv.Reload(doc.Tools)
 	}
+	if err == nil {
+		if b, jerr := doc.JSON(); jerr == nil {
+			r.srv.SetDocument(b)
+		}
+	}
 	if err != nil {
 		r.logger.Error("reloading the document failed; the current tools stay", "spec", redactURL(r.location), "error", err.Error())
 		return

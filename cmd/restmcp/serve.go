@@ -242,6 +242,13 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		logger.Info("public mode: callers are metered by client address; presented credentials are ignored",
 			"public_global_plan", cfg.PublicGlobalPlan, "trusted_proxies", strings.Join(cfg.TrustedProxies, ","))
 	}
+	var docJSON []byte
+	if cfg.ServeOpenAPI {
+		if docJSON, err = doc.JSON(); err != nil {
+			mw.close(ctx)
+			return nil, nil, fmt.Errorf("serve_openapi: encoding the document: %w", err)
+		}
+	}
 	var sessions session.Store
 	switch cfg.Sessions {
 	case "memory":
@@ -257,8 +264,11 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 	}
 	srv, err = adapter.New(adapter.Options{
 		Tools:              doc.Tools,
-		Name:               "restmcp",
-		Version:            version,
+		Name:               orDefault(cfg.ServerName, "restmcp"),
+		Version:            orDefault(cfg.ServerVersion, version),
+		PublicURL:          cfg.PublicURL,
+		LLMsTxt:            cfg.LLMsTxt,
+		Document:           docJSON,
 		Instructions:       doc.Description,
 		MCPPath:            cfg.MCPPath,
 		Keys:               mw.registry,
@@ -350,4 +360,12 @@ func listenError(addr string, err error) error {
 		return fmt.Errorf("listening on %s: the address is already in use (another process, or another restmcp, has the port); choose another with --addr (RESTMCP_ADDR, addr in the config file)", addr)
 	}
 	return fmt.Errorf("listening on %s (--addr): %w", addr, err)
+}
+
+// orDefault is v, or def when v is empty.
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }

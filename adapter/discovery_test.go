@@ -1,0 +1,58 @@
+package adapter
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestDiscoveryDocuments: the server card, llms.txt and the served
+// document, each whole; the configured server name and version in
+// initialize; Server-Timing on tools/call; no llms.txt or document route
+// unless asked for.
+func TestDiscoveryDocuments(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	srv := serve(t, Options{
+		Tools: loadTools(t, "testdata/compact.yaml", up.URL), Name: "Bancadia MCP", Version: "2.1",
+		Instructions: "Market data for\\nstocks and ETFs.\n\nMore words.", PublicURL: "https://mcp.example.com/mcp",
+		LLMsTxt: true, Document: []byte(`{"openapi":"3.1.0"}`),
+	})
+	get := func(path string) rpcResponse {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		return do(t, req)
+	}
+	card := get("/.well-known/mcp")
+	wantCard := `{"name":"Bancadia MCP","version":"2.1","description":"Market data for\\nstocks and ETFs.","endpoints":[{"url":"https://mcp.example.com/mcp","transport":"streamable-http","auth":"api-key"}],"authentication":["x-api-key header","api_key query parameter","Authorization: Bearer <API key>"],"tools":[{"name":"create_watchlist","description":"Create a watchlist of stocks"},{"name":"etfs_top_holdings","description":"List the top holdings of an ETF"},{"name":"get_quote","description":"Get the latest quote of a stock"}],"protocol":{"versions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"sessions":false}}` + "\n"
+	if card.status != 200 || card.body != wantCard || card.header.Get("Content-Type") != "application/json; charset=utf-8" {
+		t.Errorf("server card: %d %v\n%s\nwant\n%s", card.status, card.header, card.body, wantCard)
+	}
+	llms := get("/llms.txt")
+	wantLLMs := "# Bancadia MCP\n\n> Market data for\\nstocks and ETFs.\n\nMCP endpoint (Streamable HTTP): https://mcp.example.com/mcp\n\n## Authentication\n\n" +
+		"Send your API key in the `x-api-key` header, as `?api_key=<key>` on the MCP URL, or as `Authorization: Bearer <key>`. `initialize` and `tools/list` need no key; each `tools/call` is metered against your key's plan.\n" +
+		"\n## Tools (3)\n\n- `create_watchlist`: Create a watchlist of stocks\n- `etfs_top_holdings`: List the top holdings of an ETF\n- `get_quote`: Get the latest quote of a stock\n"
+	if llms.status != 200 || llms.body != wantLLMs || llms.header.Get("Content-Type") != "text/markdown; charset=utf-8" {
+		t.Errorf("llms.txt: %d %v\n%q\nwant\n%q", llms.status, llms.header, llms.body, wantLLMs)
+	}
+	if doc := get("/openapi.json"); doc.status != 200 || doc.body != `{"openapi":"3.1.0"}` || doc.header.Get("Content-Type") != "application/json" {
+		t.Errorf("openapi.json: %d %v %s", doc.status, doc.header, doc.body)
+	}
+	init := post(t, srv.URL+"/mcp", initializeBody, nil)
+	if !strings.Contains(init.body, `"serverInfo":{"name":"Bancadia MCP","version":"2.1"}`) {
+		t.Errorf("initialize: %s", init.body)
+	}
+	call := post(t, srv.URL+"/mcp", toolsCallBody(3, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k"})
+	if st := call.header.Get("Server-Timing"); call.status != 200 || !serverTimingRE.MatchString(st) {
+		t.Errorf("tools/call: %d Server-Timing %q", call.status, st)
+	}
+	if list := post(t, srv.URL+"/mcp", toolsListBody, nil); list.header.Get("Server-Timing") != "" {
+		t.Errorf("Server-Timing on tools/list: %q", list.header.Get("Server-Timing"))
+	}
+
+	bare := serve(t, Options{Tools: loadTools(t, "testdata/compact.yaml", up.URL)})
+	for _, p := range []string{"/llms.txt", "/openapi.json"} {
+		req, _ := http.NewRequest(http.MethodGet, bare.URL+p, nil)
+		if got := do(t, req); got.status != 404 {
+			t.Errorf("%s without the option: %d", p, got.status)
+		}
+	}
+}
