@@ -141,6 +141,10 @@ func firstLine(s string) string {
 
 func supportedVersions() []string { return mcp.SupportedProtocolVersions() }
 
+// metaKeyTiming is the _meta member of a tools/call result holding its
+// timing (Options.TimingMeta).
+const metaKeyTiming = "io.restmcp/timing"
+
 // timingWriter adds Server-Timing (https://www.w3.org/TR/server-timing/)
 // to a tools/call response as its header is written: the time spent in
 // the meter (key lookup and admission), upstream, and in all.

@@ -181,6 +181,10 @@ type Options struct {
 	// (https://mcp.example.com/mcp); its origin names the endpoints in the
 	// server card and llms.txt. Empty: http and the request's Host.
 	PublicURL string
+	// TimingMeta puts the call's timing in each tools/call result's _meta
+	// ("io.restmcp/timing": meter_ms, upstream_ms, total_ms), beside the
+	// Server-Timing header every tools/call response has. False: no _meta.
+	TimingMeta bool
 	// LLMsTxt serves GET /llms.txt: the endpoint, the authentication rule
 	// and every tool with its one-line description, in Markdown. False:
 	// no such route.

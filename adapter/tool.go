@@ -222,6 +222,14 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 				"duration_ms", time.Since(a.start).Milliseconds())
 		}
 		s.afterCall(ctx, a, outcome, out.status, out.bytes, out.failed)
+		if s.opts.TimingMeta {
+			if out.res.Meta == nil {
+				out.res.Meta = mcp.Meta{}
+			}
+			out.res.Meta[metaKeyTiming] = map[string]float64{
+				"meter_ms": milliseconds(ex.call.meter), "upstream_ms": milliseconds(took), "total_ms": milliseconds(time.Since(a.start)),
+			}
+		}
 		return out.res, nil
 	}
 }

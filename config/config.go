@@ -255,6 +255,9 @@ type Config struct {
 	// server card. Empty: restmcp and its own version.
 	ServerName    string
 	ServerVersion string
+	// TimingMeta adds the call's timing to each tools/call result's _meta.
+	// Default false.
+	TimingMeta bool
 	// LLMsTxt serves GET /llms.txt. Default true.
 	LLMsTxt bool
 	// ServeOpenAPI serves the document at GET /openapi.json. Default false.

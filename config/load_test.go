@@ -93,6 +93,7 @@ var fullEnv = map[string]string{
 	"RESTMCP_SERVER_VERSION":                "9.9",
 	"RESTMCP_LLMS_TXT":                      "false",
 	"RESTMCP_SERVE_OPENAPI":                 "true",
+	"RESTMCP_TIMING_META":                   "true",
 	"RESTMCP_OUTPUT_SCHEMAS_MAX_LIST_BYTES": "-1",
 	"RESTMCP_WATCH":                         "true",
 	"RESTMCP_SESSIONS":                      "redis",
@@ -218,7 +219,7 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv.SchemaBudget = 16384
 	fromEnv.ToolMode = "compact"
 	fromEnv.ServerName, fromEnv.ServerVersion = "Env MCP", "9.9"
-	fromEnv.LLMsTxt, fromEnv.ServeOpenAPI = false, true
+	fromEnv.LLMsTxt, fromEnv.ServeOpenAPI, fromEnv.TimingMeta = false, true, true
 	fromEnv.OutputSchemasMaxListBytes = -1
 	fromEnv.Watch = true
 	fromEnv.Sessions = "redis"
@@ -422,8 +423,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{
 			name:    "every unknown key is reported",
 			content: "listen: :80\nspec: x.yaml\nmetering:\n  redis: true\n",
-			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, llms_txt, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, output_schemas_max_list_bytes, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, reload_interval, report_max_list_bytes, report_max_tools, require_key, schema_budget_bytes, serve_openapi, server_name, server_variables, server_version, session_idle_timeout, sessions, shutdown_timeout, spec, tool_mode, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout, watch)` + "\n" +
-				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, llms_txt, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, output_schemas_max_list_bytes, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, reload_interval, report_max_list_bytes, report_max_tools, require_key, schema_budget_bytes, serve_openapi, server_name, server_variables, server_version, session_idle_timeout, sessions, shutdown_timeout, spec, tool_mode, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout, watch)`,
+			want: `config file FILE: line 1: unknown key "listen" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, llms_txt, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, output_schemas_max_list_bytes, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, reload_interval, report_max_list_bytes, report_max_tools, require_key, schema_budget_bytes, serve_openapi, server_name, server_variables, server_version, session_idle_timeout, sessions, shutdown_timeout, spec, timing_meta, tool_mode, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout, watch)` + "\n" +
+				`config file FILE: line 3: unknown key "metering" (known keys: addr, allowed_origins, credential_parameters, default_security, error_codes, event_max_len, exclude_methods, exclude_operations, exclude_tags, idle_timeout, include_methods, include_operations, include_tags, lenient, list_by_plan, llms_txt, log_format, log_level, max_body_bytes, max_connections, max_description_length, max_header_bytes, max_response_bytes, max_tool_name_length, mcp_path, meter_timeout, metrics, oauth, oauth_encryption_key, oauth_keys_url, oauth_mcp_path, oauth_redirect_uris, oauth_verify_operation, output_schema_budget, output_schemas, output_schemas_max_list_bytes, overlay, plans_file, public_global_plan, public_mode, public_url, rate_limit, rate_window, read_header_timeout, read_timeout, redis_mode, redis_url, ref_root, reload_interval, report_max_list_bytes, report_max_tools, require_key, schema_budget_bytes, serve_openapi, server_name, server_variables, server_version, session_idle_timeout, sessions, shutdown_timeout, spec, timing_meta, tool_mode, tool_names, trusted_proxies, upstream, upstream_hosts, upstream_timeout, watch)`,
 		},
 		{
 			name:    "duration without unit",

@@ -250,6 +250,10 @@ func table() []setting {
 			Usage: "The server's version in initialize (serverInfo.version) and the server card. Empty: restmcp's own.",
 		}, field: func(c *Config) any { return &c.ServerVersion }},
 		{Setting: Setting{
+			Key: "timing_meta", Flag: "timing-meta", Env: "RESTMCP_TIMING_META", Type: "bool",
+			Usage: "Add the call's timing to each tools/call result as _meta \"io.restmcp/timing\" (meter_ms, upstream_ms, total_ms). Every tools/call response has a Server-Timing header either way.",
+		}, field: func(c *Config) any { return &c.TimingMeta }},
+		{Setting: Setting{
 			Key: "llms_txt", Flag: "llms-txt", Env: "RESTMCP_LLMS_TXT", Type: "bool",
 			Usage: "Serve GET /llms.txt: the MCP endpoint, how to authenticate and every tool with its one-line description, in Markdown.",
 		}, field: func(c *Config) any { return &c.LLMsTxt }},

@@ -2,7 +2,7 @@ package examples
 
 import _ "embed"
 
-//go:embed finance/openapi.yaml
+//go:embed finance-data/openapi.yaml
 var demoSpec []byte
 
 // DemoSpecPath is the path under which [NewDemoUpstream] serves [DemoSpec].

@@ -118,7 +118,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"spec", redactURL(specLocation),
 		"startup_ms", time.Since(start).Milliseconds(),
 	)
-	printBanner(stdout, mcpURL, cfg.PublicURL, srv.OAuthURL(), doc, cfg.Spec == "")
+	// The demo upstream takes any key; restmcp does too unless a plans file
+	// keeps a registry.
+	printBanner(stdout, mcpURL, cfg.PublicURL, srv.OAuthURL(), doc, cfg.Spec == "", mw.plans.KeyMode != metering.KeyModeRegistry)
 
 	// Reloads: watch (the spec file), reload_interval (the spec URL), and
 	// SIGHUP at any time.
@@ -268,6 +270,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		Version:            orDefault(cfg.ServerVersion, version),
 		PublicURL:          cfg.PublicURL,
 		LLMsTxt:            cfg.LLMsTxt,
+		TimingMeta:         cfg.TimingMeta,
 		Document:           docJSON,
 		Instructions:       doc.Description,
 		MCPPath:            cfg.MCPPath,
@@ -307,14 +310,14 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 
 // printBanner writes the MCP URL, the tool count and ready-to-paste client
 // configurations to w, for public_url when it is set.
-func printBanner(w io.Writer, mcpURL, publicURL, oauthURL string, doc *openapi.Document, demo bool) {
+func printBanner(w io.Writer, mcpURL, publicURL, oauthURL string, doc *openapi.Document, demo, anyKey bool) {
 	key := "YOUR_API_KEY"
 	if demo {
 		key = "demo-key"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nrestmcp is serving %q (%d tools) at %s\n", doc.Title, len(doc.Tools), mcpURL)
-	if demo {
+	if demo && anyKey {
 		b.WriteString("(bundled demo API: any non-empty key is accepted)\n")
 	}
 	if oauthURL != "" {
