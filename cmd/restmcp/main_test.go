@@ -51,6 +51,12 @@ func startRun(t *testing.T, extra map[string]string) string {
 // loopback port and returns its MCP URL and startup banner.
 func startServe(t *testing.T, extra map[string]string) (string, string) {
 	t.Helper()
+	return startRunning(t, extra, io.Discard)
+}
+
+// startRunning is startServe with the log written to logs.
+func startRunning(t *testing.T, extra map[string]string, logs io.Writer) (string, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -59,7 +65,7 @@ func startServe(t *testing.T, extra map[string]string) (string, string) {
 		env[k] = v
 	}
 	go func() {
-		done <- run(ctx, nil, func(k string) string { return env[k] }, pw, io.Discard)
+		done <- run(ctx, nil, func(k string) string { return env[k] }, pw, logs)
 		pw.Close()
 	}()
 	t.Cleanup(func() {

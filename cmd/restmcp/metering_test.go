@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/config"
@@ -172,12 +173,20 @@ func startApp(t testing.TB, plansYAML string, env map[string]string) *testApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Listening first, as runServe does: the OAuth issuer names the port.
+	url, srv, mw := serveWired(t, cfg, doc, logger, nil)
+	return &testApp{url: url, mw: mw, up: up, srv: srv}
+}
+
+// serveWired serves doc wired by newServer, as runServe wires it (tp:
+// tracing, nil for none), on a loopback listener opened first (the OAuth
+// issuer names its port), and closes it all when the test ends.
+func serveWired(t testing.TB, cfg config.Config, doc *openapi.Document, logger *slog.Logger, tp trace.TracerProvider) (string, *adapter.Server, *meteringWiring) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, mw, err := newServer(ctx, cfg, doc, logger, ln.Addr().String(), nil)
+	srv, mw, err := newServer(context.Background(), cfg, doc, logger, ln.Addr().String(), tp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +203,7 @@ func startApp(t testing.TB, plansYAML string, env map[string]string) *testApp {
 		}
 		mw.close(cctx)
 	})
-	return &testApp{url: hs.URL, mw: mw, up: up, srv: srv}
+	return hs.URL, srv, mw
 }
 
 // createKey creates a registry key on plan and removes it from Redis when

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -40,37 +37,8 @@ func (s *syncBuffer) String() string {
 // startLogged is startServe with the log kept.
 func startLogged(t *testing.T, env map[string]string) (string, *syncBuffer) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
 	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	full := map[string]string{"RESTMCP_ADDR": "127.0.0.1:0"}
-	for k, v := range env {
-		full[k] = v
-	}
-	go func() {
-		done <- run(ctx, nil, func(k string) string { return full[k] }, pw, logs)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run returned %v", err)
-		}
-	})
-	urlRE := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/mcp)\s*$`)
-	sc := bufio.NewScanner(pr)
-	mcpURL := ""
-	for sc.Scan() {
-		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
-			mcpURL = m[1]
-			break
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	if mcpURL == "" {
-		t.Fatalf("no MCP URL; log:\n%s", logs.String())
-	}
+	mcpURL, _ := startRunning(t, env, logs)
 	return mcpURL, logs
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -103,23 +102,10 @@ func TestTracingExportsOneToolsCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, mw, err := newServer(ctx, cfg, doc, logger, ln.Addr().String(), tp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mw.close(ctx)
-	hs := httptest.NewUnstartedServer(srv.Handler())
-	hs.Listener.Close()
-	hs.Listener = ln
-	hs.Start()
-	defer hs.Close()
+	url, _, _ := serveWired(t, cfg, doc, logger, tp)
 
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/mcp", strings.NewReader(callBody(1, "get_quote", `{"symbol":"A"}`)))
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(callBody(1, "get_quote", `{"symbol":"A"}`)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("X-API-Key", "secret-key-123")
