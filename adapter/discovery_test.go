@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/restmcp/restmcp/metering"
 )
 
 // TestDiscoveryDocuments: the server card, llms.txt and the served
@@ -54,5 +56,49 @@ func TestDiscoveryDocuments(t *testing.T) {
 		if got := do(t, req); got.status != 404 {
 			t.Errorf("%s without the option: %d", p, got.status)
 		}
+	}
+}
+
+// TestDeploymentMessages: the deployment's own 401 and 429 texts replace
+// restmcp's (codes, headers and status unchanged), and an unknown tool is
+// 404 with -32601 when asked for.
+func TestDeploymentMessages(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	meter := newLimitMeter(map[string]int{"": 0})
+	srv := serve(t, Options{
+		Tools: loadTools(t, "testdata/compact.yaml", up.URL), Keys: fakeKeys{"k-1": testPlan("free")}, Meter: meter,
+		Messages:            Messages{Unauthorized: "Unauthorized. Register at https://bank.example/api to obtain an API token.", RateLimited: "Too many requests; slow down."},
+		UnknownToolNotFound: true,
+	})
+	url := srv.URL + "/mcp"
+	for _, tc := range []struct {
+		key    string
+		status int
+		body   string
+	}{
+		{"", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"Unauthorized. Register at https://bank.example/api to obtain an API token."}}`},
+		{"k-unknown", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"Unauthorized. Register at https://bank.example/api to obtain an API token."}}`},
+		{"revoked", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"Unauthorized. Register at https://bank.example/api to obtain an API token."}}`},
+	} {
+		h := map[string]string{}
+		if tc.key != "" {
+			h["X-API-Key"] = tc.key
+		}
+		got := post(t, url, toolsCallBody(1, "get_quote", `{"symbol":"A"}`), h)
+		if got.status != tc.status || got.body != tc.body || got.header.Get("WWW-Authenticate") == "" {
+			t.Errorf("key %q: %d %s", tc.key, got.status, got.body)
+		}
+	}
+	got := post(t, url, toolsCallBody(2, "retired_tool", `{}`), map[string]string{"X-API-Key": "k-1"})
+	if got.status != 404 || got.body != `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Unknown tool: retired_tool"}}` {
+		t.Errorf("unknown tool: %d %s", got.status, got.body)
+	}
+	limited := serve(t, Options{
+		Tools: loadTools(t, "testdata/compact.yaml", up.URL), Meter: newLimitMeter(map[string]int{metering.KeyID("k-1"): 0}),
+		Messages: Messages{RateLimited: "Too many requests; slow down."},
+	})
+	got = post(t, limited.URL+"/mcp", toolsCallBody(3, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k-1"})
+	if got.status != 429 || got.body != `{"jsonrpc":"2.0","id":3,"error":{"code":-31429,"message":"Too many requests; slow down."}}` || got.header.Get("Retry-After") != "30" {
+		t.Errorf("429: %d %v %s", got.status, got.header, got.body)
 	}
 }

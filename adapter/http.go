@@ -514,6 +514,12 @@ func (s *Server) gate(c *gin.Context) {
 		return
 	}
 	if tool == nil {
+		if s.opts.UnknownToolNotFound && ex.inner == nil {
+			// A name that is not (or no longer) a tool: 404, as the
+			// deployment asked, instead of the SDK's -32602.
+			abortRPC(c, http.StatusNotFound, ex.msg.id, codeMethodNotFound, "Unknown tool: "+truncate(ex.msg.tool, 128))
+			return
+		}
 		c.Next()
 		return
 	}
@@ -626,7 +632,7 @@ func (s *Server) authenticate(c *gin.Context, ex *exchange, tool *openapi.Tool, 
 			s.callDone(c.Request.Context(), tool.Name, metering.OutcomeUnauthorized)
 		}
 		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
-		abortRPC(c, http.StatusUnauthorized, id, s.opts.ErrorCodes.Unauthorized, msg)
+		abortRPC(c, http.StatusUnauthorized, id, s.opts.ErrorCodes.Unauthorized, orMessage(s.opts.Messages.Unauthorized, msg))
 		return false
 	}
 	switch {
@@ -776,7 +782,7 @@ func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call metering.Ca
 	if refused != nil {
 		refused()
 	}
-	abortRPC(c, http.StatusTooManyRequests, id, s.opts.ErrorCodes.RateLimited, prefix+refusalMessage(call.Plan, d, retry))
+	abortRPC(c, http.StatusTooManyRequests, id, s.opts.ErrorCodes.RateLimited, orMessage(s.opts.Messages.RateLimited, prefix+refusalMessage(call.Plan, d, retry)))
 	return d, false
 }
 
@@ -866,9 +872,19 @@ func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage
 	code := s.opts.ErrorCodes.Unauthorized
 	if status != http.StatusUnauthorized {
 		code = s.opts.ErrorCodes.Unavailable
+	} else {
+		msg = orMessage(s.opts.Messages.Unauthorized, msg)
 	}
 	abortRPC(c, status, id, code, msg)
 	return nil, false
+}
+
+// orMessage is the deployment's message when it set one, else restmcp's.
+func orMessage(configured, own string) string {
+	if configured != "" {
+		return configured
+	}
+	return own
 }
 
 // keyErrorMessage is the text and HTTP status for a key resolution error.

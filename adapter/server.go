@@ -177,6 +177,16 @@ type Options struct {
 	// only the operations of the key's plan. False: one tool per operation.
 	Compact bool
 
+	// Messages replace the text of restmcp's own 401 and 429 refusals, for
+	// deployments that promised their clients a wording ("Unauthorized.
+	// Register at … to obtain an API token."). Empty: restmcp's messages,
+	// which say what went wrong and what to send.
+	Messages Messages
+	// UnknownToolNotFound answers a tools/call of a name that is not a
+	// tool (a retired one, say) with HTTP 404 and JSON-RPC -32601 "Unknown
+	// tool: <name>". False: as the MCP SDK does, 200 with -32602.
+	UnknownToolNotFound bool
+
 	// PublicURL is the MCP endpoint as clients reach it
 	// (https://mcp.example.com/mcp); its origin names the endpoints in the
 	// server card and llms.txt. Empty: http and the request's Host.
@@ -226,6 +236,13 @@ type Options struct {
 	// Logger receives the access log and tool-call diagnostics. Keys are never
 	// logged, only their key_id. Nil: discard.
 	Logger *slog.Logger
+}
+
+// Messages are the texts of restmcp's own refusals; an empty one keeps
+// restmcp's.
+type Messages struct {
+	Unauthorized string // every 401 of an API key (missing, unknown, revoked, unusable)
+	RateLimited  string // every 429 (a rate limit or quota), Retry-After still set
 }
 
 // ErrorCodes are the JSON-RPC error codes of restmcp's own refusals.

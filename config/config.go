@@ -251,6 +251,13 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// UnauthorizedMessage and RateLimitedMessage replace the text of
+	// restmcp's 401 and 429 refusals. Empty: restmcp's own.
+	UnauthorizedMessage string
+	RateLimitedMessage  string
+	// UnknownToolNotFound answers a tools/call of an unknown tool with 404
+	// and -32601 "Unknown tool: <name>". Default false (200, -32602).
+	UnknownToolNotFound bool
 	// ServerName and ServerVersion are the serverInfo of initialize and the
 	// server card. Empty: restmcp and its own version.
 	ServerName    string

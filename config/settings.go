@@ -242,6 +242,18 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "unauthorized_message", Flag: "unauthorized-message", Env: "RESTMCP_UNAUTHORIZED_MESSAGE", Type: "string",
+			Usage: "Text of every 401 for an API key (missing, unknown, revoked), e.g. \"Unauthorized. Register at https://example.com to obtain an API token.\" Empty: restmcp's, which says what went wrong.",
+		}, field: func(c *Config) any { return &c.UnauthorizedMessage }},
+		{Setting: Setting{
+			Key: "rate_limited_message", Flag: "rate-limited-message", Env: "RESTMCP_RATE_LIMITED_MESSAGE", Type: "string",
+			Usage: "Text of every 429 (rate limit or quota); Retry-After is still set. Empty: restmcp's, which names the limit and the plan.",
+		}, field: func(c *Config) any { return &c.RateLimitedMessage }},
+		{Setting: Setting{
+			Key: "unknown_tool_not_found", Flag: "unknown-tool-not-found", Env: "RESTMCP_UNKNOWN_TOOL_NOT_FOUND", Type: "bool",
+			Usage: "Answer a tools/call of a name that is not a tool (a retired one, say) with HTTP 404 and JSON-RPC -32601 \"Unknown tool: <name>\". false: 200 with -32602, as the MCP SDK does.",
+		}, field: func(c *Config) any { return &c.UnknownToolNotFound }},
+		{Setting: Setting{
 			Key: "server_name", Flag: "server-name", Env: "RESTMCP_SERVER_NAME", Type: "string",
 			Usage: "The server's name in initialize (serverInfo.name), the server card and llms.txt. Empty: restmcp.",
 		}, field: func(c *Config) any { return &c.ServerName }},
