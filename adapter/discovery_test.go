@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -100,5 +102,39 @@ func TestDeploymentMessages(t *testing.T) {
 	got = post(t, limited.URL+"/mcp", toolsCallBody(3, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k-1"})
 	if got.status != 429 || got.body != `{"jsonrpc":"2.0","id":3,"error":{"code":-31429,"message":"Too many requests; slow down."}}` || got.header.Get("Retry-After") != "30" {
 		t.Errorf("429: %d %v %s", got.status, got.header, got.body)
+	}
+}
+
+// TestForwardHeaders: only the listed caller headers reach the upstream,
+// with every value; a header the operation sets keeps the operation's
+// value; credential and hop-by-hop headers cannot be listed.
+func TestForwardHeaders(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/c25.yaml", up.URL), ForwardHeaders: []string{"x-bancony-integration", "X-Bancony-Culture", "X-Api-Key-Hint"}})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(toolsCallBody(1, "get_forecast", `{"days":2}`)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-API-Key", "k-123")
+	req.Header.Set("X-Bancony-Integration", "assistant-7")
+	req.Header.Add("X-Bancony-Culture", "da-DK")
+	req.Header.Add("X-Bancony-Culture", "en-GB")
+	req.Header.Set("X-Other", "never")
+	req.Header.Set("Cookie", "session=secret")
+	if got := do(t, req); got.status != 200 {
+		t.Fatalf("call: %d %s", got.status, got.body)
+	}
+	h := upstreamHeaders(map[string]string{"X-Api-Key": "k-123", "X-Bancony-Integration": "assistant-7"})
+	h["X-Bancony-Culture"] = []string{"da-DK", "en-GB"}
+	want := []recorded{{Method: "GET", RequestURI: "/v1/forecast?days=2", Host: strings.TrimPrefix(up.URL, "http://"), Header: h}}
+	if diff := cmp.Diff(want, up.take()); diff != "" {
+		t.Errorf("upstream (-want +got):\n%s", diff)
+	}
+	_, err := New(Options{Tools: loadTools(t, "testdata/c25.yaml", up.URL), ForwardHeaders: []string{"Authorization", "connection", "X-Forwarded-For", "bad name"}})
+	want2 := `ForwardHeaders: "Authorization" is a credential
+ForwardHeaders: "connection" is hop-by-hop
+ForwardHeaders: "X-Forwarded-For" is a proxy header
+ForwardHeaders: "bad name" is not a header name`
+	if err == nil || err.Error() != want2 {
+		t.Errorf("New: %v\nwant %s", err, want2)
 	}
 }

@@ -17,6 +17,7 @@ type exchange struct {
 	table     *toolTable   // requestID: the tool table this request is served from
 	body      []byte       // bodyLimit: the POST body, read once
 	cred      *credential  // extractCredential; never nil after it
+	forward   http.Header  // extractCredential: the Options.ForwardHeaders the caller sent
 	msg       *rpcMessage  // decode: restmcp's one reading of the body
 	handler   http.Handler // decode: the go-sdk handler chosen by Accept
 	admission *admission   // gate: the verdict on a tools/call

@@ -177,6 +177,14 @@ type Options struct {
 	// only the operations of the key's plan. False: one tool per operation.
 	Compact bool
 
+	// ForwardHeaders lists the caller's request headers that are sent
+	// upstream on every call, unchanged (an integration id, a culture):
+	// nothing else the caller sends is ever forwarded. Hop-by-hop,
+	// credential, MCP and framing headers cannot be listed (New refuses
+	// them); a header the operation sets itself keeps the operation's
+	// value. Nil: none.
+	ForwardHeaders []string
+
 	// Messages replace the text of restmcp's own 401 and 429 refusals, for
 	// deployments that promised their clients a wording ("Unauthorized.
 	// Register at … to obtain an API token."). Empty: restmcp's messages,
@@ -428,6 +436,11 @@ func (o Options) check() []error {
 	for _, origin := range o.AllowedOrigins {
 		if origin != "*" && normalizeOrigin(origin) == "" {
 			errs = append(errs, fmt.Errorf("AllowedOrigins: %q is not scheme://host[:port]", origin))
+		}
+	}
+	for _, h := range o.ForwardHeaders {
+		if reason := unforwardable(h); reason != "" {
+			errs = append(errs, fmt.Errorf("ForwardHeaders: %q %s", h, reason))
 		}
 	}
 	if o.PublicGlobalPlan != nil && !o.PublicMode {

@@ -194,6 +194,11 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 				return errorResult("internal error: building the upstream request: " + redact(err.Error(), cred.key)), nil
 			}
 		}
+		for name, vs := range ex.forward {
+			if _, own := upReq.Header[name]; !own {
+				upReq.Header[name] = vs
+			}
+		}
 		upReq.Header.Set("Accept-Encoding", acceptEncoding) // R9
 		if upReq.Header.Get("User-Agent") == "" {
 			upReq.Header.Set("User-Agent", s.userAgent)

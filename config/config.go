@@ -251,6 +251,9 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// ForwardHeaders lists caller headers sent upstream unchanged on every
+	// call (adapter.Options.ForwardHeaders). Nil: none.
+	ForwardHeaders []string
 	// UnauthorizedMessage and RateLimitedMessage replace the text of
 	// restmcp's 401 and 429 refusals. Empty: restmcp's own.
 	UnauthorizedMessage string

@@ -242,6 +242,10 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "forward_headers", Flag: "forward-headers", Env: "RESTMCP_FORWARD_HEADERS", Type: "list",
+			Usage: "Caller request headers sent upstream unchanged on every call (X-Integration-Id, X-Culture): nothing else the caller sends is forwarded. Hop-by-hop, credential (Authorization, Cookie, X-Api-Key), MCP and proxy headers cannot be listed; a header the operation sets keeps its value.",
+		}, field: func(c *Config) any { return &c.ForwardHeaders }},
+		{Setting: Setting{
 			Key: "unauthorized_message", Flag: "unauthorized-message", Env: "RESTMCP_UNAUTHORIZED_MESSAGE", Type: "string",
 			Usage: "Text of every 401 for an API key (missing, unknown, revoked), e.g. \"Unauthorized. Register at https://example.com to obtain an API token.\" Empty: restmcp's, which says what went wrong.",
 		}, field: func(c *Config) any { return &c.UnauthorizedMessage }},

@@ -273,6 +273,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		TimingMeta:          cfg.TimingMeta,
 		Messages:            adapter.Messages{Unauthorized: cfg.UnauthorizedMessage, RateLimited: cfg.RateLimitedMessage},
 		UnknownToolNotFound: cfg.UnknownToolNotFound,
+		ForwardHeaders:      cfg.ForwardHeaders,
 		Document:            docJSON,
 		Instructions:        doc.Description,
 		MCPPath:             cfg.MCPPath,
