@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,12 +90,18 @@ func TestSessionsMode(t *testing.T) {
 	}
 }
 
+// testClock is a settable clock, safe for the server's goroutines.
 type testClock struct {
-	t time.Time
+	mu sync.Mutex
+	t  time.Time
 }
 
-func (c *testClock) now() time.Time      { return c.t }
-func (c *testClock) add(d time.Duration) { c.t = c.t.Add(d) }
+func (c *testClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
 
 // TestSessionStreamListChanged: the go-sdk client, which keeps the session
 // and opens its stream, hears notifications/tools/list_changed when the
