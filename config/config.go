@@ -251,6 +251,9 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// ToolNameStyle is how operationIds become tool names: snake
+	// (etfs_top_holdings), kebab (get-accounts) or as_is. Default snake.
+	ToolNameStyle string
 	// ForwardHeaders lists caller headers sent upstream unchanged on every
 	// call (adapter.Options.ForwardHeaders). Nil: none.
 	ForwardHeaders []string
@@ -442,6 +445,7 @@ func Default() Config {
 		MCPPath:            DefaultMCPPath,
 		OAuthMCPPath:       DefaultOAuthMCPPath,
 		ToolMode:           DefaultToolMode,
+		ToolNameStyle:      "snake",
 		LLMsTxt:            true,
 		Sessions:           "off",
 		SessionIdleTimeout: 30 * time.Minute,
@@ -626,6 +630,11 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.SessionIdleTimeout <= 0 {
 		bad("session_idle_timeout", "must be positive; got %v", c.SessionIdleTimeout)
+	}
+	switch c.ToolNameStyle {
+	case "snake", "kebab", "as_is":
+	default:
+		bad("tool_name_style", "must be snake, kebab or as_is; got %q", c.ToolNameStyle)
 	}
 	if c.ToolMode != "full" && c.ToolMode != "compact" {
 		bad("tool_mode", "must be full or compact; got %q", c.ToolMode)

@@ -242,6 +242,10 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "tool_name_style", Flag: "tool-name-style", Env: "RESTMCP_TOOL_NAME_STYLE", Type: "snake|kebab|as_is",
+			Usage: "How operationIds become tool names: snake (etfs.topHoldings → etfs_top_holdings), kebab (getAccounts → get-accounts) or as_is (get-accounts stays; characters outside A-Z a-z 0-9 _ - become _). tool_names and x-mcp-name still name single tools.",
+		}, field: func(c *Config) any { return &c.ToolNameStyle }},
+		{Setting: Setting{
 			Key: "forward_headers", Flag: "forward-headers", Env: "RESTMCP_FORWARD_HEADERS", Type: "list",
 			Usage: "Caller request headers sent upstream unchanged on every call (X-Integration-Id, X-Culture): nothing else the caller sends is forwarded. Hop-by-hop, credential (Authorization, Cookie, X-Api-Key), MCP and proxy headers cannot be listed; a header the operation sets keeps its value.",
 		}, field: func(c *Config) any { return &c.ForwardHeaders }},

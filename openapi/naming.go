@@ -39,6 +39,20 @@ func fallbackBase(method, path string) string {
 // whose first character is not a letter. max ≤ 0 means DefaultMaxNameLength.
 // The result always matches ^[a-zA-Z0-9_-]{1,max}$.
 func ToolName(operationID, method, path string, max int) string {
+	return StyledToolName(operationID, method, path, max, NameSnake)
+}
+
+// Tool name styles (LoadOptions.NameStyle): how N1 turns an operationId
+// into a name before N3 sanitizes it.
+const (
+	NameSnake = "snake" // strcase.ToSnake: etfs.topHoldings → etfs_top_holdings (the default)
+	NameKebab = "kebab" // strcase.ToKebab: getAccounts → get-accounts
+	NameAsIs  = "as_is" // unchanged: get-accounts stays get-accounts, etfs.topHoldings → etfs_topHoldings
+)
+
+// StyledToolName is ToolName with the N1 step of style (NameSnake,
+// NameKebab or NameAsIs; "" is NameSnake).
+func StyledToolName(operationID, method, path string, max int, style string) string {
 	if max <= 0 {
 		max = DefaultMaxNameLength
 	}
@@ -46,10 +60,10 @@ func ToolName(operationID, method, path string, max int) string {
 		max = minNameLength
 	}
 	base := baseName(operationID, method, path)
-	name := sanitize(snake(base, base != operationID), false)
+	name := sanitize(styled(base, base != operationID, style), false)
 	if name == "" {
 		base = fallbackBase(method, path)
-		name = sanitize(snake(base, true), false)
+		name = sanitize(styled(base, true, style), false)
 	}
 	if name == "" {
 		name = "op"
@@ -60,9 +74,15 @@ func ToolName(operationID, method, path string, max int) string {
 	return capLength(name, base, max)
 }
 
-func snake(base string, fallback bool) string {
+func styled(base string, fallback bool, style string) string {
 	if fallback {
 		base = strings.NewReplacer("{", "", "}", "").Replace(base)
+	}
+	switch style {
+	case NameKebab:
+		return strcase.ToKebab(base)
+	case NameAsIs:
+		return base
 	}
 	return strcase.ToSnake(base)
 }

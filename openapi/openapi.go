@@ -18,6 +18,9 @@ const DefaultMaxNameLength = 64
 type LoadOptions struct {
 	// MaxNameLength caps tool names (N5). Zero means DefaultMaxNameLength.
 	MaxNameLength int
+	// NameStyle is how N1 turns operationIds into names: NameSnake (""),
+	// NameKebab or NameAsIs.
+	NameStyle string
 	// Upstream overrides the document-level server (C20). An override with
 	// only scheme and host ("http://127.0.0.1:9000") keeps the path of the
 	// document's server ("/v1") and resolves relative server URLs against

@@ -234,7 +234,7 @@ func (b *builder) selectOperations(paths []string) ([]*selected, []Problem, erro
 		for i, m := range ms {
 			op := ops[i]
 			ids[op.OperationID] = true
-			name := ToolName(op.OperationID, m, p, b.maxName)
+			name := StyledToolName(op.OperationID, m, p, b.maxName, b.opts.NameStyle)
 			if !sel.keeps(m, op.OperationID, name, op.Tags) {
 				continue
 			}

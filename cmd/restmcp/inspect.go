@@ -100,6 +100,7 @@ func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 		ServerVariables:      cfg.ServerVariables,
 		UpstreamHosts:        cfg.UpstreamHosts,
 		MaxNameLength:        cfg.MaxToolNameLength,
+		NameStyle:            cfg.ToolNameStyle,
 		Logger:               logger,
 		Select:               selection(cfg),
 		Lenient:              cfg.Lenient,

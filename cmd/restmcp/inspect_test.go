@@ -195,3 +195,22 @@ func TestOutputSchemasFitTheListBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestToolNameStyleSetting: tool_name_style kebab names every tool in
+// kebab-case.
+func TestToolNameStyleSetting(t *testing.T) {
+	var stdout, stderr strings.Builder
+	args := []string{"tools", "--spec", "testdata/plans_api.yaml", "--tool-name-style", "kebab"}
+	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	var names []string
+	for _, line := range strings.Split(stdout.String(), "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 2 && (f[1] == "GET" || f[1] == "POST") {
+			names = append(names, f[0])
+		}
+	}
+	if want := []string{"admin-stats", "etfs-top-holdings", "always-fails", "get-quote"}; strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("names %v, want %v", names, want)
+	}
+}
