@@ -138,3 +138,28 @@ ForwardHeaders: "bad name" is not a header name`
 		t.Errorf("New: %v\nwant %s", err, want2)
 	}
 }
+
+// TestTextReceipt: with TextReceipt, a JSON object result's text is a
+// receipt and the object travels once, in structuredContent; an error
+// result keeps its text.
+func TestTextReceipt(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.URL.Path, "BAD") {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"code":"not_found","retryable":false}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"symbol":"A","price":12.5,"currency":"USD"}`))
+	})
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/compact.yaml", up.URL), TextReceipt: true})
+	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k", "Accept": "application/json"})
+	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"HTTP 200 OK: the result is in structuredContent, a JSON object of 44 bytes with the members currency, price, symbol."}],"structuredContent":{"currency":"USD","price":12.5,"symbol":"A"}}}`
+	if got.status != 200 || strings.TrimSpace(got.body) != want {
+		t.Errorf("receipt:\n got %s\nwant %s", got.body, want)
+	}
+	got = post(t, srv.URL+"/mcp", toolsCallBody(2, "get_quote", `{"symbol":"BAD"}`), map[string]string{"X-API-Key": "k", "Accept": "application/json"})
+	if !strings.Contains(got.body, `"isError":true`) || !strings.Contains(got.body, `HTTP 404 Not Found\n{\"code\":\"not_found\",\"retryable\":false}`) {
+		t.Errorf("error result: %s", got.body)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -88,9 +89,31 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 	if !truncated && isJSON(mediaType) {
 		if obj := jsonObject(text); obj != nil {
 			res.StructuredContent = obj
+			if s.opts.TextReceipt {
+				res = textResult(receipt(resp.StatusCode, len(text), obj), false)
+				res.StructuredContent = obj
+			}
 		}
 	}
 	return res, nil
+}
+
+// receipt is the text content of a result whose JSON object is carried
+// once, in structuredContent (Options.TextReceipt): the status, the size
+// and the first members, so that a model reading only text knows where
+// the result is.
+func receipt(status, size int, obj map[string]any) string {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	more := ""
+	if len(keys) > 8 {
+		keys, more = keys[:8], fmt.Sprintf(" and %d more", len(obj)-8)
+	}
+	return fmt.Sprintf("%s: the result is in structuredContent, a JSON object of %d bytes with the members %s%s.",
+		statusLine(status), size, strings.Join(keys, ", "), more)
 }
 
 // statusLine is "HTTP <code> <StatusText>", or "HTTP <code>" for a code Go

@@ -199,6 +199,12 @@ type Options struct {
 	// (https://mcp.example.com/mcp); its origin names the endpoints in the
 	// server card and llms.txt. Empty: http and the request's Host.
 	PublicURL string
+	// TextReceipt makes the text content of a result whose body is a JSON
+	// object a one-line receipt (status, size, members) instead of the body
+	// (R1): the object is carried once, in structuredContent, for clients
+	// that read it. Errors, text and other bodies are unchanged. False: the
+	// text is the body.
+	TextReceipt bool
 	// TimingMeta puts the call's timing in each tools/call result's _meta
 	// ("io.restmcp/timing": meter_ms, upstream_ms, total_ms), beside the
 	// Server-Timing header every tools/call response has. False: no _meta.

@@ -251,6 +251,10 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// TextContent is "full" (a result's text is the body) or "receipt" (a
+	// JSON object body travels once, in structuredContent, and the text is
+	// a one-line receipt). Default full.
+	TextContent string
 	// ToolNameStyle is how operationIds become tool names: snake
 	// (etfs_top_holdings), kebab (get-accounts) or as_is. Default snake.
 	ToolNameStyle string
@@ -446,6 +450,7 @@ func Default() Config {
 		OAuthMCPPath:       DefaultOAuthMCPPath,
 		ToolMode:           DefaultToolMode,
 		ToolNameStyle:      "snake",
+		TextContent:        "full",
 		LLMsTxt:            true,
 		Sessions:           "off",
 		SessionIdleTimeout: 30 * time.Minute,
@@ -630,6 +635,9 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.SessionIdleTimeout <= 0 {
 		bad("session_idle_timeout", "must be positive; got %v", c.SessionIdleTimeout)
+	}
+	if c.TextContent != "full" && c.TextContent != "receipt" {
+		bad("text_content", "must be full or receipt; got %q", c.TextContent)
 	}
 	switch c.ToolNameStyle {
 	case "snake", "kebab", "as_is":

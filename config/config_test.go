@@ -65,6 +65,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`public_global_plan: needs public_mode: true`,
 		`sessions: must be off, memory or redis; got ""`,
 		`session_idle_timeout: must be positive; got 0s`,
+		`text_content: must be full or receipt; got ""`,
 		`tool_name_style: must be snake, kebab or as_is; got ""`,
 		`tool_mode: must be full or compact; got ""`,
 		`trusted_proxies: "proxy.example" is not an IP address or CIDR range`,

@@ -242,6 +242,10 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "text_content", Flag: "text-content", Env: "RESTMCP_TEXT_CONTENT", Type: "full|receipt",
+			Usage: "full: a result's text content is the upstream body. receipt: a JSON object body travels once, in structuredContent, and the text is a one-line receipt (status, size, members); errors and other bodies keep their text.",
+		}, field: func(c *Config) any { return &c.TextContent }},
+		{Setting: Setting{
 			Key: "tool_name_style", Flag: "tool-name-style", Env: "RESTMCP_TOOL_NAME_STYLE", Type: "snake|kebab|as_is",
 			Usage: "How operationIds become tool names: snake (etfs.topHoldings → etfs_top_holdings), kebab (getAccounts → get-accounts) or as_is (get-accounts stays; characters outside A-Z a-z 0-9 _ - become _). tool_names and x-mcp-name still name single tools.",
 		}, field: func(c *Config) any { return &c.ToolNameStyle }},

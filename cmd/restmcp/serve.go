@@ -274,6 +274,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		Messages:            adapter.Messages{Unauthorized: cfg.UnauthorizedMessage, RateLimited: cfg.RateLimitedMessage},
 		UnknownToolNotFound: cfg.UnknownToolNotFound,
 		ForwardHeaders:      cfg.ForwardHeaders,
+		TextReceipt:         cfg.TextContent == "receipt",
 		Document:            docJSON,
 		Instructions:        doc.Description,
 		MCPPath:             cfg.MCPPath,
