@@ -163,3 +163,47 @@ func TestTextReceipt(t *testing.T) {
 		t.Errorf("error result: %s", got.body)
 	}
 }
+
+// TestConcurrencyCaps: past MaxConcurrentCalls (or the per-host cap) a
+// call is answered 429 with Retry-After: 1 at once, unmetered and not
+// sent; once the calls in progress end, calls go through again.
+func TestConcurrencyCaps(t *testing.T) {
+	for name, opts := range map[string]Options{"all": {MaxConcurrentCalls: 1}, "per host": {MaxConcurrentCallsPerHost: 1}} {
+		t.Run(name, func(t *testing.T) {
+			release := make(chan struct{})
+			started := make(chan struct{}, 1)
+			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/slow") {
+					started <- struct{}{}
+					<-release
+				}
+				_, _ = w.Write([]byte("{}"))
+			})
+			meter := &recordingMeter{}
+			opts.Tools, opts.Meter = loadTools(t, "testdata/c23.yaml", up.URL), meter
+			srv := serve(t, opts)
+			hdr := map[string]string{"X-API-Key": "k"}
+			done := make(chan rpcResponse, 1)
+			go func() { done <- post(t, srv.URL+"/mcp", toolsCallBody(1, "get_pet", `{"petId":"slow"}`), hdr) }()
+			<-started
+			got := post(t, srv.URL+"/mcp", toolsCallBody(2, "get_pet", `{"petId":"p1"}`), hdr)
+			if got.status != 429 || got.header.Get("Retry-After") != "1" ||
+				got.body != `{"jsonrpc":"2.0","id":2,"error":{"code":-31429,"message":"too many calls in progress on this server; retry in 1 second"}}` {
+				t.Errorf("second call: %d %v %s", got.status, got.header, got.body)
+			}
+			close(release)
+			if r := <-done; r.status != 200 {
+				t.Errorf("first call: %d %s", r.status, r.body)
+			}
+			if got := post(t, srv.URL+"/mcp", toolsCallBody(3, "get_pet", `{"petId":"p1"}`), hdr); got.status != 200 {
+				t.Errorf("after: %d %s", got.status, got.body)
+			}
+			if n := len(meter.take()); n != 2 {
+				t.Errorf("%d admissions, want 2 (the refused call is not metered)", n)
+			}
+			if n := len(up.take()); n != 2 {
+				t.Errorf("%d upstream requests, want 2", n)
+			}
+		})
+	}
+}

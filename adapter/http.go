@@ -525,6 +525,15 @@ func (s *Server) gate(c *gin.Context) {
 		return
 	}
 	a.call.Tool = tool.Name
+	release, ok := s.calls.acquire(tool)
+	if !ok {
+		s.callDone(c.Request.Context(), tool.Name, metering.OutcomeRefused)
+		c.Header("Retry-After", "1")
+		abortRPC(c, http.StatusTooManyRequests, ex.msg.id, s.opts.ErrorCodes.RateLimited,
+			orMessage(s.opts.Messages.RateLimited, "too many calls in progress on this server; retry in 1 second"))
+		return
+	}
+	defer release()
 	if !s.authorize(c, ex, tool, a) {
 		return
 	}

@@ -177,6 +177,13 @@ type Options struct {
 	// only the operations of the key's plan. False: one tool per operation.
 	Compact bool
 
+	// MaxConcurrentCalls caps the tools/call requests in progress at once,
+	// and MaxConcurrentCallsPerHost those whose upstream is one host; a
+	// call past a cap is answered 429 with Retry-After: 1 before anything
+	// is metered or sent. Zero: no cap.
+	MaxConcurrentCalls        int
+	MaxConcurrentCallsPerHost int
+
 	// ForwardHeaders lists the caller's request headers that are sent
 	// upstream on every call, unchanged (an integration id, a culture):
 	// nothing else the caller sends is ever forwarded. Hop-by-hop,
@@ -288,6 +295,7 @@ type Server struct {
 	fastServed atomic.Int64
 	tracer     trace.Tracer
 	streams    *streamHub             // open session streams (sessions mode)
+	calls      *callSlots             // Options.MaxConcurrentCalls*
 	document   atomic.Pointer[[]byte] // GET /openapi.json (Options.Document)
 	// impl is the server's name and version, as initialize reports it.
 	impl *mcp.Implementation
@@ -325,6 +333,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.tracer = newTracer(opts.TracerProvider)
 	s.streams = newStreamHub()
+	s.calls = newCallSlots(opts.MaxConcurrentCalls, opts.MaxConcurrentCallsPerHost)
 	if opts.Document != nil {
 		s.document.Store(&opts.Document)
 	}

@@ -251,6 +251,11 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// MaxConcurrentCalls and MaxConcurrentCallsPerHost cap the tools/call
+	// requests in progress, in all and per upstream host; past a cap, 429
+	// with Retry-After: 1. 0: no cap.
+	MaxConcurrentCalls        int
+	MaxConcurrentCallsPerHost int
 	// TextContent is "full" (a result's text is the body) or "receipt" (a
 	// JSON object body travels once, in structuredContent, and the text is
 	// a one-line receipt). Default full.
@@ -635,6 +640,12 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.SessionIdleTimeout <= 0 {
 		bad("session_idle_timeout", "must be positive; got %v", c.SessionIdleTimeout)
+	}
+	if c.MaxConcurrentCalls < 0 {
+		bad("max_concurrent_calls", "must be 0 (no cap) or more; got %d", c.MaxConcurrentCalls)
+	}
+	if c.MaxConcurrentCallsPerHost < 0 {
+		bad("max_concurrent_calls_per_host", "must be 0 (no cap) or more; got %d", c.MaxConcurrentCallsPerHost)
 	}
 	if c.TextContent != "full" && c.TextContent != "receipt" {
 		bad("text_content", "must be full or receipt; got %q", c.TextContent)

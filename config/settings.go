@@ -242,6 +242,14 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "max_concurrent_calls", Flag: "max-concurrent-calls", Env: "RESTMCP_MAX_CONCURRENT_CALLS", Type: "int",
+			Usage: "Most tools/call requests in progress at once; one more is answered 429 with Retry-After: 1, unmetered and not sent. 0: no cap.",
+		}, field: func(c *Config) any { return &c.MaxConcurrentCalls }},
+		{Setting: Setting{
+			Key: "max_concurrent_calls_per_host", Flag: "max-concurrent-calls-per-host", Env: "RESTMCP_MAX_CONCURRENT_CALLS_PER_HOST", Type: "int",
+			Usage: "Most tools/call requests in progress at once to one upstream host; past it, 429 with Retry-After: 1. 0: no cap.",
+		}, field: func(c *Config) any { return &c.MaxConcurrentCallsPerHost }},
+		{Setting: Setting{
 			Key: "text_content", Flag: "text-content", Env: "RESTMCP_TEXT_CONTENT", Type: "full|receipt",
 			Usage: "full: a result's text content is the upstream body. receipt: a JSON object body travels once, in structuredContent, and the text is a one-line receipt (status, size, members); errors and other bodies keep their text.",
 		}, field: func(c *Config) any { return &c.TextContent }},
