@@ -3,6 +3,7 @@ package adapter
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -161,8 +162,14 @@ func (w *timingWriter) setTiming() {
 	}
 	w.written = true
 	r := w.ex.call
-	w.Header().Set("Server-Timing", fmt.Sprintf("meter;dur=%.3f, upstream;dur=%.3f, total;dur=%.3f",
-		milliseconds(r.meter), milliseconds(r.upstream), milliseconds(time.Since(w.start))))
+	var buf [96]byte
+	v := append(buf[:0], "meter;dur="...)
+	v = strconv.AppendFloat(v, milliseconds(r.meter), 'f', 3, 64)
+	v = append(v, ", upstream;dur="...)
+	v = strconv.AppendFloat(v, milliseconds(r.upstream), 'f', 3, 64)
+	v = append(v, ", total;dur="...)
+	v = strconv.AppendFloat(v, milliseconds(time.Since(w.start)), 'f', 3, 64)
+	w.Header()["Server-Timing"] = []string{string(v)}
 }
 
 func (w *timingWriter) WriteHeader(code int) { w.setTiming(); w.ResponseWriter.WriteHeader(code) }
