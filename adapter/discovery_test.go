@@ -207,3 +207,19 @@ func TestConcurrencyCaps(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPAtTheRoot: with MCPPath "/", the root is the MCP endpoint and the
+// other routes stay reachable.
+func TestMCPAtTheRoot(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/compact.yaml", up.URL), MCPPath: "/"})
+	if got := post(t, srv.URL+"/", toolsListBody, nil); got.status != 200 || !strings.Contains(got.body, `"name":"get_quote"`) {
+		t.Errorf("tools/list at /: %d %s", got.status, got.body)
+	}
+	for path, want := range map[string]int{"/health": 200, "/ready": 200, "/.well-known/mcp": 200, "/elsewhere": 404} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		if got := do(t, req); got.status != want {
+			t.Errorf("GET %s: %d, want %d", path, got.status, want)
+		}
+	}
+}

@@ -427,6 +427,8 @@ func (o Options) check() []error {
 	}
 	if o.OAuth != nil {
 		switch p := o.OAuth.ResourcePath(); {
+		case p == "/":
+			errs = append(errs, errors.New(`OAuth's MCP path must not be "/": its resource metadata lives under /.well-known`))
 		case p == o.MCPPath:
 			errs = append(errs, fmt.Errorf("OAuth's MCP path %q is MCPPath too; header clients and OAuth clients need one each", p))
 		case p == "/health" || p == "/ready" || p == "/usage" || p == "/metrics" || strings.HasPrefix(p, "/.well-known/") ||

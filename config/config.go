@@ -837,7 +837,7 @@ func checkPath(s string) error {
 	case s == "" || s[0] != '/':
 		return fmt.Errorf("must start with /; got %q", s)
 	case s == "/":
-		return errors.New(`must not be "/": the root serves other routes`)
+		return nil // the MCP endpoint at the root; /health, /ready and the discovery routes stay theirs
 	case strings.HasSuffix(s, "/"):
 		return fmt.Errorf("must not end with /; got %q", s)
 	case strings.ContainsAny(s, "?#:* \t\r\n"):

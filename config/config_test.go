@@ -130,7 +130,7 @@ func TestValidateFields(t *testing.T) {
 		{"addr bad port", func(c *Config) { c.Addr = "127.0.0.1:http" }, `addr: port must be a number from 0 to 65535; got "http"`},
 		{"addr port too big", func(c *Config) { c.Addr = ":70000" }, `addr: port must be a number from 0 to 65535; got "70000"`},
 		{"mcp_path nested", func(c *Config) { c.MCPPath = "/api/mcp" }, ""},
-		{"mcp_path root", func(c *Config) { c.MCPPath = "/" }, `mcp_path: must not be "/": the root serves other routes`},
+		{"mcp_path root", func(c *Config) { c.MCPPath = "/" }, ""},
 		{"mcp_path trailing slash", func(c *Config) { c.MCPPath = "/mcp/" }, `mcp_path: must not end with /; got "/mcp/"`},
 		{"mcp_path wildcard", func(c *Config) { c.MCPPath = "/mcp/*x" }, `mcp_path: must be a plain path without ?, #, :, * or spaces; got "/mcp/*x"`},
 		{"redis url", func(c *Config) { c.RedisURL = "redis://:pw@127.0.0.1:6379/0" }, ""},
