@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Discovery documents: what a person or an agent reads before connecting.
@@ -65,7 +64,7 @@ func (s *Server) serveCard(c *gin.Context) {
 		Endpoints: []cardURL{{URL: base + s.opts.MCPPath, Transport: "streamable-http", Auth: "api-key"}},
 		Auth:      []string{"x-api-key header", "api_key query parameter", "Authorization: Bearer <API key>"},
 		Tools:     []cardTool{},
-		Protocol:  cardProtocol{Versions: supportedVersions(), Sessions: s.opts.Sessions != nil},
+		Protocol:  cardProtocol{Versions: s.versions, Sessions: s.opts.Sessions != nil},
 	}
 	if s.opts.AllowAnonymous {
 		card.Auth = append(card.Auth, "none (calls without a key are allowed)")
@@ -139,8 +138,6 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
-func supportedVersions() []string { return mcp.SupportedProtocolVersions() }
 
 // metaKeyTiming is the _meta member of a tools/call result holding its
 // timing (Options.TimingMeta).

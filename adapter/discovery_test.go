@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -221,5 +222,37 @@ func TestMCPAtTheRoot(t *testing.T) {
 		if got := do(t, req); got.status != want {
 			t.Errorf("GET %s: %d, want %d", path, got.status, want)
 		}
+	}
+}
+
+// TestProtocolVersions: the offered revisions can be narrowed; initialize
+// falls back to the newest listed, and a request naming another revision
+// is refused.
+func TestProtocolVersions(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	tools := loadTools(t, "testdata/compact.yaml", up.URL)
+	srv := serve(t, Options{Tools: tools, ProtocolVersions: []string{"2024-11-05", "2025-03-26", "2025-06-18"}})
+	initWith := func(v string) string {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + v + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+		got := post(t, srv.URL+"/mcp", body, nil)
+		var r struct {
+			Result struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(got.body), &r)
+		return r.Result.ProtocolVersion
+	}
+	for asked, want := range map[string]string{"2025-03-26": "2025-03-26", "2025-11-25": "2025-06-18", "2024-11-05": "2024-11-05", "1999-01-01": "2025-06-18"} {
+		if got := initWith(asked); got != want {
+			t.Errorf("initialize asking %s: negotiated %q, want %s", asked, got, want)
+		}
+	}
+	got := post(t, srv.URL+"/mcp", toolsCallBody(2, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k", "MCP-Protocol-Version": "2025-11-25"})
+	if got.status != 400 || got.body != `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"unsupported MCP-Protocol-Version \"2025-11-25\"; supported: 2025-06-18, 2025-03-26, 2024-11-05"}}` {
+		t.Errorf("tools/call on 2025-11-25: %d %s", got.status, got.body)
+	}
+	if _, err := New(Options{Tools: tools, ProtocolVersions: []string{"2023-01-01"}}); err == nil || !strings.HasPrefix(err.Error(), `ProtocolVersions: "2023-01-01" is not a revision restmcp speaks (`) {
+		t.Errorf("New with an unknown revision: %v", err)
 	}
 }

@@ -76,7 +76,7 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 		_, known := exchangeFrom(r.Context()).table.handlers[m.tool]
 		return known
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); m.metaVersion != "" || v != "" && (v >= protocolVersionStandardHeaders || !slices.Contains(mcp.SupportedProtocolVersions(), v)) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); m.metaVersion != "" || v != "" && (v >= protocolVersionStandardHeaders || !slices.Contains(s.versions, v)) {
 		return false
 	}
 	switch m.method {

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/restmcp/restmcp/adapter/oauth"
@@ -574,8 +573,8 @@ func (s *Server) checkCall(c *gin.Context, m *rpcMessage) bool {
 		return false
 	}
 	version := h.Get("Mcp-Protocol-Version")
-	if version != "" && !slices.Contains(mcp.SupportedProtocolVersions(), version) {
-		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(truncate(version, 40))+"; supported: "+strings.Join(mcp.SupportedProtocolVersions(), ", "))
+	if version != "" && !slices.Contains(s.versions, version) {
+		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(truncate(version, 40))+"; supported: "+strings.Join(s.versions, ", "))
 		return false
 	}
 	if version < protocolVersionStandardHeaders && m.metaVersion == "" {

@@ -177,6 +177,13 @@ type Options struct {
 	// only the operations of the key's plan. False: one tool per operation.
 	Compact bool
 
+	// ProtocolVersions narrows the MCP revisions served (a subset of the
+	// go-sdk's, e.g. 2024-11-05, 2025-03-26, 2025-06-18): initialize
+	// negotiates among them (a client asking for another gets the newest
+	// listed), and a request naming another in MCP-Protocol-Version is
+	// refused (400). Nil: every revision the go-sdk speaks.
+	ProtocolVersions []string
+
 	// MaxConcurrentCalls caps the tools/call requests in progress at once,
 	// and MaxConcurrentCallsPerHost those whose upstream is one host; a
 	// call past a cap is answered 429 with Retry-After: 1 before anything
@@ -294,9 +301,12 @@ type Server struct {
 	// fastServed counts the requests the fast path answered.
 	fastServed atomic.Int64
 	tracer     trace.Tracer
-	streams    *streamHub             // open session streams (sessions mode)
-	calls      *callSlots             // Options.MaxConcurrentCalls*
-	document   atomic.Pointer[[]byte] // GET /openapi.json (Options.Document)
+	streams    *streamHub // open session streams (sessions mode)
+	calls      *callSlots // Options.MaxConcurrentCalls*
+	// versions are the MCP revisions served, newest first:
+	// Options.ProtocolVersions or the go-sdk\'s.
+	versions []string
+	document atomic.Pointer[[]byte] // GET /openapi.json (Options.Document)
 	// impl is the server's name and version, as initialize reports it.
 	impl *mcp.Implementation
 
@@ -334,6 +344,7 @@ func New(opts Options) (*Server, error) {
 	s.tracer = newTracer(opts.TracerProvider)
 	s.streams = newStreamHub()
 	s.calls = newCallSlots(opts.MaxConcurrentCalls, opts.MaxConcurrentCallsPerHost)
+
 	if opts.Document != nil {
 		s.document.Store(&opts.Document)
 	}
@@ -346,9 +357,16 @@ func New(opts Options) (*Server, error) {
 		errs = append(errs, fmt.Errorf("Metrics: %w", err))
 	}
 
+	s.versions = mcp.SupportedProtocolVersions()
+	var narrowed []string // for the SDK, which panics on a revision it does not speak
+	if len(opts.ProtocolVersions) > 0 {
+		s.versions = slices.DeleteFunc(s.versions, func(v string) bool { return !slices.Contains(opts.ProtocolVersions, v) })
+		narrowed = s.versions
+	}
 	s.impl = &mcp.Implementation{Name: opts.Name, Version: opts.Version}
 	s.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{
-		Instructions: opts.Instructions,
+		Instructions:              opts.Instructions,
+		SupportedProtocolVersions: narrowed,
 		// All tools in one tools/list page: the table is static and clients
 		// differ in how well they follow cursors.
 		PageSize: max(len(opts.Tools), 1),
@@ -458,6 +476,11 @@ func (o Options) check() []error {
 	for _, h := range o.ForwardHeaders {
 		if reason := unforwardable(h); reason != "" {
 			errs = append(errs, fmt.Errorf("ForwardHeaders: %q %s", h, reason))
+		}
+	}
+	for _, v := range o.ProtocolVersions {
+		if !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+			errs = append(errs, fmt.Errorf("ProtocolVersions: %q is not a revision restmcp speaks (%s)", v, strings.Join(mcp.SupportedProtocolVersions(), ", ")))
 		}
 	}
 	if o.PublicGlobalPlan != nil && !o.PublicMode {

@@ -251,6 +251,9 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// ProtocolVersions narrows the MCP revisions offered
+	// (adapter.Options.ProtocolVersions). Nil: all of them.
+	ProtocolVersions []string
 	// MaxConcurrentCalls and MaxConcurrentCallsPerHost cap the tools/call
 	// requests in progress, in all and per upstream host; past a cap, 429
 	// with Retry-After: 1. 0: no cap.

@@ -159,7 +159,7 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.Addr }},
 		{Setting: Setting{
 			Key: "mcp_path", Flag: "mcp-path", Env: "RESTMCP_MCP_PATH", Type: "path",
-			Usage: "URL path of the MCP Streamable HTTP endpoint.",
+			Usage: "URL path of the MCP Streamable HTTP endpoint; / puts it at the root (/health, /ready and the discovery routes stay theirs).",
 		}, field: func(c *Config) any { return &c.MCPPath }},
 		{Setting: Setting{
 			Key: "redis_url", Env: "RESTMCP_REDIS_URL", Type: "url",
@@ -241,6 +241,10 @@ func table() []setting {
 			Key: "public_url", Flag: "public-url", Env: "RESTMCP_PUBLIC_URL", Type: "url",
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
+		{Setting: Setting{
+			Key: "protocol_versions", Flag: "protocol-versions", Env: "RESTMCP_PROTOCOL_VERSIONS", Type: "list",
+			Usage: "The MCP revisions offered, e.g. 2024-11-05,2025-03-26,2025-06-18: initialize negotiates among them (a client asking for another gets the newest listed) and a request naming another in MCP-Protocol-Version is refused. Empty: every revision restmcp speaks (2024-11-05 to 2026-07-28).",
+		}, field: func(c *Config) any { return &c.ProtocolVersions }},
 		{Setting: Setting{
 			Key: "max_concurrent_calls", Flag: "max-concurrent-calls", Env: "RESTMCP_MAX_CONCURRENT_CALLS", Type: "int",
 			Usage: "Most tools/call requests in progress at once; one more is answered 429 with Retry-After: 1, unmetered and not sent. 0: no cap.",

@@ -276,6 +276,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		ForwardHeaders:            cfg.ForwardHeaders,
 		TextReceipt:               cfg.TextContent == "receipt",
 		MaxConcurrentCalls:        cfg.MaxConcurrentCalls,
+		ProtocolVersions:          cfg.ProtocolVersions,
 		MaxConcurrentCallsPerHost: cfg.MaxConcurrentCallsPerHost,
 		Document:                  docJSON,
 		Instructions:              doc.Description,
