@@ -256,3 +256,38 @@ func TestProtocolVersions(t *testing.T) {
 		t.Errorf("New with an unknown revision: %v", err)
 	}
 }
+
+// TestUpstreamErrorChoices: ErrorStructuredContent keeps the upstream's
+// error object (redacted like the text) as structuredContent of the error
+// result; UpstreamErrorsEmpty answers [] instead, except for 401, 403 and
+// 429.
+func TestUpstreamErrorChoices(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/DENIED"):
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"code":"forbidden"}`))
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"code":"upstream_down","retryable":true,"request_id":"req-9","echo":"k-secret"}`))
+		}
+	})
+	tools := loadTools(t, "testdata/compact.yaml", up.URL)
+	hdr := map[string]string{"X-API-Key": "k-secret", "Accept": "application/json"}
+	structured := serve(t, Options{Tools: tools, ErrorStructuredContent: true})
+	got := post(t, structured.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"A"}`), hdr)
+	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"HTTP 503 Service Unavailable\n{\"code\":\"upstream_down\",\"retryable\":true,\"request_id\":\"req-9\",\"echo\":\"REDACTED\"}"}],"structuredContent":{"code":"upstream_down","echo":"REDACTED","request_id":"req-9","retryable":true},"isError":true}}`
+	if strings.TrimSpace(got.body) != want {
+		t.Errorf("error object:\n got %s\nwant %s", got.body, want)
+	}
+	empty := serve(t, Options{Tools: tools, UpstreamErrorsEmpty: true})
+	got = post(t, empty.URL+"/mcp", toolsCallBody(2, "get_quote", `{"symbol":"A"}`), hdr)
+	if want := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[]"}]}}`; strings.TrimSpace(got.body) != want {
+		t.Errorf("empty array:\n got %s\nwant %s", got.body, want)
+	}
+	got = post(t, empty.URL+"/mcp", toolsCallBody(3, "get_quote", `{"symbol":"DENIED"}`), hdr)
+	if !strings.Contains(got.body, `"isError":true`) || !strings.Contains(got.body, "HTTP 403 Forbidden") {
+		t.Errorf("403 with UpstreamErrorsEmpty: %s", got.body)
+	}
+}

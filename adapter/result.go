@@ -80,7 +80,20 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 		if text != "" {
 			b.WriteString("\n" + text)
 		}
-		return errorResult(b.String()), nil
+		if s.opts.UpstreamErrorsEmpty && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+			// The deployment documents [] for a failed read: the model
+			// gets that, and the status only in the log and metrics.
+			return textResult("[]", false), nil
+		}
+		res := errorResult(b.String())
+		if s.opts.ErrorStructuredContent && !truncated && isJSON(mediaType) {
+			// The upstream's error object (code, retryable, request_id…)
+			// as data, beside the text (redacted in send, as the text is).
+			if obj := jsonObject(text); obj != nil {
+				res.StructuredContent = obj
+			}
+		}
+		return res, nil
 	}
 	if text == "" {
 		return textResult(statusLine(resp.StatusCode), false), nil // R2
@@ -274,12 +287,17 @@ func binaryResult(k kind, mediaType string, data []byte, u *url.URL) *mcp.CallTo
 // Wrapping the body as {"result": …} is not done: it validates against
 // exactly the schemas that also accept {}, and would tell the model the
 // response has a shape the API never sends.
-func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult) *mcp.CallToolResult {
+//
+// keepErrorObject (Options.ErrorStructuredContent) keeps an upstream error
+// object as the structuredContent of the error result.
+func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult, keepErrorObject bool) *mcp.CallToolResult {
 	if res == nil {
 		return res
 	}
 	if res.IsError {
-		res.StructuredContent = nil
+		if _, upstream := res.StructuredContent.(map[string]any); !upstream || !keepErrorObject {
+			res.StructuredContent = nil
+		}
 		return res
 	}
 	if len(t.OutputSchema) == 0 {

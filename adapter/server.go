@@ -213,6 +213,17 @@ type Options struct {
 	// (https://mcp.example.com/mcp); its origin names the endpoints in the
 	// server card and llms.txt. Empty: http and the request's Host.
 	PublicURL string
+	// ErrorStructuredContent keeps an upstream error body that is a JSON
+	// object ({"code": …, "retryable": …, "request_id": …}) as the
+	// structuredContent of the error result, beside the text (R3), so that
+	// clients read the fields as data. False: error results carry text only.
+	ErrorStructuredContent bool
+	// UpstreamErrorsEmpty answers an upstream error with the result "[]"
+	// (not an error), for deployments whose tools document an empty list
+	// when the API fails; the status is in the log and metrics only. 401,
+	// 403 and 429 stay error results: the caller must learn of its key and
+	// its rate. False: an error result (R3).
+	UpstreamErrorsEmpty bool
 	// TextReceipt makes the text content of a result whose body is a JSON
 	// object a one-line receipt (status, size, members) instead of the body
 	// (R1): the object is carried once, in structuredContent, for clients

@@ -208,7 +208,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		span := s.startUpstreamSpan(callCtx, t, upReq)
 		out := s.send(callCtx, upReq, cred.key)
 		endUpstreamSpan(span, out.status, out.failed)
-		out.res = conformToOutputSchema(t, out.res)
+		out.res = conformToOutputSchema(t, out.res, s.opts.ErrorStructuredContent)
 		outcome := metering.OutcomeOK
 		switch {
 		case out.failed:

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -136,6 +137,20 @@ func redactResult(res *mcp.CallToolResult, key string) {
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
 			tc.Text = redact(tc.Text, key)
+		}
+	}
+	if obj, ok := res.StructuredContent.(map[string]any); ok {
+		// An upstream error object (Options.ErrorStructuredContent): the
+		// same redaction, through its JSON.
+		if b, err := json.Marshal(obj); err == nil {
+			if r := redact(string(b), key); r != string(b) {
+				var clean map[string]any
+				if json.Unmarshal([]byte(r), &clean) == nil {
+					res.StructuredContent = clean
+				} else {
+					res.StructuredContent = nil
+				}
+			}
 		}
 	}
 }

@@ -251,6 +251,12 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// ErrorStructuredContent keeps an upstream JSON error object as the
+	// error result's structuredContent. Default false.
+	ErrorStructuredContent bool
+	// UpstreamErrors is "error" (an error result, R3) or "empty_array" (the
+	// result "[]", except for 401, 403 and 429). Default error.
+	UpstreamErrors string
 	// ProtocolVersions narrows the MCP revisions offered
 	// (adapter.Options.ProtocolVersions). Nil: all of them.
 	ProtocolVersions []string
@@ -459,6 +465,7 @@ func Default() Config {
 		ToolMode:           DefaultToolMode,
 		ToolNameStyle:      "snake",
 		TextContent:        "full",
+		UpstreamErrors:     "error",
 		LLMsTxt:            true,
 		Sessions:           "off",
 		SessionIdleTimeout: 30 * time.Minute,
@@ -649,6 +656,9 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.MaxConcurrentCallsPerHost < 0 {
 		bad("max_concurrent_calls_per_host", "must be 0 (no cap) or more; got %d", c.MaxConcurrentCallsPerHost)
+	}
+	if c.UpstreamErrors != "error" && c.UpstreamErrors != "empty_array" {
+		bad("upstream_errors", "must be error or empty_array; got %q", c.UpstreamErrors)
 	}
 	if c.TextContent != "full" && c.TextContent != "receipt" {
 		bad("text_content", "must be full or receipt; got %q", c.TextContent)

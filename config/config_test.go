@@ -65,6 +65,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`public_global_plan: needs public_mode: true`,
 		`sessions: must be off, memory or redis; got ""`,
 		`session_idle_timeout: must be positive; got 0s`,
+		`upstream_errors: must be error or empty_array; got ""`,
 		`text_content: must be full or receipt; got ""`,
 		`tool_name_style: must be snake, kebab or as_is; got ""`,
 		`tool_mode: must be full or compact; got ""`,

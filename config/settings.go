@@ -242,6 +242,14 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "error_structured_content", Flag: "error-structured-content", Env: "RESTMCP_ERROR_STRUCTURED_CONTENT", Type: "bool",
+			Usage: "Keep an upstream error body that is a JSON object (code, retryable, request_id, …) as the error result's structuredContent, beside the text, redacted like it.",
+		}, field: func(c *Config) any { return &c.ErrorStructuredContent }},
+		{Setting: Setting{
+			Key: "upstream_errors", Flag: "upstream-errors", Env: "RESTMCP_UPSTREAM_ERRORS", Type: "error|empty_array",
+			Usage: "error: an upstream error is an error result naming the status. empty_array: it is the result [] (for tools documented to return an empty list when the API fails), except 401, 403 and 429, which stay errors.",
+		}, field: func(c *Config) any { return &c.UpstreamErrors }},
+		{Setting: Setting{
 			Key: "protocol_versions", Flag: "protocol-versions", Env: "RESTMCP_PROTOCOL_VERSIONS", Type: "list",
 			Usage: "The MCP revisions offered, e.g. 2024-11-05,2025-03-26,2025-06-18: initialize negotiates among them (a client asking for another gets the newest listed) and a request naming another in MCP-Protocol-Version is refused. Empty: every revision restmcp speaks (2024-11-05 to 2026-07-28).",
 		}, field: func(c *Config) any { return &c.ProtocolVersions }},

@@ -277,6 +277,8 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		TextReceipt:               cfg.TextContent == "receipt",
 		MaxConcurrentCalls:        cfg.MaxConcurrentCalls,
 		ProtocolVersions:          cfg.ProtocolVersions,
+		ErrorStructuredContent:    cfg.ErrorStructuredContent,
+		UpstreamErrorsEmpty:       cfg.UpstreamErrors == "empty_array",
 		MaxConcurrentCallsPerHost: cfg.MaxConcurrentCallsPerHost,
 		Document:                  docJSON,
 		Instructions:              doc.Description,
