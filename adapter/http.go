@@ -394,7 +394,7 @@ func (s *Server) decode(c *gin.Context) {
 	}
 	ex.msg = m
 	ex.clientGone = c.Request.Context().Done()
-	if m.hasMethod && m.id != nil && !servedMethods[m.method] {
+	if m.hasMethod && m.id != nil && !servedMethods[m.method] && !(len(s.opts.Resources) > 0 && resourceMethods[m.method]) {
 		// A request for a method restmcp does not serve, or of a capability
 		// it does not declare (prompts, resources, logging, completion), is
 		// a JSON-RPC "method not found" (JSON-RPC 2.0 §5.1), on the
@@ -485,6 +485,10 @@ func qZero(params string) bool {
 func (s *Server) gate(c *gin.Context) {
 	ex := exchangeFrom(c.Request.Context())
 	if !ex.msg.isToolsCall() {
+		if ex.msg != nil && ex.msg.method == "resources/read" && len(s.opts.Resources) > 0 {
+			s.gateResource(c, ex)
+			return
+		}
 		c.Next()
 		return
 	}
@@ -954,6 +958,10 @@ var servedMethods = map[string]bool{
 	"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
 	"server/discover": true, "subscriptions/listen": true,
 }
+
+// resourceMethods are served too when Options.Resources declares the
+// resources capability.
+var resourceMethods = map[string]bool{"resources/list": true, "resources/read": true, "resources/templates/list": true}
 
 // meterRetryAfterSeconds is the Retry-After sent when the Meter fails.
 const meterRetryAfterSeconds = 5

@@ -37,6 +37,8 @@ type rpcMessage struct {
 	params json.RawMessage
 	// tool is params.name of a tools/call; "" otherwise.
 	tool string
+	// uri is params.uri of a resources/read; "" otherwise.
+	uri string
 	// arguments is params.arguments of a tools/call, raw; nil when absent.
 	arguments json.RawMessage
 	// metaVersion is params._meta["io.modelcontextprotocol/protocolVersion"]
@@ -192,6 +194,22 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 	if m.method == "tools/call" {
 		if err := m.readCallParams(); err != nil {
 			return nil, err
+		}
+	}
+	if m.method == "resources/read" && m.params != nil {
+		// The uri decides what is metered (Options.Resources): read once,
+		// a duplicate refused, as for tools/call.
+		var uri []byte
+		if err := members(m.params, []string{"uri", "_meta"}, "params.", func(member string, value []byte) error {
+			if member == "uri" {
+				uri = value
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		if uri != nil && uri[0] == '"' {
+			m.uri = jsonString(uri)
 		}
 	}
 	return &m, nil

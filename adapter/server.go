@@ -191,6 +191,12 @@ type Options struct {
 	MaxConcurrentCalls        int
 	MaxConcurrentCallsPerHost int
 
+	// Resources serve GET operations' answers as MCP resources
+	// (resources/list, resources/read), each read admitted and metered as
+	// a call of its operation; capabilities.resources is advertised only
+	// then. Nil: no resources.
+	Resources []Resource
+
 	// ForwardHeaders lists the caller's request headers that are sent
 	// upstream on every call, unchanged (an integration id, a culture):
 	// nothing else the caller sends is ever forwarded. Hop-by-hop,
@@ -381,11 +387,9 @@ func New(opts Options) (*Server, error) {
 		// All tools in one tools/list page: the table is static and clients
 		// differ in how well they follow cursors.
 		PageSize: max(len(opts.Tools), 1),
-		// Tools only: no logging (the SDK's default), prompts or resources;
-		// the list never changes while the process runs.
-		// listChanged only with sessions, whose streams carry the
-		// notification.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.Sessions != nil}},
+		// Tools, and resources when configured; no logging (the SDK's
+		// default) or prompts.
+		Capabilities: capabilities(opts),
 	})
 	// toolMethods answers tools/list and tools/call; listByPlan, outside
 	// it, filters the list.
@@ -395,10 +399,12 @@ func New(opts Options) (*Server, error) {
 	}
 	tbl, toolErrs := s.newTable(opts.Tools)
 	errs = append(errs, toolErrs...)
+	errs = append(errs, checkResources(opts.Resources, tbl)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	s.table.Store(tbl)
+	s.addResources()
 	if b, ok := opts.Meter.(EventBatcher); ok {
 		s.startEventWriter(b)
 	}

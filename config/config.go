@@ -251,6 +251,9 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// Resources maps MCP resource URIs to the GET tools that answer them
+	// (adapter.Options.Resources). Nil: no resources.
+	Resources map[string]string
 	// ErrorStructuredContent keeps an upstream JSON error object as the
 	// error result's structuredContent. Default false.
 	ErrorStructuredContent bool

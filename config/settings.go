@@ -242,6 +242,10 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "resources", Flag: "resources", Env: "RESTMCP_RESOURCES", Type: "map",
+			Usage: "MCP resources served from GET operations that need no arguments, as URI=tool (bankscope://v1/metrics=get_metrics): resources/list lists them and resources/read calls the tool, admitted and metered as that call; capabilities.resources is advertised only then.",
+		}, field: func(c *Config) any { return &c.Resources }},
+		{Setting: Setting{
 			Key: "error_structured_content", Flag: "error-structured-content", Env: "RESTMCP_ERROR_STRUCTURED_CONTENT", Type: "bool",
 			Usage: "Keep an upstream error body that is a JSON object (code, retryable, request_id, …) as the error result's structuredContent, beside the text, redacted like it.",
 		}, field: func(c *Config) any { return &c.ErrorStructuredContent }},

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -277,6 +278,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		TextReceipt:               cfg.TextContent == "receipt",
 		MaxConcurrentCalls:        cfg.MaxConcurrentCalls,
 		ProtocolVersions:          cfg.ProtocolVersions,
+		Resources:                 resourcesOf(cfg.Resources),
 		ErrorStructuredContent:    cfg.ErrorStructuredContent,
 		UpstreamErrorsEmpty:       cfg.UpstreamErrors == "empty_array",
 		MaxConcurrentCallsPerHost: cfg.MaxConcurrentCallsPerHost,
@@ -380,4 +382,14 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// resourcesOf is the resources setting as adapter resources, by URI.
+func resourcesOf(m map[string]string) []adapter.Resource {
+	var rs []adapter.Resource
+	for uri, tool := range m {
+		rs = append(rs, adapter.Resource{URI: uri, Tool: strings.TrimSpace(tool)})
+	}
+	slices.SortFunc(rs, func(a, b adapter.Resource) int { return strings.Compare(a.URI, b.URI) })
+	return rs
 }
