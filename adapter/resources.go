@@ -124,6 +124,15 @@ func (s *Server) readResource(r Resource) mcp.ResourceHandler {
 		if res.IsError {
 			return nil, &jsonrpc.Error{Code: codeInternalError, Message: "resource " + r.URI + ": " + text}
 		}
+		if s.opts.TextReceipt && res.StructuredContent != nil {
+			// The text is a receipt (Options.TextReceipt); the resource is
+			// the object itself.
+			b, err := json.Marshal(res.StructuredContent)
+			if err != nil {
+				return nil, err
+			}
+			text = string(b)
+		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.URI, MIMEType: "application/json", Text: text}}}, nil
 	}
 }
