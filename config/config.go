@@ -272,6 +272,9 @@ type Config struct {
 	// JSON object body travels once, in structuredContent, and the text is
 	// a one-line receipt). Default full.
 	TextContent string
+	// StrictArguments closes every input schema (additionalProperties:
+	// false): unknown arguments are refused. Default false.
+	StrictArguments bool
 	// ToolNameStyle is how operationIds become tool names: snake
 	// (etfs_top_holdings), kebab (get-accounts) or as_is. Default snake.
 	ToolNameStyle string

@@ -270,6 +270,10 @@ func table() []setting {
 			Usage: "full: a result's text content is the upstream body. receipt: a JSON object body travels once, in structuredContent, and the text is a one-line receipt (status, size, members); errors and other bodies keep their text.",
 		}, field: func(c *Config) any { return &c.TextContent }},
 		{Setting: Setting{
+			Key: "strict_arguments", Flag: "strict-arguments", Env: "RESTMCP_STRICT_ARGUMENTS", Type: "bool",
+			Usage: "Close every tool's input schema at its root (additionalProperties: false, listed in tools/list): a call with an argument the operation does not take is refused, naming it. false: unknown arguments are ignored.",
+		}, field: func(c *Config) any { return &c.StrictArguments }},
+		{Setting: Setting{
 			Key: "tool_name_style", Flag: "tool-name-style", Env: "RESTMCP_TOOL_NAME_STYLE", Type: "snake|kebab|as_is",
 			Usage: "How operationIds become tool names: snake (etfs.topHoldings → etfs_top_holdings), kebab (getAccounts → get-accounts) or as_is (get-accounts stays; characters outside A-Z a-z 0-9 _ - become _). tool_names and x-mcp-name still name single tools.",
 		}, field: func(c *Config) any { return &c.ToolNameStyle }},

@@ -21,6 +21,11 @@ type LoadOptions struct {
 	// NameStyle is how N1 turns operationIds into names: NameSnake (""),
 	// NameKebab or NameAsIs.
 	NameStyle string
+	// StrictArguments closes every tool's input schema at its root
+	// ("additionalProperties": false), so that a call with an argument the
+	// operation does not take is refused instead of the argument being
+	// ignored. False: unknown arguments are ignored.
+	StrictArguments bool
 	// Upstream overrides the document-level server (C20). An override with
 	// only scheme and host ("http://127.0.0.1:9000") keeps the path of the
 	// document's server ("/v1") and resolves relative server URLs against

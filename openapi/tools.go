@@ -1,6 +1,8 @@
 package openapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // methodOrder is the N6 order of operations within one path.
@@ -249,6 +252,9 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 	plan.sec = sec
 	plan.accept = acceptOf(op)
 	t.plan = plan
+	if b.opts.StrictArguments {
+		in = closeObject(in)
+	}
 	t.InputSchema = in
 	plan.inputSchema = in
 	return t, nil
@@ -365,4 +371,26 @@ func (b *builder) output(op *openapi3.Operation) []byte {
 		return out
 	}
 	return nil
+}
+
+// closeObject adds "additionalProperties": false to an input schema's root
+// (LoadOptions.StrictArguments), unless the root already says what other
+// members may be.
+func closeObject(in json.RawMessage) json.RawMessage {
+	ms, ok := jsonvalue.Members(in)
+	if !ok {
+		return in
+	}
+	for _, m := range ms {
+		if m.Key == "additionalProperties" || m.Key == "unevaluatedProperties" {
+			return in
+		}
+	}
+	trimmed := bytes.TrimRight(in, " \t\r\n")
+	out := make(json.RawMessage, 0, len(trimmed)+29)
+	out = append(out, trimmed[:len(trimmed)-1]...)
+	if len(ms) > 0 {
+		out = append(out, ',')
+	}
+	return append(out, `"additionalProperties":false}`...)
 }

@@ -101,6 +101,7 @@ func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 		UpstreamHosts:        cfg.UpstreamHosts,
 		MaxNameLength:        cfg.MaxToolNameLength,
 		NameStyle:            cfg.ToolNameStyle,
+		StrictArguments:      cfg.StrictArguments,
 		Logger:               logger,
 		Select:               selection(cfg),
 		Lenient:              cfg.Lenient,
