@@ -70,7 +70,8 @@ var (
 // these numbers, the memory meter reads them from its maps.
 type callState struct {
 	now       int64   // µs since the epoch
-	rel       []int64 // per rate limit: max(TAT, now) - now, µs
+	rel       []int64 // per rate limit: max(TAT, now) - now, µs; for a Sliding one, the calls in the window
+	aux       []int64 // per rate limit: for a Sliding one, µs until the oldest call in the window leaves it (0: none); else 0
 	dayUsed   int64   // units used today before this call
 	monthUsed int64   // units used this month before this call
 }
@@ -79,6 +80,12 @@ type callState struct {
 // state s. It is the Lua script's test, term for term.
 func (s callState) allows(p *Plan, cost int64) bool {
 	for i, rl := range p.RateLimits {
+		if rl.Sliding {
+			if s.rel[i]+1 > rl.Limit {
+				return false
+			}
+			continue
+		}
 		if s.rel[i]+rl.p.interval > rl.p.tau {
 			return false
 		}
@@ -102,6 +109,27 @@ type limitState struct {
 	retry     int64 // µs until it would allow the call; 0 when it allows now
 }
 
+// slidingState is a sliding-window limit's contribution to a Decision:
+// count calls are in the window before this one, and the oldest leaves it
+// in oldest µs (0: the window is empty).
+func slidingState(l limitState, rl RateLimit, count, oldest int64, allowed bool) limitState {
+	window := rl.Window.Microseconds()
+	switch {
+	case count+1 > rl.Limit:
+		l.retry, l.reset = oldest, oldest
+	case allowed:
+		l.remaining = rl.Limit - count - 1
+		l.reset = oldest
+		if count == 0 {
+			l.reset = window // this call is the window's only one
+		}
+	default: // another limit refused: nothing was applied
+		l.remaining = rl.Limit - count
+		l.reset = oldest
+	}
+	return l
+}
+
 // decide turns a call's state into its Decision; allowed is the store's
 // verdict, which must equal s.allows(c.Plan, c.Cost).
 func decide(c Call, s callState, allowed bool) Decision {
@@ -110,6 +138,10 @@ func decide(c Call, s callState, allowed bool) Decision {
 	lims := make([]limitState, 0, len(c.Plan.RateLimits)+len(c.Plan.Quotas))
 	for i, rl := range c.Plan.RateLimits {
 		l := limitState{name: rl.Name, limit: rl.p.limit, window: rl.Window}
+		if rl.Sliding {
+			lims = append(lims, slidingState(l, rl, s.rel[i], s.aux[i], allowed))
+			continue
+		}
 		newRel := s.rel[i] + rl.p.interval
 		if newRel > rl.p.tau {
 			l.reset, l.retry = s.rel[i], newRel-rl.p.tau

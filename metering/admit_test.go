@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -415,4 +416,70 @@ func TestAdmitCallInvalid(t *testing.T) {
 			t.Errorf("Report bad key id: %v, want ErrInvalidKeyID", err)
 		}
 	})
+}
+
+// TestAdmitCallSlidingWindow: with algorithm sliding_window, at most Limit
+// calls in any Window, exactly: no burst beyond it, each call's slot back
+// exactly Window after it, Retry-After until the oldest call leaves the
+// window, and the report counting what the window holds. Both
+// implementations give the same decisions.
+func TestAdmitCallSlidingWindow(t *testing.T) {
+	p := mustParsePlans(t, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_minute: 3, algorithm: sliding_window}\n").Plan("p")
+	if len(p.RateLimits) != 1 || !p.RateLimits[0].Sliding {
+		t.Fatalf("rate limits %+v", p.RateLimits)
+	}
+	sec := time.Second
+	win := func(rem int64, reset time.Duration) Decision {
+		return Decision{Limit: 3, Remaining: rem, Reset: reset, Policy: LimitPerMinute, Window: time.Minute}
+	}
+	allowed := func(d Decision, count int64) Decision {
+		d.Allowed, d.Cost, d.Count = true, 1, count
+		return d
+	}
+	refused := func(d Decision, retry time.Duration, count int64) Decision {
+		d.RetryAfter, d.RefusedBy, d.Count = retry, d.Policy, count
+		return d
+	}
+	steps := []struct {
+		advance time.Duration
+		want    Decision
+	}{
+		{0, allowed(win(2, 60*sec), 1)},                // t=0
+		{10 * sec, allowed(win(1, 50*sec), 2)},         // t=10
+		{10 * sec, allowed(win(0, 40*sec), 3)},         // t=20: three in the window
+		{20 * sec, refused(win(0, 20*sec), 20*sec, 3)}, // t=40: the t=0 call leaves at 60
+		{20*sec - time.Microsecond, refused(win(0, time.Microsecond), time.Microsecond, 3)},
+		{time.Microsecond, allowed(win(0, 10*sec), 4)}, // t=60: the t=0 call has left; the t=10 one is the oldest
+		{10 * sec, allowed(win(0, 10*sec), 5)},         // t=70: the t=10 call left; oldest is t=20
+		{time.Minute, allowed(win(2, 60*sec), 6)},      // t=130: the window is empty again
+	}
+	forEach(t, func(t *testing.T, impl implementation) {
+		clk := newFakeClock(testStart)
+		m, ids := planImpl(t, impl, clk, 1)
+		for i, s := range steps {
+			clk.Advance(s.advance)
+			want := s.want
+			want.Plan, want.At = "p", clk.Now()
+			got := mustAdmitCall(t, m, Call{KeyID: ids[0], Plan: p, Tool: "t", Cost: 1})
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("step %d (after +%v): Decision (-want +got):\n%s", i, s.advance, diff)
+			}
+		}
+		r, err := m.Report(context.Background(), ids[0], p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.RateLimits[0]; got.Remaining != 2 || !got.Reset.Equal(clk.Now().Add(time.Minute)) {
+			t.Errorf("report: %+v (now %v)", got, clk.Now())
+		}
+	})
+}
+
+// TestSlidingWindowAlgorithmName: an unknown algorithm is a plans-file
+// error naming the choices.
+func TestSlidingWindowAlgorithmName(t *testing.T) {
+	_, err := ParsePlans([]byte("default_plan: p\nplans:\n  p:\n    rate_limits: {per_minute: 3, algorithm: fixed_window}\n"), "plans.yaml")
+	if err == nil || !strings.Contains(err.Error(), `plans.p.rate_limits.algorithm: must be gcra or sliding_window, got "fixed_window"`) {
+		t.Errorf("ParsePlans: %v", err)
+	}
 }

@@ -48,6 +48,14 @@
 // whole microseconds; the emission interval Window/Limit is rounded down to
 // a whole microsecond (at least 1 µs).
 //
+// A plan may choose a sliding-window log instead (rate_limits: {…,
+// algorithm: sliding_window}) when it must promise "at most Limit calls in
+// any Window" exactly: each limit is then a sorted set of the calls of the
+// last Window (one ZREMRANGEBYSCORE, ZCARD and ZRANGE per call in the same
+// script, and a ZADD when admitted), a slot comes back exactly Window
+// after its call, and Retry-After runs until the oldest call leaves the
+// window. It costs one entry per call in the window.
+//
 // # Admission
 //
 // [Meter].AdmitCall admits one tools/call under its plan in one atomic
@@ -72,6 +80,7 @@
 // Cluster:
 //
 //	restmcp:{<keyID>}:rl:<window>        GCRA state of one rate limit (theoretical arrival time, µs since the Unix epoch), window "1s", "60s", "3600s"; PX ≤ window
+//	restmcp:{<keyID>}:rl:sw<window>      sliding-window log of one rate limit (sorted set: member "<µs>:<nonce>", score the call's µs); PX = window
 //	restmcp:{<keyID>}:usage:<yyyymm>     cost units that calendar month (UTC); EX UsageTTL
 //	restmcp:{<keyID>}:usage:<yyyymmdd>   cost units that day (UTC); EX DayUsageTTL
 //	restmcp:{<keyID>}:tools:<yyyymm>     hash: calls:<tool> and cost:<tool> that month; EX UsageTTL

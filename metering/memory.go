@@ -22,6 +22,7 @@ type MemoryMeter struct {
 	usage  map[usageEntry]int64            // cost units per key and month or day
 	admits int                             // admissions since the last sweep
 	rtat   map[rateEntry]int64             // GCRA state per key and window, µs
+	rlog   map[rateEntry][]int64           // sliding-window log per key and window: call times, µs, oldest first
 	tools  map[usageEntry]map[string]int64 // per-tool hash per key and month: "calls:<tool>", "cost:<tool>"
 	ev     ring                            // the latest events
 }
@@ -58,6 +59,7 @@ func NewMemory(opts Options) *MemoryMeter {
 		now:   now,
 		usage: make(map[usageEntry]int64),
 		rtat:  make(map[rateEntry]int64),
+		rlog:  make(map[rateEntry][]int64),
 		tools: make(map[usageEntry]map[string]int64),
 		ev:    ring{max: int(evMax)},
 	}
@@ -76,6 +78,13 @@ func (m *MemoryMeter) sweep(t time.Time) {
 	for k, tat := range m.rtat {
 		if tat <= now {
 			delete(m.rtat, k)
+		}
+	}
+	for k, log := range m.rlog {
+		// The longest window is an hour; a log whose last call is older
+		// holds nothing any window counts.
+		if len(log) == 0 || log[len(log)-1] <= now-time.Hour.Microseconds() {
+			delete(m.rlog, k)
 		}
 	}
 	oldest, oldestDay := period(monthStart(t, -1)), dayPeriod(dayStart(t, -2))

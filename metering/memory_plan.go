@@ -23,7 +23,12 @@ func (m *MemoryMeter) AdmitCall(_ context.Context, c Call) (Decision, error) {
 	ok := s.allows(c.Plan, c.Cost)
 	if ok {
 		for i, rl := range c.Plan.RateLimits {
-			m.rtat[rateEntry{c.KeyID, rl.tag}] = now + s.rel[i] + rl.p.interval
+			e := rateEntry{c.KeyID, rl.tag}
+			if rl.Sliding {
+				m.rlog[e] = append(m.rlog[e], now)
+				continue
+			}
+			m.rtat[e] = now + s.rel[i] + rl.p.interval
 		}
 		if c.Cost > 0 {
 			m.usage[day] += c.Cost
@@ -47,9 +52,26 @@ func (m *MemoryMeter) AdmitCall(_ context.Context, c Call) (Decision, error) {
 
 // state reads a call's state; the caller holds m.mu.
 func (m *MemoryMeter) state(keyID string, plan *Plan, now int64, day, month usageEntry) callState {
-	s := callState{now: now, rel: make([]int64, len(plan.RateLimits)), dayUsed: m.usage[day], monthUsed: m.usage[month]}
+	n := len(plan.RateLimits)
+	s := callState{now: now, rel: make([]int64, n), aux: make([]int64, n), dayUsed: m.usage[day], monthUsed: m.usage[month]}
 	for i, rl := range plan.RateLimits {
-		if tat := m.rtat[rateEntry{keyID, rl.tag}]; tat > now {
+		e := rateEntry{keyID, rl.tag}
+		if rl.Sliding {
+			// The calls of (now - Window, now], as the script counts them.
+			log, from := m.rlog[e], now-rl.Window.Microseconds()
+			k := 0
+			for k < len(log) && log[k] <= from {
+				k++
+			}
+			log = log[k:]
+			m.rlog[e] = log
+			s.rel[i] = int64(len(log))
+			if len(log) > 0 {
+				s.aux[i] = log[0] + rl.Window.Microseconds() - now
+			}
+			continue
+		}
+		if tat := m.rtat[e]; tat > now {
 			s.rel[i] = tat - now
 		}
 	}

@@ -84,6 +84,13 @@ const (
 	QuotaMonth     = "month"
 )
 
+// The rate_limits algorithms: GCRA (the default, smooth with a burst of
+// Limit) or a sliding-window log (exactly Limit calls in any Window).
+const (
+	AlgorithmGCRA          = "gcra"
+	AlgorithmSlidingWindow = "sliding_window"
+)
+
 // Period is a calendar period (UTC) over which a quota applies.
 type Period string
 
@@ -108,6 +115,11 @@ type RateLimit struct {
 	// Window is the period over which Limit applies; a whole number of
 	// milliseconds.
 	Window time.Duration
+	// Sliding counts calls with a sliding-window log instead of GCRA: at
+	// most Limit calls in any Window, exactly, with no burst beyond it and
+	// a call's slot coming back Window after the call. The plan's
+	// rate_limits choose it with algorithm: sliding_window.
+	Sliding bool
 
 	p   params
 	tag string // windowTag(Window): the state's key is Key(keyID, "rl", tag)
@@ -360,6 +372,7 @@ type (
 		PerSecond *int64 `yaml:"per_second"`
 		PerMinute *int64 `yaml:"per_minute"`
 		PerHour   *int64 `yaml:"per_hour"`
+		Algorithm string `yaml:"algorithm"`
 	}
 	quotasYAML struct {
 		Day   *int64 `yaml:"day"`
@@ -714,6 +727,14 @@ func (pr *plansParser) plan(name string, raw planYAML) *Plan {
 	}
 	p := &Plan{Name: name}
 	if r := raw.RateLimits; r != nil {
+		sliding := false
+		switch r.Algorithm {
+		case "", AlgorithmGCRA:
+		case AlgorithmSlidingWindow:
+			sliding = true
+		default:
+			pr.errorf(at+".rate_limits.algorithm", "must be %s or %s, got %q", AlgorithmGCRA, AlgorithmSlidingWindow, r.Algorithm)
+		}
 		for _, l := range []struct {
 			name   string
 			limit  *int64
@@ -730,10 +751,15 @@ func (pr *plansParser) plan(name string, raw planYAML) *Plan {
 				pr.errorf(at+".rate_limits."+l.name, "must be at least 1, got %d (leave it out for no limit)", *l.limit)
 				continue
 			}
-			p.RateLimits = append(p.RateLimits, RateLimit{
+			rl := RateLimit{
 				Name: l.name, Limit: *l.limit, Window: l.window,
 				p: gcra(*l.limit, l.window), tag: windowTag(l.window),
-			})
+			}
+			if sliding {
+				// Its own key: a log (a sorted set), never a GCRA state.
+				rl.Sliding, rl.tag = true, "sw"+rl.tag
+			}
+			p.RateLimits = append(p.RateLimits, rl)
 		}
 	}
 	if q := raw.Quotas; q != nil {

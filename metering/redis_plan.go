@@ -2,6 +2,8 @@ package metering
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -12,7 +14,8 @@ import (
 // allow, applies them and counts the call, atomically. Keys (all with the
 // caller's {keyID} hash tag):
 //
-//	KEYS[1..n]       GCRA state of each rate limit (TAT, µs)
+//	KEYS[1..n]       state of each rate limit: GCRA's TAT (µs), or a sliding
+//	                 window's log (a sorted set of call times, µs)
 //	KEYS[n+1..n+3]   day counters of the previous, current, next day by the replica's clock
 //	KEYS[n+4..n+6]   month counters of the previous, current, next month
 //	KEYS[n+7..n+9]   per-tool hashes of the previous, current, next month
@@ -21,7 +24,8 @@ import (
 //
 //	ARGV[1]              "" (use Redis TIME) or now in µs (tests only)
 //	ARGV[2]              n, the number of rate limits
-//	ARGV[3..2+2n]        emission interval and tau of each rate limit, µs
+//	ARGV[3..2+2n]        emission interval and tau of each rate limit, µs; for a
+//	                     sliding window, -limit and the window, µs
 //	ARGV[b], b = 3+2n    day quota, -1 for none
 //	ARGV[b+1]            month quota, -1 for none
 //	ARGV[b+2]            cost, units
@@ -33,15 +37,19 @@ import (
 //	ARGV[b+14]           deadline, µs in the script's clock, "" for none: a
 //	                     script that runs later changes nothing and answers
 //	                     the error errDeadlinePassed (see scriptDeadline)
+//	ARGV[b+15]           a nonce, unique per call: the sliding logs' member
 //
 // Choosing the period by comparing Redis TIME with boundaries computed by
 // the client (exact calendar arithmetic in Go) costs far less per call than
 // a calendar in Lua.
 //
 // It returns {allowed, now µs, day index, month index, day units used,
-// month units used, rel_1 … rel_n}, the state before the call, where
-// rel_i = max(TAT_i, now) - now; decide() builds the Decision from it
-// with the same arithmetic. Integers stay below 2^53, exact in Lua.
+// month units used, rel_1 … rel_n, aux_1 … aux_n}, the state before the
+// call, where for GCRA rel_i = max(TAT_i, now) - now and aux_i = 0, and
+// for a sliding window rel_i is the calls in (now - window, now] and aux_i
+// the µs until the oldest of them leaves it (0: none); decide() builds the
+// Decision from it with the same arithmetic. Integers stay below 2^53,
+// exact in Lua.
 var planAdmitScript = redis.NewScript(luaPrelude + `
 local now = now_us(ARGV[1])
 local n = tonumber(ARGV[2])
@@ -57,11 +65,21 @@ local out = {0, now, di, mi, 0, 0}
 local tats = {}
 for i = 1, n do
   local interval, tau = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
-  local tat = tonumber(redis.call("GET", KEYS[i]) or 0)
-  if tat < now then tat = now end
-  out[6 + i] = tat - now
-  tats[i] = tat + interval
-  if tats[i] - tau > now then ok = false end
+  out[6 + n + i] = 0
+  if interval < 0 then
+    redis.call("ZREMRANGEBYSCORE", KEYS[i], "-inf", now - tau)
+    local count = redis.call("ZCARD", KEYS[i])
+    out[6 + i] = count
+    local oldest = redis.call("ZRANGE", KEYS[i], 0, 0, "WITHSCORES")
+    if oldest[2] then out[6 + n + i] = tonumber(oldest[2]) + tau - now end
+    if count + 1 > -interval then ok = false end
+  else
+    local tat = tonumber(redis.call("GET", KEYS[i]) or 0)
+    if tat < now then tat = now end
+    out[6 + i] = tat - now
+    tats[i] = tat + interval
+    if tats[i] - tau > now then ok = false end
+  end
 end
 local du = tonumber(redis.call("GET", dkey) or 0)
 local mu = tonumber(redis.call("GET", mkey) or 0)
@@ -71,7 +89,13 @@ if (dq >= 0 and du + cost > dq) or (mq >= 0 and mu + cost > mq) then ok = false 
 if not ok then return out end
 
 for i = 1, n do
-  redis.call("SET", KEYS[i], string.format("%d", tats[i]), "PX", math.ceil((tats[i] - now) / 1000))
+  local interval, tau = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
+  if interval < 0 then
+    redis.call("ZADD", KEYS[i], now, string.format("%d", now) .. ":" .. ARGV[b + 15])
+    redis.call("PEXPIRE", KEYS[i], math.ceil(tau / 1000))
+  else
+    redis.call("SET", KEYS[i], string.format("%d", tats[i]), "PX", math.ceil((tats[i] - now) / 1000))
+  end
 end
 local field = ARGV[b + 3]
 if cost > 0 then
@@ -132,9 +156,11 @@ return 1
 //	ARGV[2]     n, the number of rate limits
 //	ARGV[3..6]  day boundaries, as planAdmitScript's ARGV[b+6..b+9]
 //	ARGV[7..10] month boundaries
+//	ARGV[11..10+2n] each rate limit's parameters, as planAdmitScript's
 //
 // It returns {now µs, day units, month units, HGETALL of the month's
-// per-tool hash, rel_1 … rel_n}.
+// per-tool hash, rel_1 … rel_n, aux_1 … aux_n}, as planAdmitScript does
+// (it only reads: a sliding log is counted, not trimmed).
 var planReportScript = redis.NewScript(luaPrelude + `
 local now = now_us(ARGV[1])
 local n = tonumber(ARGV[2])
@@ -145,9 +171,18 @@ local out = {now,
   tonumber(redis.call("GET", KEYS[n + 4 + mi]) or 0),
   redis.call("HGETALL", KEYS[n + 7 + mi])}
 for i = 1, n do
-  local tat = tonumber(redis.call("GET", KEYS[i]) or 0)
-  if tat < now then tat = now end
-  out[4 + i] = tat - now
+  local interval, tau = tonumber(ARGV[9 + 2 * i]), tonumber(ARGV[10 + 2 * i])
+  out[4 + n + i] = 0
+  if interval < 0 then
+    local from = "(" .. string.format("%d", now - tau)
+    out[4 + i] = redis.call("ZCOUNT", KEYS[i], from, "+inf")
+    local oldest = redis.call("ZRANGEBYSCORE", KEYS[i], from, "+inf", "WITHSCORES", "LIMIT", 0, 1)
+    if oldest[2] then out[4 + n + i] = tonumber(oldest[2]) + tau - now end
+  else
+    local tat = tonumber(redis.call("GET", KEYS[i]) or 0)
+    if tat < now then tat = now end
+    out[4 + i] = tat - now
+  end
 end
 return out
 `)
@@ -200,15 +235,13 @@ func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	}
 	n := len(c.Plan.RateLimits)
 	keys, days, months := m.planKeys(c.KeyID, c.Plan)
-	args := make([]any, 0, 2*n+17)
+	args := make([]any, 0, 2*n+18)
 	args = append(args, m.serverClock(), n)
-	for _, rl := range c.Plan.RateLimits {
-		args = append(args, rl.p.interval, rl.p.tau)
-	}
+	args = appendRateArgs(args, c.Plan)
 	args = append(args,
 		c.Plan.quota(PeriodDay), c.Plan.quota(PeriodMonth), c.Cost, c.Tool,
 		int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second),
-		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3], deadline)
+		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3], deadline, nonce())
 	t0 := time.Now()
 	r, err := planAdmitScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
 	if err == nil && len(r) > 1 && m.serverNow == nil {
@@ -217,10 +250,10 @@ func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	if err != nil {
 		return Decision{}, fmt.Errorf("%w: admitting key_id %s: %w", ErrUnavailable, c.KeyID, err)
 	}
-	if len(r) != 6+n {
-		return Decision{}, fmt.Errorf("%w: admitting key_id %s: script returned %d values, want %d", ErrUnavailable, c.KeyID, len(r), 6+n)
+	if len(r) != 6+2*n {
+		return Decision{}, fmt.Errorf("%w: admitting key_id %s: script returned %d values, want %d", ErrUnavailable, c.KeyID, len(r), 6+2*n)
 	}
-	s := callState{now: r[1], rel: r[6:], dayUsed: r[4], monthUsed: r[5]}
+	s := callState{now: r[1], rel: r[6 : 6+n], aux: r[6+n:], dayUsed: r[4], monthUsed: r[5]}
 	return decide(c, s, r[0] == 1), nil
 }
 
@@ -266,15 +299,15 @@ func (m *RedisMeter) Report(ctx context.Context, keyID string, plan *Plan) (Repo
 	}
 	keys, days, months := m.planKeys(keyID, plan)
 	n := len(plan.RateLimits)
-	r, err := planReportScript.Run(ctx, m.rdb, keys, m.serverClock(), n,
-		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3]).Slice()
+	args := []any{m.serverClock(), n, days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3]}
+	r, err := planReportScript.Run(ctx, m.rdb, keys, appendRateArgs(args, plan)...).Slice()
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: reading usage of key_id %s: %w", ErrUnavailable, keyID, err)
 	}
-	if len(r) != 4+n {
-		return Report{}, fmt.Errorf("%w: reading usage of key_id %s: script returned %d values, want %d", ErrUnavailable, keyID, len(r), 4+n)
+	if len(r) != 4+2*n {
+		return Report{}, fmt.Errorf("%w: reading usage of key_id %s: script returned %d values, want %d", ErrUnavailable, keyID, len(r), 4+2*n)
 	}
-	ints := make([]int64, 0, 3+n)
+	ints := make([]int64, 0, 3+2*n)
 	for i, v := range r {
 		if i == 3 {
 			continue
@@ -286,7 +319,7 @@ func (m *RedisMeter) Report(ctx context.Context, keyID string, plan *Plan) (Repo
 		ints = append(ints, x)
 	}
 	hash, _ := r[3].([]any)
-	s := callState{now: ints[0], dayUsed: ints[1], monthUsed: ints[2], rel: ints[3:]}
+	s := callState{now: ints[0], dayUsed: ints[1], monthUsed: ints[2], rel: ints[3 : 3+n], aux: ints[3+n:]}
 	return buildReport(keyID, plan, s, parseHash(hash)), nil
 }
 
@@ -334,4 +367,25 @@ func (m *RedisMeter) RecordEvent(ctx context.Context, e Event) error {
 		return fmt.Errorf("%w: recording event of key_id %s: %w", ErrUnavailable, e.KeyID, err)
 	}
 	return nil
+}
+
+// appendRateArgs appends each rate limit's two script arguments: GCRA's
+// emission interval and tau (µs), or a sliding window's -limit and window
+// (µs).
+func appendRateArgs(args []any, plan *Plan) []any {
+	for _, rl := range plan.RateLimits {
+		if rl.Sliding {
+			args = append(args, -rl.Limit, rl.Window.Microseconds())
+			continue
+		}
+		args = append(args, rl.p.interval, rl.p.tau)
+	}
+	return args
+}
+
+// nonce is a call's unique member in sliding-window logs (beside its time).
+func nonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

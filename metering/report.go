@@ -77,14 +77,19 @@ func buildReport(keyID string, plan *Plan, s callState, tools map[string]int64) 
 	now := time.UnixMicro(s.now).UTC()
 	r := Report{KeyID: keyID, Plan: plan.Name, Time: now, RateLimits: []RateUsage{}}
 	for i, rl := range plan.RateLimits {
-		r.RateLimits = append(r.RateLimits, RateUsage{
+		u := RateUsage{
 			Name:          rl.Name,
 			Limit:         rl.Limit,
 			Window:        rl.Window,
 			WindowSeconds: rl.Window.Seconds(),
 			Remaining:     (rl.p.tau - s.rel[i]) / rl.p.interval,
 			Reset:         now.Add(micros(s.rel[i])),
-		})
+		}
+		if rl.Sliding {
+			// rel is the calls in the window, aux when the oldest leaves it.
+			u.Remaining, u.Reset = max(rl.Limit-s.rel[i], 0), now.Add(micros(s.aux[i]))
+		}
+		r.RateLimits = append(r.RateLimits, u)
 	}
 	day := PeriodUsage{Period: PeriodDay, Name: dayPeriod(now), Start: dayStart(now, 0), Reset: dayStart(now, 1), Used: s.dayUsed}
 	month := PeriodUsage{Period: PeriodMonth, Name: period(now), Start: monthStart(now, 0), Reset: monthStart(now, 1), Used: s.monthUsed}
