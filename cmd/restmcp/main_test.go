@@ -74,7 +74,7 @@ func startRunning(t *testing.T, extra map[string]string, logs io.Writer) (string
 			t.Errorf("run returned %v", err)
 		}
 	})
-	urlRE := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/mcp)\s*$`)
+	urlRE := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/\S*)\s*$`)
 	sc := bufio.NewScanner(pr)
 	mcpURL := ""
 	var banner strings.Builder
