@@ -18,6 +18,7 @@ type exchange struct {
 	body      []byte       // bodyLimit: the POST body, read once
 	cred      *credential  // extractCredential; never nil after it
 	forward   http.Header  // extractCredential: the Options.ForwardHeaders the caller sent
+	sse       *sseOrigin   // serveLegacySSE: set on the GET that opens a legacy SSE stream
 	msg       *rpcMessage  // decode: restmcp's one reading of the body
 	handler   http.Handler // decode: the go-sdk handler chosen by Accept
 	admission *admission   // gate: the verdict on a tools/call

@@ -75,6 +75,10 @@ func (s *Server) newEngine() *gin.Engine {
 		// The same chain, with the caller taken from an access token.
 		e.Any(s.opts.OAuth.ResourcePath(), chain(s.oauthCredential)...)
 	}
+	if p := s.opts.LegacySSEPath; p != "" {
+		e.GET(p, s.originCheck, s.extractCredential, s.serveLegacySSE)
+		e.POST(p, s.originCheck, s.serveLegacySSE)
+	}
 	e.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "not found"})
 	})

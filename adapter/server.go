@@ -191,6 +191,13 @@ type Options struct {
 	MaxConcurrentCalls        int
 	MaxConcurrentCallsPerHost int
 
+	// LegacySSEPath, when set, also serves the legacy HTTP+SSE transport
+	// (MCP 2024-11-05) there: GET opens a stream (the caller's credential
+	// read from it), POST ?sessionid=… delivers messages, answered on the
+	// stream; every call is admitted and metered as on MCPPath. A session
+	// lives in one process: replicas need sticky routing. Empty: none.
+	LegacySSEPath string
+
 	// Resources serve GET operations' answers as MCP resources
 	// (resources/list, resources/read), each read admitted and metered as
 	// a call of its operation; capabilities.resources is advertised only
@@ -333,8 +340,9 @@ type Server struct {
 
 	// Two go-sdk handlers over the same mcp.Server, one answering with
 	// application/json and one with text/event-stream; see acceptMiddleware.
-	jsonHandler http.Handler
-	sseHandler  http.Handler
+	jsonHandler   http.Handler
+	sseHandler    http.Handler
+	legacyHandler http.Handler // Options.LegacySSEPath
 
 	engine *gin.Engine
 }
@@ -407,6 +415,9 @@ func New(opts Options) (*Server, error) {
 	s.addResources()
 	if b, ok := opts.Meter.(EventBatcher); ok {
 		s.startEventWriter(b)
+	}
+	if opts.LegacySSEPath != "" {
+		s.legacyHandler = s.newLegacyHandler()
 	}
 	s.jsonHandler = s.streamableHandler(true)
 	s.sseHandler = s.streamableHandler(false)

@@ -89,6 +89,21 @@ func (s *Server) toolMethods(next mcp.MethodHandler) mcp.MethodHandler {
 			if r.Params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call without params"}
 			}
+			if origin := exchangeFrom(ctx); origin.sse != nil {
+				// A legacy SSE session: no gate ran on this message's POST.
+				var a *admission
+				var err error
+				if ctx, a, err = s.admitLegacy(ctx, origin, r.Params.Name); err != nil {
+					return nil, err
+				}
+				if a != nil {
+					defer func() {
+						if a.settle() && a.metered {
+							s.settleUnrun(ctx, a)
+						}
+					}()
+				}
+			}
 			h, ok := s.tableFor(ctx).handlers[r.Params.Name]
 			if !ok {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}

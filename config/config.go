@@ -251,6 +251,9 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// LegacySSEPath serves the legacy HTTP+SSE transport (2024-11-05) at
+	// that path too. Empty: none.
+	LegacySSEPath string
 	// Resources maps MCP resource URIs to the GET tools that answer them
 	// (adapter.Options.Resources). Nil: no resources.
 	Resources map[string]string
@@ -676,6 +679,13 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.ToolMode != "full" && c.ToolMode != "compact" {
 		bad("tool_mode", "must be full or compact; got %q", c.ToolMode)
+	}
+	if c.LegacySSEPath != "" {
+		if err := checkPath(c.LegacySSEPath); err != nil {
+			bad("legacy_sse_path", "%v", err)
+		} else if c.LegacySSEPath == c.MCPPath {
+			bad("legacy_sse_path", "%q is mcp_path too; each transport needs its own path", c.LegacySSEPath)
+		}
 	}
 	if c.OAuth {
 		if err := checkPath(c.OAuthMCPPath); err != nil {

@@ -242,6 +242,10 @@ func table() []setting {
 			Usage: "The MCP endpoint as clients reach it (https://mcp.example.com/mcp), for the client configurations the banner and restmcp clients print. Empty: the listen address.",
 		}, field: func(c *Config) any { return &c.PublicURL }},
 		{Setting: Setting{
+			Key: "legacy_sse_path", Flag: "legacy-sse-path", Env: "RESTMCP_LEGACY_SSE_PATH", Type: "path",
+			Usage: "Also serve the legacy HTTP+SSE transport (MCP 2024-11-05) at this path, e.g. /sse: GET opens the stream (the caller's key read from it), POST ?sessionid=… delivers messages; calls are admitted and metered as on mcp_path. A session lives in one process: behind several replicas, route a client to one (sticky sessions). Empty: none.",
+		}, field: func(c *Config) any { return &c.LegacySSEPath }},
+		{Setting: Setting{
 			Key: "resources", Flag: "resources", Env: "RESTMCP_RESOURCES", Type: "map",
 			Usage: "MCP resources served from GET operations that need no arguments, as URI=tool (bankscope://v1/metrics=get_metrics): resources/list lists them and resources/read calls the tool, admitted and metered as that call; capabilities.resources is advertised only then.",
 		}, field: func(c *Config) any { return &c.Resources }},

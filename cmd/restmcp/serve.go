@@ -279,6 +279,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		MaxConcurrentCalls:        cfg.MaxConcurrentCalls,
 		ProtocolVersions:          cfg.ProtocolVersions,
 		Resources:                 resourcesOf(cfg.Resources),
+		LegacySSEPath:             cfg.LegacySSEPath,
 		ErrorStructuredContent:    cfg.ErrorStructuredContent,
 		UpstreamErrorsEmpty:       cfg.UpstreamErrors == "empty_array",
 		MaxConcurrentCallsPerHost: cfg.MaxConcurrentCallsPerHost,

@@ -1,0 +1,78 @@
+package adapter
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/restmcp/restmcp/metering"
+)
+
+// TestLegacySSE: the go-sdk's SSE client (2024-11-05 transport) lists and
+// calls tools at LegacySSEPath; the caller is the GET's credential, each
+// call admitted and metered as on the main path, sent upstream with that
+// key, and refused by the plan gate and the meter as there.
+func TestLegacySSE(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	})
+	meter := &recordingMeter{}
+	keys := fakeKeys{"k-free": testPlan("free", `"tag:public"`)}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/compact.yaml", up.URL), Keys: keys, Meter: meter, LegacySSEPath: "/sse"})
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.SSEClientTransport{Endpoint: srv.URL + "/sse", HTTPClient: &http.Client{Transport: addHeaders{base: http.DefaultTransport, h: map[string]string{"X-API-Key": "k-free"}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil || len(list.Tools) != 3 {
+		t.Fatalf("tools/list over SSE: %v %v", list, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_quote", Arguments: map[string]any{"symbol": "A"}})
+	if err != nil || res.IsError || text(res) != `{"ok":true}` {
+		t.Fatalf("get_quote over SSE: %v %v", res, err)
+	}
+	upHost := strings.TrimPrefix(up.URL, "http://")
+	want := []recorded{{Method: "GET", RequestURI: "/v1/quotes/A", Host: upHost, Header: upstreamHeaders(map[string]string{"X-Api-Key": "k-free"})}}
+	if diff := cmp.Diff(want, up.take()); diff != "" {
+		t.Errorf("upstream (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]metering.Call{{KeyID: metering.KeyID("k-free"), Tool: "get_quote", Cost: 1}}, meter.take()); diff != "" {
+		t.Errorf("admission (-want +got):\n%s", diff)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "etfs_top_holdings", Arguments: map[string]any{"symbol": "SPY"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), `is not included in plan "free"`) {
+		t.Errorf("outside the plan over SSE: %v %v", res, err)
+	}
+	if n := len(up.take()) + len(meter.take()); n != 0 {
+		t.Errorf("%d upstream requests and admissions for a denied call", n)
+	}
+
+	// A stream opened without a key: its calls are refused as on /mcp.
+	anon, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.SSEClientTransport{Endpoint: srv.URL + "/sse"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer anon.Close()
+	if _, err := anon.CallTool(ctx, &mcp.CallToolParams{Name: "get_quote", Arguments: map[string]any{"symbol": "A"}}); err == nil || !strings.Contains(err.Error(), "authentication required") {
+		t.Errorf("call without a key over SSE: %v", err)
+	}
+}
+
+// text is the concatenated text content of a result.
+func text(res *mcp.CallToolResult) string {
+	var s string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			s += tc.Text
+		}
+	}
+	return s
+}
