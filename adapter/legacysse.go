@@ -63,7 +63,7 @@ func (w *captureWriter) Write(b []byte) (int, error) {
 func (s *Server) admitLegacy(ctx context.Context, origin *exchange, name string) (context.Context, *admission, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	call := &exchange{requestID: hex.EncodeToString(b[:]), cred: origin.cred, table: s.table.Load(),
+	call := &exchange{requestID: hex.EncodeToString(b[:]), cred: origin.cred, forward: origin.forward, table: s.table.Load(),
 		msg: &rpcMessage{method: "tools/call", tool: name, id: json.RawMessage("0")}}
 	ctx = context.WithValue(ctx, exchangeKey{}, call)
 	tool := call.table.tools[name]

@@ -23,10 +23,10 @@ func TestLegacySSE(t *testing.T) {
 	})
 	meter := &recordingMeter{}
 	keys := fakeKeys{"k-free": testPlan("free", `"tag:public"`)}
-	srv := serve(t, Options{Tools: loadTools(t, "testdata/compact.yaml", up.URL), Keys: keys, Meter: meter, LegacySSEPath: "/sse"})
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/compact.yaml", up.URL), Keys: keys, Meter: meter, LegacySSEPath: "/sse", ForwardHeaders: []string{"X-Culture"}})
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
-		&mcp.SSEClientTransport{Endpoint: srv.URL + "/sse", HTTPClient: &http.Client{Transport: addHeaders{base: http.DefaultTransport, h: map[string]string{"X-API-Key": "k-free"}}}}, nil)
+		&mcp.SSEClientTransport{Endpoint: srv.URL + "/sse", HTTPClient: &http.Client{Transport: addHeaders{base: http.DefaultTransport, h: map[string]string{"X-API-Key": "k-free", "X-Culture": "de-DE"}}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestLegacySSE(t *testing.T) {
 		t.Fatalf("get_quote over SSE: %v %v", res, err)
 	}
 	upHost := strings.TrimPrefix(up.URL, "http://")
-	want := []recorded{{Method: "GET", RequestURI: "/v1/quotes/A", Host: upHost, Header: upstreamHeaders(map[string]string{"X-Api-Key": "k-free"})}}
+	want := []recorded{{Method: "GET", RequestURI: "/v1/quotes/A", Host: upHost, Header: upstreamHeaders(map[string]string{"X-Api-Key": "k-free", "X-Culture": "de-DE"})}}
 	if diff := cmp.Diff(want, up.take()); diff != "" {
 		t.Errorf("upstream (-want +got):\n%s", diff)
 	}

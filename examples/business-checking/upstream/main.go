@@ -16,7 +16,7 @@ func main() {
 	if len(os.Args) > 1 {
 		addr = os.Args[1]
 	}
-	log.Printf("business-checking demo API on http://%s/v1", addr)
+	log.Printf("business-checking demo API on http://%s/v2", addr)
 	srv := &http.Server{Addr: addr, Handler: examples.NewBusinessCheckingUpstream(), ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(srv.ListenAndServe())
 }
