@@ -3,6 +3,7 @@ package adapter
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -111,7 +112,7 @@ func TestDeploymentMessages(t *testing.T) {
 // value; credential and hop-by-hop headers cannot be listed.
 func TestForwardHeaders(t *testing.T) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
-	srv := serve(t, Options{Tools: loadTools(t, "testdata/c25.yaml", up.URL), ForwardHeaders: []string{"x-bancony-integration", "X-Bancony-Culture", "X-Api-Key-Hint"}})
+	srv, s := serveServer(t, Options{Tools: loadTools(t, "testdata/c25.yaml", up.URL), ForwardHeaders: []string{"x-bancony-integration", "X-Bancony-Culture", "X-Api-Key-Hint"}})
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(toolsCallBody(1, "get_forecast", `{"days":2}`)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -129,6 +130,20 @@ func TestForwardHeaders(t *testing.T) {
 	want := []recorded{{Method: "GET", RequestURI: "/v1/forecast?days=2", Host: strings.TrimPrefix(up.URL, "http://"), Header: h}}
 	if diff := cmp.Diff(want, up.take()); diff != "" {
 		t.Errorf("upstream (-want +got):\n%s", diff)
+	}
+	// A value with a control character (net/http refuses one on the wire;
+	// the handler does not rely on that): 400 naming the header, nothing
+	// sent upstream.
+	bad := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(toolsCallBody(2, "get_forecast", `{"days":2}`)))
+	bad.Header = req.Header.Clone()
+	bad.Header.Set("X-Bancony-Culture", "da-DK\r\nX-Admin: 1")
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, bad)
+	if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"header X-Bancony-Culture: a control character (byte 0x0d) in its value; it cannot be forwarded upstream"}}`; rec.Code != 400 || strings.TrimSpace(rec.Body.String()) != want {
+		t.Errorf("a CR in a forwarded header: %d %s", rec.Code, rec.Body)
+	}
+	if got := up.take(); len(got) != 0 {
+		t.Errorf("upstream got %v", got)
 	}
 	_, err := New(Options{Tools: loadTools(t, "testdata/c25.yaml", up.URL), ForwardHeaders: []string{"Authorization", "connection", "X-Forwarded-For", "bad name"}})
 	want2 := `ForwardHeaders: "Authorization" is a credential

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -33,18 +34,21 @@ func unforwardable(h string) string {
 }
 
 // readForwarded keeps the Options.ForwardHeaders the caller sent, read
-// once here, for the tool handler. A value with a control character is
-// left out (it could split the upstream request's headers).
-func (s *Server) readForwarded(c *gin.Context) {
+// once here, for the tool handler. A value with a control character (it
+// could split the upstream request's headers) refuses the request with 400
+// naming the header; readForwarded then reports false.
+func (s *Server) readForwarded(c *gin.Context) bool {
 	if len(s.opts.ForwardHeaders) == 0 {
-		return
+		return true
 	}
 	ex := exchangeFrom(c.Request.Context())
 	for _, name := range s.opts.ForwardHeaders {
 		key := http.CanonicalHeaderKey(name)
 		for _, v := range c.Request.Header.Values(key) {
-			if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
-				continue
+			if i := strings.IndexFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }); i >= 0 {
+				abortRPC(c, http.StatusBadRequest, nil, codeInvalidRequest,
+					fmt.Sprintf("header %s: a control character (byte 0x%02x) in its value; it cannot be forwarded upstream", key, v[i]))
+				return false
 			}
 			if ex.forward == nil {
 				ex.forward = http.Header{}
@@ -52,4 +56,5 @@ func (s *Server) readForwarded(c *gin.Context) {
 			ex.forward[key] = append(ex.forward[key], v)
 		}
 	}
+	return true
 }

@@ -362,7 +362,9 @@ func (s *Server) bodyLimit(c *gin.Context) {
 // removes every inbound copy of it from the request so that nothing below
 // (the SDK's RequestExtra.Header included) sees it.
 func (s *Server) extractCredential(c *gin.Context) {
-	s.readForwarded(c)
+	if !s.readForwarded(c) {
+		return
+	}
 	cred := extractCredential(c.Request)
 	c.Request.Header.Del(apiKeyHeader)
 	if cred.source == "bearer" {

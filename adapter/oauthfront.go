@@ -26,7 +26,9 @@ const sourceOAuth = "oauth"
 // RFC 9728 §5.1). API keys sent any other way are not read here and are
 // removed from the request.
 func (s *Server) oauthCredential(c *gin.Context) {
-	s.readForwarded(c)
+	if !s.readForwarded(c) {
+		return
+	}
 	token, ok := bearerToken(c.Request.Header.Get("Authorization"))
 	c.Request.Header.Del(apiKeyHeader)
 	c.Request.Header.Del("Authorization")
