@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // The fast path answers stateless tools/call and tools/list on the
@@ -151,7 +152,7 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 			res.Meta[metaKeyServerInfo] = s.impl
 		}
 	}
-	b, err := json.Marshal(res) // CallToolResult.MarshalJSON, as the SDK encodes it
+	b, err := appendToolResult(make([]byte, 0, 512), res) // as the SDK encodes it
 	if err != nil {
 		return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
 	}
@@ -161,6 +162,56 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 		b = append(b[:len(b)-1], `,"resultType":"complete"}`...)
 	}
 	return fastResult{result: b}
+}
+
+// appendToolResult appends res as CallToolResult.MarshalJSON encodes it
+// (its fields in order: _meta, content, structuredContent, isError),
+// without reflection for the results restmcp builds: text content and a
+// structuredContent object (jsonvalue.Append, byte for byte json.Marshal).
+// A result with anything else (other content, annotations, input
+// requests) is encoded by json.Marshal itself.
+func appendToolResult(dst []byte, res *mcp.CallToolResult) ([]byte, error) {
+	if res.InputRequests != nil || res.RequestState != "" || res.NeedsInput() {
+		return json.Marshal(res)
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); !ok || tc.Meta != nil || tc.Annotations != nil {
+			return json.Marshal(res)
+		}
+	}
+	var err error
+	dst = append(dst, '{')
+	if len(res.Meta) > 0 {
+		dst = append(dst, `"_meta":`...)
+		if dst, err = jsonvalue.Append(dst, map[string]any(res.Meta)); err != nil {
+			return nil, err
+		}
+		dst = append(dst, ',')
+	}
+	if res.Content == nil {
+		dst = append(dst, `"content":null`...)
+	} else {
+		dst = append(dst, `"content":[`...)
+		for i, c := range res.Content {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"type":"text","text":`...)
+			dst = jsonvalue.AppendString(dst, c.(*mcp.TextContent).Text, true)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if res.StructuredContent != nil {
+		dst = append(dst, `,"structuredContent":`...)
+		if dst, err = jsonvalue.Append(dst, res.StructuredContent); err != nil {
+			return nil, err
+		}
+	}
+	if res.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	return append(dst, '}'), nil
 }
 
 // writeFast writes the JSON-RPC response as the SDK's stateless handler

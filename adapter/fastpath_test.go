@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestFastPathMatchesSDK is the fast path's conformance test: every request
@@ -192,3 +194,30 @@ func FuzzFastPathMatchesSDK(f *testing.F) {
 
 // serverTimingRE is the Server-Timing restmcp sends on tools/call.
 var serverTimingRE = regexp.MustCompile(`^meter;dur=\d+\.\d{3}, upstream;dur=\d+\.\d{3}, total;dur=\d+\.\d{3}$`)
+
+// TestAppendToolResult: appendToolResult gives json.Marshal's bytes (the
+// SDK's CallToolResult.MarshalJSON) for the results restmcp builds and for
+// those it hands to json.Marshal.
+func TestAppendToolResult(t *testing.T) {
+	impl := &mcp.Implementation{Name: "restmcp", Version: "1.2.3"}
+	for _, res := range []*mcp.CallToolResult{
+		{Content: []mcp.Content{}},
+		{},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "<b>&\u2028\x01"}}, IsError: true},
+		{Content: []mcp.Content{&mcp.TextContent{Text: `{"a":1}`}, &mcp.TextContent{}}, StructuredContent: map[string]any{"z": json.Number("1.50"), "a": []any{"<", nil, true}}},
+		{Meta: mcp.Meta{metaKeyServerInfo: impl, "timing": map[string]any{"upstream_ms": 1.25}}, Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: json.RawMessage(` {"q": "&"} `)},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any(nil)},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x", Annotations: &mcp.Annotations{Priority: 0.5}}}},
+		{Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1, 2}, MIMEType: "image/png"}}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, RequestState: "s"},
+	} {
+		want, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendToolResult(nil, res)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("appendToolResult = %s, %v\nwant %s", got, err, want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -230,10 +230,11 @@ func jsonObject(text string) map[string]any {
 	if !strings.HasPrefix(t, "{") {
 		return nil
 	}
-	var obj map[string]any
-	dec := json.NewDecoder(bytes.NewReader([]byte(t)))
-	dec.UseNumber() // keep numbers exactly as upstream wrote them
-	if err := dec.Decode(&obj); err != nil || dec.More() {
+	// One pass without reflection; the same values as encoding/json with
+	// UseNumber (numbers kept exactly as upstream wrote them).
+	v, err := jsonvalue.Parse([]byte(t))
+	obj, _ := v.(map[string]any)
+	if err != nil {
 		return nil
 	}
 	return obj

@@ -1,0 +1,226 @@
+package jsonvalue
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Append appends the JSON encoding of v to dst, byte for byte what
+// json.Marshal(v) gives (HTML characters escaped, object keys sorted),
+// without reflection for the types Parse produces: map[string]any, []any,
+// string, json.Number, bool and nil, and json.RawMessage (compacted, as
+// Marshal does). Any other type is encoded by json.Marshal. The error is
+// json.Marshal's, for a value it refuses (an invalid json.Number, say);
+// dst is then returned unchanged.
+func Append(dst []byte, v any) ([]byte, error) {
+	out, err := appendValue(dst, v)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+func appendValue(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		if x {
+			return append(dst, "true"...), nil
+		}
+		return append(dst, "false"...), nil
+	case string:
+		return AppendString(dst, x, true), nil
+	case json.Number:
+		if x == "" {
+			return append(dst, '0'), nil // as Marshal writes it
+		}
+		if !validNumber(string(x)) {
+			break // json.Marshal names the error
+		}
+		return append(dst, x...), nil
+	case map[string]any:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		var small [16]string
+		keys := small[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, strings.Compare)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, k, true)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = appendValue(dst, x[k]); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	case []any:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendValue(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	case json.RawMessage:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		if !json.Valid(x) {
+			break
+		}
+		b := bytes.NewBuffer(dst)
+		if err := json.Compact(b, x); err != nil {
+			break
+		}
+		// Compact leaves <, > and & as they are; Marshal escapes them.
+		return escapeHTMLFrom(b.Bytes(), len(dst)), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// escapeHTMLFrom escapes <, >, & and U+2028/U+2029 in the compact JSON
+// b[from:] as json.Marshal does for a RawMessage (they only occur inside
+// strings there, where the escapes mean the same).
+func escapeHTMLFrom(b []byte, from int) []byte {
+	tail := b[from:]
+	if !bytes.ContainsAny(tail, "<>&\u2028\u2029") {
+		return b
+	}
+	out := append([]byte(nil), b[:from]...)
+	for i := 0; i < len(tail); {
+		c := tail[i]
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			i++
+		case c == 0xE2 && i+2 < len(tail) && tail[i+1] == 0x80 && tail[i+2]&^1 == 0xA8:
+			out = append(out, '\\', 'u', '2', '0', '2', hexDigits[tail[i+2]&0xF])
+			i += 3
+		default:
+			out = append(out, c)
+			i++
+		}
+	}
+	return out
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string exactly as encoding/json writes
+// it (Go's encode.go appendString): control characters escaped (\b, \f,
+// \n, \r, \t by name, the rest as \u00XX), invalid UTF-8 as \ufffd,
+// U+2028 and U+2029 escaped, and <, > and & escaped when escapeHTML.
+func AppendString(dst []byte, s string, escapeHTML bool) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// validNumber reports whether s is a JSON number (RFC 8259 §6).
+func validNumber(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+	}
+	digits := func() int {
+		n := 0
+		for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+			n++
+		}
+		s = s[n:]
+		return n
+	}
+	switch {
+	case s == "":
+		return false
+	case s[0] == '0':
+		s = s[1:]
+	case '1' <= s[0] && s[0] <= '9':
+		digits()
+	default:
+		return false
+	}
+	if s != "" && s[0] == '.' {
+		s = s[1:]
+		if digits() == 0 {
+			return false
+		}
+	}
+	if s != "" && (s[0] == 'e' || s[0] == 'E') {
+		s = s[1:]
+		if s != "" && (s[0] == '+' || s[0] == '-') {
+			s = s[1:]
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return s == ""
+}

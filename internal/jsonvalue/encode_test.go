@@ -1,0 +1,89 @@
+package jsonvalue
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+)
+
+// tricky are strings encoding/json escapes in each of its ways.
+var tricky = []string{
+	"", "plain", `quote " and \ backslash`, "<script>&</script>", "tab\tnl\ncr\rbs\bff\f",
+	"\x00\x01\x1f\x7f", "bad \xff utf-8 \xc3", "line\u2028para\u2029", "é ü 日本 🎉", "\xe2\x80", "\xe2\x80\xa8",
+}
+
+// TestAppendMatchesMarshal: Append gives json.Marshal's bytes for every
+// type Parse produces, nested, and for the types it hands to Marshal.
+func TestAppendMatchesMarshal(t *testing.T) {
+	values := []any{nil, true, false, json.Number(""), json.Number("0"), json.Number("-12.5e+3"), 1.5, 42, []string{"x"},
+		map[string]any{}, []any{}, map[string]any(nil), []any(nil), json.RawMessage(nil),
+		json.RawMessage(` { "b" : [1, "<&>"] , "a":"\u2028 ` + "\u2028" + `" } `)}
+	for _, s := range tricky {
+		values = append(values, s, map[string]any{s: s, "k": []any{s, json.Number("1")}})
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch n := rng.IntN(7); {
+		case depth > 3 || n == 0:
+			return tricky[rng.IntN(len(tricky))]
+		case n == 1:
+			return json.Number("3.25")
+		case n == 2:
+			return rng.IntN(2) == 0
+		case n == 3:
+			return nil
+		case n == 4:
+			a := make([]any, rng.IntN(4))
+			for i := range a {
+				a[i] = gen(depth + 1)
+			}
+			return a
+		default:
+			m := map[string]any{}
+			for range rng.IntN(20) {
+				m[tricky[rng.IntN(len(tricky))]+string(rune('a'+rng.IntN(26)))] = gen(depth + 1)
+			}
+			return m
+		}
+	}
+	for range 500 {
+		values = append(values, gen(0))
+	}
+	for _, v := range values {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Append([]byte("prefix:"), v)
+		if err != nil || string(got) != "prefix:"+string(want) {
+			t.Errorf("Append(%#v) = %s, %v\nwant prefix:%s", v, got, err, want)
+		}
+	}
+	for _, bad := range []any{json.Number("01"), json.Number("1."), json.Number("--1"), json.Number("1e"), json.Number("-"), json.RawMessage(`{"a":`)} {
+		_, wantErr := json.Marshal(bad)
+		got, err := Append([]byte("p"), bad)
+		if err == nil || wantErr == nil || string(got) != "p" {
+			t.Errorf("Append(%#v) = %q, %v; Marshal's error %v", bad, got, err, wantErr)
+		}
+	}
+}
+
+// TestAppendStringNoHTML: without HTML escaping, as an Encoder
+// with SetEscapeHTML(false) writes.
+func TestAppendStringNoHTML(t *testing.T) {
+	for _, s := range tricky {
+		want, _ := json.Marshal(s)
+		got := AppendString(nil, s, false)
+		// Only <, > and & differ from Marshal's escaping.
+		if s == "<script>&</script>" {
+			if string(got) != `"<script>&</script>"` {
+				t.Errorf("AppendString(%q, false) = %s", s, got)
+			}
+			continue
+		}
+		if string(got) != string(want) {
+			t.Errorf("AppendString(%q, false) = %s, want %s", s, got, want)
+		}
+	}
+}
