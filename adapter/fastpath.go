@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"slices"
 
@@ -66,7 +65,7 @@ func (s *Server) serveFast(c *gin.Context, ex *exchange) bool {
 // 2026-07-28 _meta, and for tools/list no params and a list that does not
 // depend on the caller.
 func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if contentType(r.Header.Get("Content-Type")) != "application/json" {
 		return false
 	}
 	if len(r.Header.Values("Last-Event-ID")) > 0 {

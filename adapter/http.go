@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -570,7 +569,7 @@ func (s *Server) gate(c *gin.Context) {
 // plain name, which the SDK compares without decoding.
 func (s *Server) checkCall(c *gin.Context, m *rpcMessage) bool {
 	h := c.Request.Header
-	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || mt != "application/json" {
+	if contentType(h.Get("Content-Type")) != "application/json" {
 		abortRPC(c, http.StatusUnsupportedMediaType, m.id, codeInvalidRequest, "Content-Type must be application/json")
 		return false
 	}

@@ -186,6 +186,10 @@ const (
 // contentType returns the lower-case media type of a Content-Type value, or
 // "" when it is missing or malformed.
 func contentType(v string) string {
+	switch v { // the common values, without parsing (and its allocation)
+	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8", "application/json; charset=UTF-8":
+		return "application/json"
+	}
 	mt, _, err := mime.ParseMediaType(v)
 	if err != nil {
 		return ""
