@@ -542,6 +542,14 @@ func (s *Server) gate(c *gin.Context) {
 		return
 	}
 	defer release()
+	s.admitAndRun(c, ex, tool, a)
+}
+
+// admitAndRun is the end of the gate for a call of tool (a tools/call or a
+// resources/read): the plan gate, then admission, then the rest of the
+// chain with the admission on the exchange, then the admission settled if
+// nothing below did (a refusal after admission is refunded per Counting).
+func (s *Server) admitAndRun(c *gin.Context, ex *exchange, tool *openapi.Tool, a *admission) {
 	if !s.authorize(c, ex, tool, a) {
 		return
 	}

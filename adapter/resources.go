@@ -90,17 +90,7 @@ func (s *Server) gateResource(c *gin.Context, ex *exchange) {
 		return
 	}
 	a.call.Tool = tool.Name
-	if !s.authorize(c, ex, tool, a) {
-		return
-	}
-	if a.denied == "" && !s.admit(c, ex, a) {
-		return
-	}
-	ex.admission = a
-	c.Next()
-	if a.settle() && a.metered {
-		s.settleUnrun(c.Request.Context(), a)
-	}
+	s.admitAndRun(c, ex, tool, a)
 }
 
 // readResource answers resources/read of r by running its tool's handler

@@ -1,7 +1,6 @@
 package examples
 
 import (
-	"encoding/json"
 	"net/http"
 	"sort"
 	"strconv"
@@ -40,13 +39,8 @@ var demoBanks = []bank{
 // ("b-9999") that is down for maintenance (503 with Retry-After).
 func NewBankResearchUpstream() http.Handler {
 	mux := http.NewServeMux()
-	write := func(w http.ResponseWriter, status int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(v)
-	}
 	fail := func(w http.ResponseWriter, r *http.Request, status int, code, msg string, retryable bool) {
-		write(w, status, map[string]any{"code": code, "message": msg, "retryable": retryable, "request_id": "req-" + strings.TrimPrefix(r.URL.Path, "/v1/")})
+		writeJSON(w, status, map[string]any{"code": code, "message": msg, "retryable": retryable, "request_id": "req-" + strings.TrimPrefix(r.URL.Path, "/v1/")})
 	}
 	page := func(w http.ResponseWriter, r *http.Request, items []bank) {
 		limit := 10
@@ -67,7 +61,7 @@ func NewBankResearchUpstream() http.Handler {
 		if end < len(items) {
 			next = "c" + strconv.Itoa(end)
 		}
-		write(w, http.StatusOK, map[string]any{"items": items[start:end], "next_cursor": next})
+		writeJSON(w, http.StatusOK, map[string]any{"items": items[start:end], "next_cursor": next})
 	}
 	mux.HandleFunc("GET /v1/banks", func(w http.ResponseWriter, r *http.Request) {
 		var items []bank
@@ -87,17 +81,17 @@ func NewBankResearchUpstream() http.Handler {
 		}
 		for _, b := range demoBanks {
 			if b.ID == id {
-				write(w, http.StatusOK, b)
+				writeJSON(w, http.StatusOK, b)
 				return
 			}
 		}
 		fail(w, r, http.StatusNotFound, "not_found", "no bank "+id, false)
 	})
 	mux.HandleFunc("GET /v1/banks/{id}/branches", func(w http.ResponseWriter, r *http.Request) {
-		write(w, http.StatusOK, map[string]any{"items": []map[string]any{{"id": r.PathValue("id") + "-main", "city": "Main office"}}, "next_cursor": nil})
+		writeJSON(w, http.StatusOK, map[string]any{"items": []map[string]any{{"id": r.PathValue("id") + "-main", "city": "Main office"}}, "next_cursor": nil})
 	})
 	mux.HandleFunc("GET /v1/failures", func(w http.ResponseWriter, r *http.Request) {
-		write(w, http.StatusOK, map[string]any{"year": r.URL.Query().Get("year"), "failures": []map[string]any{{"name": "Prairie Trust (failed)", "state": "KS", "assets_usd": 120_000_000}}})
+		writeJSON(w, http.StatusOK, map[string]any{"year": r.URL.Query().Get("year"), "failures": []map[string]any{{"name": "Prairie Trust (failed)", "state": "KS", "assets_usd": 120_000_000}}})
 	})
 	mux.HandleFunc("GET /v1/search", func(w http.ResponseWriter, r *http.Request) {
 		q := strings.ToLower(r.URL.Query().Get("q"))
@@ -107,14 +101,14 @@ func NewBankResearchUpstream() http.Handler {
 				items = append(items, b)
 			}
 		}
-		write(w, http.StatusOK, map[string]any{"items": items})
+		writeJSON(w, http.StatusOK, map[string]any{"items": items})
 	})
 	mux.HandleFunc("GET /v1/metrics", func(w http.ResponseWriter, r *http.Request) {
 		var assets int64
 		for _, b := range demoBanks {
 			assets += b.AssetsUSD
 		}
-		write(w, http.StatusOK, map[string]any{"banks": len(demoBanks), "total_assets_usd": assets, "as_of": "2025-06-30"})
+		writeJSON(w, http.StatusOK, map[string]any{"banks": len(demoBanks), "total_assets_usd": assets, "as_of": "2025-06-30"})
 	})
 	mux.HandleFunc("GET /v1/states", func(w http.ResponseWriter, r *http.Request) {
 		counts := map[string]int{}
@@ -130,19 +124,19 @@ func NewBankResearchUpstream() http.Handler {
 		for _, s := range states {
 			out = append(out, map[string]any{"state": s, "banks": counts[s]})
 		}
-		write(w, http.StatusOK, map[string]any{"states": out})
+		writeJSON(w, http.StatusOK, map[string]any{"states": out})
 	})
 	mux.HandleFunc("GET /v1/glossary", func(w http.ResponseWriter, r *http.Request) {
-		write(w, http.StatusOK, map[string]any{"terms": map[string]string{
+		writeJSON(w, http.StatusOK, map[string]any{"terms": map[string]string{
 			"assets_usd": "Total assets in US dollars at the last quarterly report.",
 			"failure":    "A bank closed by its regulator.",
 		}})
 	})
 	mux.HandleFunc("GET /v1/rates/summary", func(w http.ResponseWriter, r *http.Request) {
-		write(w, http.StatusOK, map[string]any{"savings_apy": 0.41, "cd_12m_apy": 1.74, "as_of": "2025-06-30"})
+		writeJSON(w, http.StatusOK, map[string]any{"savings_apy": 0.41, "cd_12m_apy": 1.74, "as_of": "2025-06-30"})
 	})
 	mux.HandleFunc("GET /v1/holding-companies/{id}", func(w http.ResponseWriter, r *http.Request) {
-		write(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "banks": []string{"b-1005", "b-1008"}})
+		writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "banks": []string{"b-1005", "b-1008"}})
 	})
 	mux.HandleFunc("POST /v1/admin/reindex", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
 	return mux

@@ -1,7 +1,6 @@
 package examples
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -44,15 +43,10 @@ var demoAccounts = []checkingAccount{
 // filters match as "all of"). It needs a bearer token, any non-empty one.
 func NewBusinessCheckingUpstream() http.Handler {
 	mux := http.NewServeMux()
-	write := func(w http.ResponseWriter, status int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(v)
-	}
 	authed := func(h http.HandlerFunc) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
-				write(w, http.StatusUnauthorized, map[string]string{"error": "bearer token required"})
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "bearer token required"})
 				return
 			}
 			h(w, r)
@@ -102,16 +96,16 @@ func NewBusinessCheckingUpstream() http.Handler {
 		if out == nil {
 			out = []checkingAccount{}
 		}
-		write(w, http.StatusOK, map[string]any{"accounts": out, "count": len(out)})
+		writeJSON(w, http.StatusOK, map[string]any{"accounts": out, "count": len(out)})
 	}))
 	mux.HandleFunc("GET /v2/accounts/{id}", authed(func(w http.ResponseWriter, r *http.Request) {
 		for _, a := range demoAccounts {
 			if a.ID == r.PathValue("id") {
-				write(w, http.StatusOK, a)
+				writeJSON(w, http.StatusOK, a)
 				return
 			}
 		}
-		write(w, http.StatusNotFound, map[string]string{"error": "no account " + r.PathValue("id")})
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no account " + r.PathValue("id")})
 	}))
 	return mux
 }

@@ -123,22 +123,17 @@ var retailCustomers = map[string]struct {
 // X-Bancony-Culture (en-GB or de-DE) chooses the account labels.
 func NewRetailBankingUpstream() http.Handler {
 	mux := http.NewServeMux()
-	write := func(w http.ResponseWriter, status int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(v)
-	}
 	type handler func(w http.ResponseWriter, r *http.Request, sub, culture string)
 	authed := func(h handler) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			sub := jwtSubject(token)
 			if _, known := retailCustomers[sub]; !ok || !known {
-				write(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token"})
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token"})
 				return
 			}
 			if r.Header.Get("X-Bancony-Integration") == "" {
-				write(w, http.StatusBadRequest, map[string]string{"error": "X-Bancony-Integration is required"})
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "X-Bancony-Integration is required"})
 				return
 			}
 			culture := r.Header.Get("X-Bancony-Culture")
@@ -162,12 +157,12 @@ func NewRetailBankingUpstream() http.Handler {
 				out = append(out, a)
 			}
 		}
-		write(w, http.StatusOK, map[string]any{"accounts": out})
+		writeJSON(w, http.StatusOK, map[string]any{"accounts": out})
 	}))
 	mux.HandleFunc("GET /api/v3/accounts/{id}/transactions", authed(func(w http.ResponseWriter, r *http.Request, sub, _ string) {
 		c := retailCustomers[sub]
 		if !slices.ContainsFunc(c.accounts, func(a retailAccount) bool { return a.ID == r.PathValue("id") }) {
-			write(w, http.StatusNotFound, map[string]string{"error": "no such account"})
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such account"})
 			return
 		}
 		out := []retailTransaction{}
@@ -177,7 +172,7 @@ func NewRetailBankingUpstream() http.Handler {
 				out = append(out, tx)
 			}
 		}
-		write(w, http.StatusOK, map[string]any{"transactions": out})
+		writeJSON(w, http.StatusOK, map[string]any{"transactions": out})
 	}))
 	mux.HandleFunc("GET /api/v3/recipients", authed(func(w http.ResponseWriter, r *http.Request, sub, _ string) {
 		out := []retailRecipient{}
@@ -187,7 +182,7 @@ func NewRetailBankingUpstream() http.Handler {
 				out = append(out, p)
 			}
 		}
-		write(w, http.StatusOK, map[string]any{"recipients": out})
+		writeJSON(w, http.StatusOK, map[string]any{"recipients": out})
 	}))
 	mux.HandleFunc("GET /api/v3/exchange-rates", authed(func(w http.ResponseWriter, r *http.Request, _, _ string) {
 		rates := map[string]map[string]float64{
@@ -198,7 +193,7 @@ func NewRetailBankingUpstream() http.Handler {
 		if base == "" {
 			base = "EUR"
 		}
-		write(w, http.StatusOK, map[string]any{"base": base, "date": "2026-11-30", "rates": rates[base]})
+		writeJSON(w, http.StatusOK, map[string]any{"base": base, "date": "2026-11-30", "rates": rates[base]})
 	}))
 	return mux
 }

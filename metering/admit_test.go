@@ -204,14 +204,7 @@ func TestAdmitCallWindowEdges(t *testing.T) {
 	min := func(l, rem int64, reset time.Duration) Decision {
 		return Decision{Limit: l, Remaining: rem, Reset: reset, Policy: LimitPerMinute, Window: time.Minute}
 	}
-	allowed := func(d Decision, count int64) Decision {
-		d.Allowed, d.Cost, d.Count = true, 1, count
-		return d
-	}
-	refused := func(d Decision, retry time.Duration, count int64) Decision {
-		d.RetryAfter, d.RefusedBy, d.Count = retry, d.Policy, count
-		return d
-	}
+	allowed, refused := allowedDecision, refusedDecision
 	steps := []struct {
 		advance time.Duration
 		want    Decision
@@ -432,14 +425,7 @@ func TestAdmitCallSlidingWindow(t *testing.T) {
 	win := func(rem int64, reset time.Duration) Decision {
 		return Decision{Limit: 3, Remaining: rem, Reset: reset, Policy: LimitPerMinute, Window: time.Minute}
 	}
-	allowed := func(d Decision, count int64) Decision {
-		d.Allowed, d.Cost, d.Count = true, 1, count
-		return d
-	}
-	refused := func(d Decision, retry time.Duration, count int64) Decision {
-		d.RetryAfter, d.RefusedBy, d.Count = retry, d.Policy, count
-		return d
-	}
+	allowed, refused := allowedDecision, refusedDecision
 	steps := []struct {
 		advance time.Duration
 		want    Decision
@@ -482,4 +468,18 @@ func TestSlidingWindowAlgorithmName(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `plans.p.rate_limits.algorithm: must be gcra or sliding_window, got "fixed_window"`) {
 		t.Errorf("ParsePlans: %v", err)
 	}
+}
+
+// allowedDecision is d as an admitted call of cost 1 leaves it, count
+// calls in its window.
+func allowedDecision(d Decision, count int64) Decision {
+	d.Allowed, d.Cost, d.Count = true, 1, count
+	return d
+}
+
+// refusedDecision is d as a refusal by its own policy leaves it: retry
+// after retry, count calls in its window.
+func refusedDecision(d Decision, retry time.Duration, count int64) Decision {
+	d.RetryAfter, d.RefusedBy, d.Count = retry, d.Policy, count
+	return d
 }

@@ -3,21 +3,9 @@
 // demo customer's JWT.
 package main
 
-import (
-	"log"
-	"net/http"
-	"os"
-	"time"
-
-	"github.com/restmcp/restmcp/examples"
-)
+import "github.com/restmcp/restmcp/examples"
 
 func main() {
-	addr := "127.0.0.1:9913"
-	if len(os.Args) > 1 {
-		addr = os.Args[1]
-	}
-	log.Printf("retail-banking demo API on http://%s/api/v3; a customer's JWT: %s", addr, examples.RetailBankingToken("cust-17"))
-	srv := &http.Server{Addr: addr, Handler: examples.NewRetailBankingUpstream(), ReadHeaderTimeout: 10 * time.Second}
-	log.Fatal(srv.ListenAndServe())
+	examples.ServeDemo("127.0.0.1:9913", "retail-banking demo API on http://%s/api/v3; a customer's JWT: "+examples.RetailBankingToken("cust-17"),
+		examples.NewRetailBankingUpstream())
 }
