@@ -65,6 +65,11 @@ func (b *builder) server(item *openapi3.PathItem, op *openapi3.Operation) (strin
 		v := *ov
 		v.Path, v.RawPath = u.Path, u.RawPath
 		u = &v
+	case u.Scheme != "" && u.Host == "":
+		// "https://" (a placeholder for a URL the API hands out, say):
+		// nothing to send the request to; the upstream stands in only
+		// for the document's own servers.
+		return "", fmt.Errorf("server URL %q has a scheme but no host", raw)
 	case u.Scheme != "" && u.Host != "":
 		if ov != nil && !b.hostAllowed(u, ov) {
 			return "", &UpstreamHostError{Server: u.Redacted(), Host: u.Host, Upstream: ov.Host}

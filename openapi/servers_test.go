@@ -45,6 +45,8 @@ func TestServersC20(t *testing.T) {
 		{"enum violation", "openapi.yaml", LoadOptions{ServerVariables: map[string]string{"region": "mars"}}, []string{`"region"`, "eu, us"}},
 		{"relative without origin", "openapi-relative.yaml", LoadOptions{}, []string{`server URL "/api/v1" is relative; configure the upstream base URL`}},
 		{"no servers without origin", "openapi-noservers.yaml", LoadOptions{}, []string{`server URL "/" is relative`}},
+		{"operation server with no host", "openapi-nohost.yaml", LoadOptions{Upstream: "http://127.0.0.1:9000"}, []string{
+			`PUT /<upload_url> (#/paths/~1<upload_url>/put): server URL "https://" has a scheme but no host`}},
 		{"override with unlisted operation servers", "openapi.yaml", LoadOptions{Upstream: "http://127.0.0.1:9000"}, []string{
 			`GET /reports (#/paths/~1reports/get): server "https://reports.example.test/r" is on host "reports.example.test", not the upstream's host "127.0.0.1:9000"`,
 			`GET /uploads/{id} (#/paths/~1uploads~1{id}/get): server "https://uploads.example.test/u1" is on host "uploads.example.test"`}},
@@ -61,6 +63,24 @@ func TestServersC20(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServerWithoutHostLenient: in lenient mode an operation whose own
+// server has a scheme but no host is dropped with a problem naming it; the
+// others are served through the upstream.
+func TestServerWithoutHostLenient(t *testing.T) {
+	d, err := Load(context.Background(), filepath.Join("testdata", "C20-servers", "openapi-nohost.yaml"), LoadOptions{Upstream: "http://127.0.0.1:9000", Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Tools) != 1 || d.Tools[0].Name != "list_things" || d.Tools[0].ServerURL != "http://127.0.0.1:9000/v1" || d.RelativeServer() != "" {
+		t.Errorf("tools %+v", d.Tools)
+	}
+	want := []Problem{{Severity: SeverityError, File: "openapi-nohost.yaml", Pointer: "/paths/~1<upload_url>/put", Operation: "PUT /<upload_url>",
+		Message: `server URL "https://" has a scheme but no host; operation dropped`}}
+	if diff := cmp.Diff(want, d.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
 
