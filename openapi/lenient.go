@@ -116,6 +116,7 @@ func (r *repairer) run() {
 		fn()
 	}
 	r.fixups, r.inlines = nil, nil
+	r.hoist()
 	for _, f := range r.inlinedOrder {
 		ops := r.inlined[f]
 		r.problems = append(r.problems, Problem{Severity: SeverityWarning, File: f.rel, Pointer: "/paths", Line: r.inlinedLine[f],
@@ -175,15 +176,24 @@ func (r *repairer) rebase(n *yaml.Node, from, to *lenientFile) {
 	if from == to || from.abs == "" || to.abs == "" {
 		return
 	}
+	r.rebaseIn(n, from, to, false)
+}
+
+// rebaseIn is rebase below n; nameMap: n's keys are names chosen by the
+// document (properties, headers, responses …), so one that starts with
+// "x-" names an entry, not an extension.
+func (r *repairer) rebaseIn(n *yaml.Node, from, to *lenientFile, nameMap bool) {
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for _, c := range n.Content {
-			r.rebase(c, from, to)
+			r.rebaseIn(c, from, to, false)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i].Value, n.Content[i+1]
 			switch {
+			case nameMap:
+				r.rebaseIn(v, from, to, false)
 			case strings.HasPrefix(k, "x-") || k == "example" || k == "value":
 				// data; "default" and "enum" are not skipped here: under
 				// responses, "default" is a response.
@@ -195,13 +205,13 @@ func (r *repairer) rebase(n *yaml.Node, from, to *lenientFile) {
 				for j := 1; j < len(v.Content); j += 2 {
 					switch m := v.Content[j]; {
 					case m.Kind != yaml.ScalarNode:
-						r.rebase(m, from, to)
+						r.rebaseIn(m, from, to, false)
 					case strings.ContainsAny(m.Value, "#/") || hasDocExt(m.Value):
 						m.Value = r.rebaseRef(m.Value, from, to)
 					}
 				}
 			default:
-				r.rebase(v, from, to)
+				r.rebaseIn(v, from, to, nameMapKeys[k] && k != "mapping" && v.Kind == yaml.MappingNode)
 			}
 		}
 	}
