@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,8 +26,11 @@ import (
 //  5. X-Request-Id on every response;
 //  6. server timing: the Server-Timing header and the result's _meta;
 //  7. GET /llms.txt and GET /openapi.json;
-//  8. the configured server name in initialize; unknown keys are refused.
+//  8. the configured server name in initialize; unknown keys are refused;
+//  9. the official TypeScript SDK client lists and calls with the pro key
+//     given as ?api_key=.
 func TestFinanceDataExample(t *testing.T) {
+	node := requireTSClient(t)
 	t.Chdir("../..")
 	mcpURL, _ := startLogged(t, map[string]string{"RESTMCP_CONFIG": "examples/finance-data/restmcp.yaml"})
 	base := strings.TrimSuffix(mcpURL, "/mcp")
@@ -173,5 +177,37 @@ func TestFinanceDataExample(t *testing.T) {
 	}
 	if doc.status != 200 || json.Unmarshal([]byte(doc.body), &d) != nil || d.Info.Title != "Demo Finance Data API" {
 		t.Errorf("openapi.json: %d %.200s", doc.status, doc.body)
+	}
+
+	// 9.
+	out := runNode(t, "examples/ts-client", node, 30*time.Second, false, "check.mjs", mcpURL, "demo-pro-key", "etfs_top_holdings", `{"symbol":"QQQ","limit":2}`, "query")
+	var ts map[string]any
+	if err := json.Unmarshal(out, &ts); err != nil {
+		t.Fatalf("check.mjs output: %v: %s", err, out)
+	}
+	const text = `{"symbol":"QQQ","name":"Invesco QQQ Trust, Series 1","asOf":"2025-06-30","totalHoldings":101,"holdings":[` +
+		`{"rank":1,"symbol":"NVDA","name":"NVIDIA Corp.","weightPercent":9.21},{"rank":2,"symbol":"MSFT","name":"Microsoft Corp.","weightPercent":8.87}]}` + "\n"
+	var structured map[string]any
+	_ = json.Unmarshal([]byte(text), &structured)
+	// The timing _meta: three durations in milliseconds, whatever they were.
+	tsResult, _ := ts["result"].(map[string]any)
+	tsMeta, _ := tsResult["_meta"].(map[string]any)
+	tsTiming, _ := tsMeta["io.restmcp/timing"].(map[string]any)
+	for _, k := range []string{"meter_ms", "upstream_ms", "total_ms"} {
+		if v, ok := tsTiming[k].(float64); !ok || v < 0 || len(tsTiming) != 3 {
+			t.Errorf("timing _meta %v", tsTiming)
+		}
+	}
+	wantTS := map[string]any{
+		"serverName": "Finance Data MCP",
+		"tools":      []any{"equities_profile", "equities_quote", "etfs_top_holdings", "fx_rates", "status_get", "watchlists_create"},
+		"result": map[string]any{
+			"_meta":             map[string]any{"io.restmcp/timing": tsTiming},
+			"content":           []any{map[string]any{"type": "text", "text": text}},
+			"structuredContent": structured,
+		},
+	}
+	if diff := cmp.Diff(wantTS, ts); diff != "" {
+		t.Errorf("TypeScript SDK client (-want +got):\n%s", diff)
 	}
 }
