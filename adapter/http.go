@@ -120,14 +120,19 @@ func (s *Server) recovery(c *gin.Context) {
 func (s *Server) requestID(c *gin.Context) {
 	id := c.GetHeader("X-Request-Id")
 	if !saneRequestID(id) {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		id = hex.EncodeToString(b[:])
+		id = newRequestID()
 	}
 	c.Header("X-Request-Id", id)
 	ex := &exchange{requestID: id, cred: &credential{}, table: s.table.Load()}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), exchangeKey{}, ex))
 	c.Next()
+}
+
+// newRequestID is a fresh request id: 16 random hex digits.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func saneRequestID(id string) bool {

@@ -2,8 +2,6 @@ package adapter
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -61,9 +59,7 @@ func (w *captureWriter) Write(b []byte) (int, error) {
 // a refusal is the JSON-RPC error the gate would have answered (headers
 // such as Retry-After cannot ride on the stream; the message says when).
 func (s *Server) admitLegacy(ctx context.Context, origin *exchange, name string) (context.Context, *admission, error) {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	call := &exchange{requestID: hex.EncodeToString(b[:]), cred: origin.cred, forward: origin.forward, table: s.table.Load(),
+	call := &exchange{requestID: newRequestID(), cred: origin.cred, forward: origin.forward, table: s.table.Load(),
 		msg: &rpcMessage{method: "tools/call", tool: name, id: json.RawMessage("0")}}
 	ctx = context.WithValue(ctx, exchangeKey{}, call)
 	tool := call.table.tools[name]

@@ -237,10 +237,10 @@ func jsonObject(text string) map[string]any {
 	// One pass without reflection; the same values as encoding/json with
 	// UseNumber (numbers kept exactly as upstream wrote them).
 	v, err := jsonvalue.Parse([]byte(t))
-	obj, _ := v.(map[string]any)
 	if err != nil {
 		return nil
 	}
+	obj, _ := v.(map[string]any)
 	return obj
 }
 
