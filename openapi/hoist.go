@@ -16,26 +16,22 @@ import (
 // reads and parses the target file again each time. A multi-file document
 // whose hundreds of operations each reference the same shared response
 // files (unauthorized.yml, too_many_requests.yml, …) costs seconds that
-// way. Once the repairer has read every file once, hoist copies the target
-// of each external reference to a response, parameter, request body or
-// header met on an operation into the root document's components, once
-// per target, and points every such reference there
-// (#/components/responses/unauthorized), which the loader resolves once.
-// Schema references are left as they are: their names ($defs, titles)
-// come from their references, and each hoisted component's schema
-// references are resolved once anyway, with the component.
-//
-// Only the reference changes, never what it resolves to: the copy's own
-// references are rebased onto the root document, and a target that is
-// itself a reference is followed (and hoisted) the same way.
+// way. Once the repairer has read every file, hoist gives each distinct
+// target of an operation's external response, parameter or request-body
+// reference one component in the root document, which is that reference
+// itself ({"$ref": "shared/unauthorized.yml"}, the loader resolves it
+// once), and points every such reference at the component
+// (#/components/responses/unauthorized). What a reference resolves to does
+// not change. Schema references are left as they are: schema names ($defs,
+// the notes on omitted structure) come from their references.
 
 // hoistComponents turns hoisting on; tests turn it off to compare.
 var hoistComponents = true
 
 // hoistKinds are the components hoist moves, by the key that holds them.
-var hoistKinds = map[string]string{"parameters": "parameters", "requestBody": "requestBodies", "responses": "responses", "headers": "headers"}
+var hoistKinds = map[string]string{"parameters": "parameters", "requestBody": "requestBodies", "responses": "responses"}
 
-// componentNameStrip matches what a component name may not hold a component name may have
+// componentNameStrip matches what a component name may not hold
 // (OAS 3.x §4.8.7: ^[a-zA-Z0-9.\-_]+$).
 var componentNameStrip = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
@@ -78,7 +74,7 @@ func (r *repairer) hoist() {
 }
 
 // each hoists what key of mapping n holds: a list of parameters, a
-// request body, or a map of responses or headers.
+// request body, or a map of responses.
 func (h *hoister) each(n *yaml.Node, key string) {
 	v, _ := yamltree.Get(n, key)
 	if v == nil {
@@ -92,7 +88,7 @@ func (h *hoister) each(n *yaml.Node, key string) {
 		for _, c := range v.Content {
 			h.one(c, kind)
 		}
-	case v.Kind == yaml.MappingNode && (key == "responses" || key == "headers"):
+	case v.Kind == yaml.MappingNode && key == "responses":
 		for i := 1; i < len(v.Content); i += 2 {
 			h.one(v.Content[i], kind)
 		}
@@ -100,7 +96,7 @@ func (h *hoister) each(n *yaml.Node, key string) {
 }
 
 // one points n, when it is a reference to another file, at the target's
-// copy in the root document's components/<kind>, copying it there first.
+// component in the root document's components/<kind>, adding it first.
 func (h *hoister) one(n *yaml.Node, kind string) {
 	n = yamltree.Deref(n)
 	ref, _ := yamltree.Get(n, "$ref")
