@@ -36,7 +36,9 @@ import (
 //   - description, summary or title that is not a string: a $ref to text
 //     is inlined, anything else is dropped.
 //
-// The repaired trees are then handed to kin-openapi as JSON. Whatever it
+// The repaired trees are then handed to kin-openapi as JSON, with the
+// operations' shared response, parameter and request-body files each made
+// one root component (hoist.go), so that the loader parses each once. Whatever it
 // still refuses with a JSON pointer is dropped and the load retried, and
 // operations that cannot be built are dropped by the builder.
 
