@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,11 +12,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -29,7 +33,7 @@ import (
 // parameter and an API key, answered with about 1 KB of JSON.
 const benchSpec = `openapi: 3.0.3
 info: {title: bench, version: "1"}
-servers: [{url: "http://upstream.invalid/v1"}]
+servers: [{url: "http://UPSTREAM/v1"}]
 components:
   securitySchemes:
     key: {type: apiKey, in: header, name: X-API-Key}
@@ -59,6 +63,7 @@ type benchRun struct {
 	cpu         time.Duration // process CPU (user+system) over the run
 	mallocs     uint64        // heap allocations over the run
 	errors      int
+	peerCPU     time.Duration // a peer's process CPU over the run (--peer-pid); 0 otherwise
 }
 
 // runBench implements `restmcp bench`: it starts a loopback upstream and
@@ -74,7 +79,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	conc := fs.String("concurrency", "1,8,32", "comma-separated concurrencies")
 	redisURL := fs.String("redis", "", "meter in this Redis (redis://…) with a plan that has a rate limit and quotas; empty: in memory")
 	sdkPath := fs.Bool("sdk-path", false, "send every call through the go-sdk's handler (adapter.Options.DisableFastPath), to compare")
+	upAddr := fs.String("upstream-addr", "127.0.0.1:0", "where the loopback upstream listens (host:port; port 0: any free one)")
+	printSpec := fs.Bool("print-spec", false, "print the benchmark's OpenAPI document, its server the --upstream-addr, and exit (for a peer)")
+	peerURL := fs.String("peer", "", "also drive this MCP endpoint (Streamable HTTP, with a session), a peer serving the same document against --upstream-addr (scripts/bench-peers)")
+	peerName := fs.String("peer-name", "peer", "the peer's name in the report")
+	peerPID := fs.Int("peer-pid", 0, "the peer's process id, for its CPU per call (Linux /proc)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *printSpec {
+		_, err := io.WriteString(stdout, strings.Replace(benchSpec, "UPSTREAM", *upAddr, 1))
 		return err
 	}
 	var levels []int
@@ -90,7 +104,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	body := []byte(`{"id":"p1","name":"Rex","tags":["dog","brown","friendly"],"notes":"` + strings.Repeat("x", 900) + `"}`)
-	up, err := listenServe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up, err := listenServe(*upAddr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	}))
@@ -99,7 +113,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer up.close()
 
-	doc, err := openapi.LoadData(ctx, []byte(benchSpec), "", openapi.LoadOptions{Upstream: "http://" + up.addr})
+	doc, err := openapi.LoadData(ctx, []byte(strings.Replace(benchSpec, "UPSTREAM", up.addr, 1)), "", openapi.LoadOptions{})
 	if err != nil {
 		return err
 	}
@@ -117,7 +131,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	rm, err := listenServe(srv.Handler())
+	rm, err := listenServe("127.0.0.1:0", srv.Handler())
 	if err != nil {
 		return err
 	}
@@ -143,19 +157,197 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *sdkPath {
 		meterName += ", SDK path"
 	}
+	var peer func(*http.Client) error
+	if *peerURL != "" {
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel() // ends the session's stream
+		if peer, err = peerCall(pctx, *peerURL); err != nil {
+			return fmt.Errorf("--peer %s: %w", *peerURL, err)
+		}
+	}
 	var runs []benchRun
 	for _, c := range levels {
-		// Warm up both paths, then measure them one after the other.
-		measure("warm-up", c, min(*calls, 1000), direct)
-		measure("warm-up", c, min(*calls, 1000), through)
-		runs = append(runs, measure("direct upstream", c, *calls, direct), measure("restmcp, "+meterName, c, *calls, through))
+		// Warm up each path, then measure them one after the other.
+		measure(ctx, "warm-up", c, min(*calls, 1000), direct, 0)
+		measure(ctx, "warm-up", c, min(*calls, 1000), through, 0)
+		runs = append(runs, measure(ctx, "direct upstream", c, *calls, direct, 0), measure(ctx, "restmcp, "+meterName, c, *calls, through, 0))
+		if peer != nil {
+			measure(ctx, "warm-up", c, min(*calls, 1000), peer, *peerPID)
+			runs = append(runs, measure(ctx, *peerName, c, *calls, peer, *peerPID))
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: the figures are not whole
 	}
 	writeBench(stdout, runs)
 	return nil
 }
 
-// measure drives calls requests of do at concurrency c.
-func measure(target string, c, calls int, do func(*http.Client) error) benchRun {
+// peerCall opens a session on the MCP endpoint u (initialize, then
+// notifications/initialized, and the session's GET stream), lists its
+// tools, and returns a call of its only tool with petId p1 on that
+// session, answered inline or (after 202) on the stream.
+func peerCall(ctx context.Context, u string) (func(*http.Client) error, error) {
+	post := func(c *http.Client, session, body string) (*http.Response, []byte, error) {
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp, b, err
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, _, err := post(c, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"restmcp-bench","version":"1"}}}`)
+	if err != nil {
+		return nil, err
+	}
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("initialize: status %d", resp.StatusCode)
+	}
+	if _, _, err := post(c, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		return nil, err
+	}
+	_, list, err := post(c, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if err != nil {
+		return nil, err
+	}
+	if i := bytes.Index(list, []byte("data: ")); i >= 0 { // one server-sent event
+		list = list[i+len("data: "):]
+	}
+	var tools struct {
+		Result struct {
+			Tools []struct{ Name string } `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(list), &tools); err != nil || len(tools.Result.Tools) != 1 {
+		return nil, fmt.Errorf("tools/list: want one tool, got %.200s", list)
+	}
+	name, _ := json.Marshal(tools.Result.Tools[0].Name)
+	st := openPeerStream(ctx, u, session)
+	var nextID atomic.Int64
+	nextID.Store(10)
+	return func(c *http.Client) error {
+		id := nextID.Add(1)
+		call := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"tools/call","params":{"name":` + string(name) + `,"arguments":{"petId":"p1"}}}`
+		wait := st.expect(id)
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(call))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		resp, err := c.Do(req)
+		if err != nil {
+			st.forget(id)
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK: // answered inline
+			st.forget(id)
+			return nil
+		case http.StatusAccepted: // answered on the session's stream
+			select {
+			case <-wait:
+				return nil
+			case <-time.After(10 * time.Second):
+				st.forget(id)
+				return errors.New("no answer on the stream")
+			}
+		default:
+			st.forget(id)
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+	}, nil
+}
+
+// peerStream is a session's GET stream, on which some servers answer
+// requests they accepted with 202; answers are handed out by id.
+type peerStream struct {
+	mu      sync.Mutex
+	waiting map[int64]chan struct{}
+}
+
+// openPeerStream opens the stream in the background (a server may send
+// its headers only with the first event) until ctx ends.
+func openPeerStream(ctx context.Context, u, session string) *peerStream {
+	st := &peerStream{waiting: map[int64]chan struct{}{}}
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return // no stream: every answer must come inline
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
+			if !ok {
+				continue
+			}
+			var m struct{ ID int64 }
+			if json.Unmarshal(data, &m) == nil {
+				st.mu.Lock()
+				if ch := st.waiting[m.ID]; ch != nil {
+					close(ch)
+					delete(st.waiting, m.ID)
+				}
+				st.mu.Unlock()
+			}
+		}
+	}()
+	return st
+}
+
+func (st *peerStream) expect(id int64) <-chan struct{} {
+	ch := make(chan struct{})
+	st.mu.Lock()
+	st.waiting[id] = ch
+	st.mu.Unlock()
+	return ch
+}
+
+func (st *peerStream) forget(id int64) {
+	st.mu.Lock()
+	delete(st.waiting, id)
+	st.mu.Unlock()
+}
+
+// pidCPU is process pid's user and system CPU time so far, from
+// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s); 0 when
+// unreadable.
+func pidCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; the fields after it follow the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// measure drives calls requests of do at concurrency c; with peerPID, it
+// also takes that process's CPU over the run.
+func measure(ctx context.Context, target string, c, calls int, do func(*http.Client) error, peerPID int) benchRun {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c, DisableCompression: true}}
 	defer client.CloseIdleConnections()
 	lat := make([]time.Duration, calls)
@@ -166,6 +358,10 @@ func measure(target string, c, calls int, do func(*http.Client) error) benchRun 
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
 	cpu0 := processCPU()
+	var peer0 time.Duration
+	if peerPID > 0 {
+		peer0 = pidCPU(peerPID)
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range c {
@@ -175,7 +371,7 @@ func measure(target string, c, calls int, do func(*http.Client) error) benchRun 
 				i := next
 				next++
 				mu.Unlock()
-				if i >= calls {
+				if i >= calls || ctx.Err() != nil {
 					return
 				}
 				t := time.Now()
@@ -191,10 +387,14 @@ func measure(target string, c, calls int, do func(*http.Client) error) benchRun 
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpu := processCPU() - cpu0
+	var peerCPU time.Duration
+	if peerPID > 0 {
+		peerCPU = pidCPU(peerPID) - peer0
+	}
 	runtime.ReadMemStats(&ms1)
 	slices.Sort(lat)
 	return benchRun{target: target, concurrency: c, calls: calls, elapsed: elapsed, p50: lat[calls/2], p99: lat[calls*99/100],
-		cpu: cpu, mallocs: ms1.Mallocs - ms0.Mallocs, errors: errs}
+		cpu: cpu, mallocs: ms1.Mallocs - ms0.Mallocs, errors: errs, peerCPU: peerCPU}
 }
 
 // processCPU is this process's user and system CPU time so far.
@@ -221,25 +421,42 @@ func drainOK(c *http.Client, req *http.Request) error {
 
 // writeBench prints the runs, and for each concurrency restmcp's own CPU
 // and allocations per call: the through-restmcp run less the direct run
-// (client and upstream are in both).
+// (client and upstream are in both), and a peer's CPU per call in its own
+// process with its throughput beside restmcp's.
 func writeBench(w io.Writer, runs []benchRun) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TARGET\tCONCURRENCY\tCALLS\tCALLS/S\tP50\tP99\tCPU/CALL\tALLOCS/CALL\tERRORS")
 	for _, r := range runs {
+		cpu := r.cpu
+		if r.peerCPU > 0 {
+			cpu += r.peerCPU
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%d\t%d\n", r.target, r.concurrency, r.calls,
-			float64(r.calls)/r.elapsed.Seconds(), r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond),
-			(r.cpu / time.Duration(r.calls)).Round(time.Microsecond), r.mallocs/uint64(r.calls), r.errors)
+			r.rate(), r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond),
+			(cpu / time.Duration(r.calls)).Round(time.Microsecond), r.mallocs/uint64(r.calls), r.errors)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
-	for i := 0; i+1 < len(runs); i += 2 {
+	for i := 0; i < len(runs); {
 		d, t := runs[i], runs[i+1]
 		own := (t.cpu/time.Duration(t.calls) - d.cpu/time.Duration(d.calls)).Round(time.Microsecond)
 		fmt.Fprintf(w, "concurrency %d: restmcp itself %s CPU and %d allocations per call; throughput %.2f of direct\n",
-			t.concurrency, own, int64(t.mallocs/uint64(t.calls))-int64(d.mallocs/uint64(d.calls)),
-			(float64(t.calls)/t.elapsed.Seconds())/(float64(d.calls)/d.elapsed.Seconds()))
+			t.concurrency, own, int64(t.mallocs/uint64(t.calls))-int64(d.mallocs/uint64(d.calls)), t.rate()/d.rate())
+		i += 2
+		for ; i < len(runs) && runs[i].concurrency == t.concurrency && runs[i].target != d.target; i++ {
+			p := runs[i]
+			peerCPU := "not measured (no --peer-pid)"
+			if p.peerCPU > 0 {
+				peerCPU = (p.peerCPU / time.Duration(p.calls)).Round(time.Microsecond).String() + " CPU per call in its process"
+			}
+			fmt.Fprintf(w, "concurrency %d: %s %s; throughput %.2f of direct; restmcp %.1f× its throughput\n",
+				p.concurrency, p.target, peerCPU, p.rate()/d.rate(), t.rate()/p.rate())
+		}
 	}
 }
+
+// rate is the run's calls per second.
+func (r benchRun) rate() float64 { return float64(r.calls) / r.elapsed.Seconds() }
 
 // loopback is an HTTP server on a free loopback port.
 type loopback struct {
@@ -247,8 +464,8 @@ type loopback struct {
 	srv  *http.Server
 }
 
-func listenServe(h http.Handler) (*loopback, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func listenServe(addr string, h http.Handler) (*loopback, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}

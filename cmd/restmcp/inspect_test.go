@@ -2,8 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -165,6 +171,82 @@ func TestBenchCommand(t *testing.T) {
 		if !strings.Contains(stdout.String(), "\nconcurrency "+c+": restmcp itself ") {
 			t.Errorf("no summary for concurrency %s:\n%s", c, stdout.String())
 		}
+	}
+}
+
+// TestBenchCommandPeer drives a peer beside restmcp in the same run: a
+// stand-in MCP server with sessions that accepts each tools/call with 202
+// and answers it on the session's GET stream, as
+// @ivotoby/openapi-mcp-server does (scripts/bench-peers runs the real one).
+// Every peer call must be answered, and the report has its row and its
+// summary line.
+func TestBenchCommandPeer(t *testing.T) {
+	var mu sync.Mutex
+	var stream chan string
+	var calls atomic.Int64
+	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			mu.Lock()
+			ch := stream
+			mu.Unlock()
+			for {
+				select {
+				case msg := <-ch:
+					_, _ = io.WriteString(w, "event: message\ndata: "+msg+"\n\n")
+					w.(http.Flusher).Flush()
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &m)
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "initialize":
+			mu.Lock()
+			stream = make(chan string, 64)
+			mu.Unlock()
+			w.Header().Set("Mcp-Session-Id", "s-1")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"peer","version":"1"}}}`)
+		case "tools/list":
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"get-pet-by-id","inputSchema":{"type":"object"}}]}}`)
+		case "tools/call":
+			if r.Header.Get("Mcp-Session-Id") != "s-1" || !strings.Contains(string(body), `"name":"get-pet-by-id","arguments":{"petId":"p1"}`) {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			calls.Add(1)
+			w.WriteHeader(http.StatusAccepted)
+			mu.Lock()
+			stream <- `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[]}}`
+			mu.Unlock()
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer peer.Close()
+	var stdout, stderr strings.Builder
+	if err := run(context.Background(), []string{"bench", "--calls", "200", "--concurrency", "2", "--peer", peer.URL, "--peer-name", "stand-in"}, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if f := strings.Fields(lines[3]); f[0] != "stand-in" || f[1] != "2" || f[2] != "200" || f[len(f)-1] != "0" {
+		t.Errorf("peer row %q\n%s", lines[3], stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "\nconcurrency 2: stand-in not measured (no --peer-pid); throughput ") {
+		t.Errorf("no peer summary:\n%s", stdout.String())
+	}
+	// 200 measured, up to 200 warming up.
+	if n := calls.Load(); n != 400 {
+		t.Errorf("peer answered %d calls, want 400", n)
 	}
 }
 
