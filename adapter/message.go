@@ -180,7 +180,7 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 			return nil, invalidRequest("invalid request: method must be a string")
 		}
 		m.hasMethod = true
-		m.method = jsonString(method)
+		m.method = methodName(method)
 		if result != nil || rpcErr != nil {
 			return nil, invalidRequest(`invalid request: a message has a "method" or a "result"/"error", not both`)
 		}
@@ -275,7 +275,7 @@ func members(obj []byte, known []string, where string, f func(name string, value
 	}
 	for {
 		end := skipString(obj, i)
-		name := jsonString(obj[i:end])
+		name := memberName(obj[i:end], known)
 		i = skipSpace(obj, end)
 		i = skipSpace(obj, i+1) // ':'
 		vend := skipValue(obj, i)
@@ -303,6 +303,40 @@ func objectName(where string) string {
 		return "the message"
 	}
 	return strings.TrimSuffix(where, ".")
+}
+
+// memberName is jsonString of a member name, without allocating when the
+// name is one of known (the members the caller looks for).
+func memberName(tok []byte, known []string) string {
+	if bytes.IndexByte(tok, '\\') < 0 {
+		raw := tok[1 : len(tok)-1]
+		for _, k := range known {
+			if string(raw) == k {
+				return k
+			}
+		}
+	}
+	return jsonString(tok)
+}
+
+// methodName is jsonString of a method, without allocating for the methods
+// the fast path and the gate look at.
+func methodName(tok []byte) string {
+	switch string(tok) {
+	case `"tools/call"`:
+		return "tools/call"
+	case `"tools/list"`:
+		return "tools/list"
+	case `"resources/read"`:
+		return "resources/read"
+	case `"initialize"`:
+		return "initialize"
+	case `"notifications/initialized"`:
+		return "notifications/initialized"
+	case `"ping"`:
+		return "ping"
+	}
+	return jsonString(tok)
 }
 
 // jsonString decodes a JSON string token (valid JSON: checked by the caller).
