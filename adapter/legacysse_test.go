@@ -64,6 +64,14 @@ func TestLegacySSE(t *testing.T) {
 	if _, err := anon.CallTool(ctx, &mcp.CallToolParams{Name: "get_quote", Arguments: map[string]any{"symbol": "A"}}); err == nil || !strings.Contains(err.Error(), "authentication required") {
 		t.Errorf("call without a key over SSE: %v", err)
 	}
+
+	// A message from a foreign page is refused before it reaches a session.
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/sse?sessionid=anything", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "https://evil.example")
+	if got := do(t, req); got.status != http.StatusForbidden {
+		t.Errorf("a foreign Origin on the message endpoint: %d %s", got.status, got.body)
+	}
 }
 
 // text is the concatenated text content of a result.
