@@ -144,9 +144,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pet_by_id","arguments":{"petId":"p1"}}}`)
 	through := func(c *http.Client) error {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+rm.addr+"/mcp", bytes.NewReader(call))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req := mcpPost("http://"+rm.addr+"/mcp", bytes.NewReader(call))
 		req.Header.Set("X-API-Key", "bench-key")
 		return drainOK(c, req)
 	}
@@ -189,9 +187,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // session, answered inline or (after 202) on the stream.
 func peerCall(ctx context.Context, u string) (func(*http.Client) error, error) {
 	post := func(c *http.Client, session, body string) (*http.Response, []byte, error) {
-		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req := mcpPost(u, strings.NewReader(body))
 		if session != "" {
 			req.Header.Set("Mcp-Session-Id", session)
 		}
@@ -238,9 +234,7 @@ func peerCall(ctx context.Context, u string) (func(*http.Client) error, error) {
 		id := nextID.Add(1)
 		call := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"tools/call","params":{"name":` + string(name) + `,"arguments":{"petId":"p1"}}}`
 		wait := st.expect(id)
-		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(call))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req := mcpPost(u, strings.NewReader(call))
 		req.Header.Set("Mcp-Session-Id", session)
 		resp, err := c.Do(req)
 		if err != nil {
@@ -266,6 +260,15 @@ func peerCall(ctx context.Context, u string) (func(*http.Client) error, error) {
 			return fmt.Errorf("status %d", resp.StatusCode)
 		}
 	}, nil
+}
+
+// mcpPost is a POST of a JSON-RPC message to the MCP endpoint u, accepting
+// a JSON answer or a stream (Streamable HTTP).
+func mcpPost(u string, body io.Reader) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, u, body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	return req
 }
 
 // peerStream is a session's GET stream, on which some servers answer
