@@ -205,10 +205,7 @@ func TestAdmitCallWindowEdges(t *testing.T) {
 		return Decision{Limit: l, Remaining: rem, Reset: reset, Policy: LimitPerMinute, Window: time.Minute}
 	}
 	allowed, refused := allowedDecision, refusedDecision
-	steps := []struct {
-		advance time.Duration
-		want    Decision
-	}{
+	steps := []admitStep{
 		{0, allowed(sec(2, 1, 500*ms), 1)},
 		{0, allowed(sec(2, 0, 1000*ms), 2)},
 		{0, refused(sec(2, 0, 1000*ms), 500*ms, 2)},
@@ -221,15 +218,7 @@ func TestAdmitCallWindowEdges(t *testing.T) {
 	forEach(t, func(t *testing.T, impl implementation) {
 		clk := newFakeClock(testStart)
 		m, ids := planImpl(t, impl, clk, 1)
-		for i, s := range steps {
-			clk.Advance(s.advance)
-			want := s.want
-			want.Plan, want.At = "p", clk.Now()
-			got := mustAdmitCall(t, m, Call{KeyID: ids[0], Plan: p, Tool: "t", Cost: 1})
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("step %d (after +%v): Decision (-want +got):\n%s", i, s.advance, diff)
-			}
-		}
+		walkAdmissions(t, m, clk, ids[0], p, steps)
 	})
 }
 
@@ -253,10 +242,7 @@ func TestAdmitCallPeriodRollover(t *testing.T) {
 		d.RetryAfter, d.RefusedBy, d.Count = d.Reset, d.Policy, count
 		return d
 	}
-	steps := []struct {
-		advance time.Duration
-		want    Decision
-	}{
+	steps := []admitStep{
 		{0, allowed(day(1, time.Second), 1)},
 		{0, allowed(day(0, time.Second), 2)},
 		{0, refused(day(0, time.Second), 2)},
@@ -269,15 +255,7 @@ func TestAdmitCallPeriodRollover(t *testing.T) {
 	forEach(t, func(t *testing.T, impl implementation) {
 		clk := newFakeClock(start)
 		m, ids := planImpl(t, impl, clk, 1)
-		for i, s := range steps {
-			clk.Advance(s.advance)
-			want := s.want
-			want.Plan, want.At = "p", clk.Now()
-			got := mustAdmitCall(t, m, Call{KeyID: ids[0], Plan: p, Tool: "t", Cost: 1})
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("step %d (at %v): Decision (-want +got):\n%s", i, clk.Now(), diff)
-			}
-		}
+		walkAdmissions(t, m, clk, ids[0], p, steps)
 		r := mustReport(t, m, ids[0], p)
 		if r.Periods[0].Name != "20261201" || r.Periods[0].Used != 1 || r.Periods[1].Name != "202612" || r.Periods[1].Used != 1 {
 			t.Errorf("December report = %+v, want day 20261201 and month 202612 with 1 used each", r.Periods)
@@ -426,10 +404,7 @@ func TestAdmitCallSlidingWindow(t *testing.T) {
 		return Decision{Limit: 3, Remaining: rem, Reset: reset, Policy: LimitPerMinute, Window: time.Minute}
 	}
 	allowed, refused := allowedDecision, refusedDecision
-	steps := []struct {
-		advance time.Duration
-		want    Decision
-	}{
+	steps := []admitStep{
 		{0, allowed(win(2, 60*sec), 1)},                // t=0
 		{10 * sec, allowed(win(1, 50*sec), 2)},         // t=10
 		{10 * sec, allowed(win(0, 40*sec), 3)},         // t=20: three in the window
@@ -442,15 +417,7 @@ func TestAdmitCallSlidingWindow(t *testing.T) {
 	forEach(t, func(t *testing.T, impl implementation) {
 		clk := newFakeClock(testStart)
 		m, ids := planImpl(t, impl, clk, 1)
-		for i, s := range steps {
-			clk.Advance(s.advance)
-			want := s.want
-			want.Plan, want.At = "p", clk.Now()
-			got := mustAdmitCall(t, m, Call{KeyID: ids[0], Plan: p, Tool: "t", Cost: 1})
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("step %d (after +%v): Decision (-want +got):\n%s", i, s.advance, diff)
-			}
-		}
+		walkAdmissions(t, m, clk, ids[0], p, steps)
 		r, err := m.Report(context.Background(), ids[0], p)
 		if err != nil {
 			t.Fatal(err)
@@ -482,4 +449,27 @@ func allowedDecision(d Decision, count int64) Decision {
 func refusedDecision(d Decision, retry time.Duration, count int64) Decision {
 	d.RetryAfter, d.RefusedBy, d.Count = retry, d.Policy, count
 	return d
+}
+
+// admitStep is one step of a walk through a plan's limits: advance the
+// clock, admit one call of tool "t" at cost 1, and get want (with the
+// plan's name and the clock's time filled in).
+type admitStep struct {
+	advance time.Duration
+	want    Decision
+}
+
+// walkAdmissions runs steps for key id under plan p (named "p") on m,
+// whose clock is clk, comparing each whole Decision.
+func walkAdmissions(t *testing.T, m Meter, clk *fakeClock, id string, p *Plan, steps []admitStep) {
+	t.Helper()
+	for i, s := range steps {
+		clk.Advance(s.advance)
+		want := s.want
+		want.Plan, want.At = "p", clk.Now()
+		got := mustAdmitCall(t, m, Call{KeyID: id, Plan: p, Tool: "t", Cost: 1})
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("step %d (after +%v, at %v): Decision (-want +got):\n%s", i, s.advance, clk.Now(), diff)
+		}
+	}
 }
