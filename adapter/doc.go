@@ -44,8 +44,11 @@
 //     (a call without a key where one is required gets the 401 first).
 //   - After the upstream answers, the tool handler refunds the call
 //     ([Options.Counting] success: upstream 5xx, failure, or never sent)
-//     and records a usage [metering.Event], under context.WithoutCancel and a short
-//     timeout, so a client that hung up is still metered.
+//     and records a usage [metering.Event], off the response path and
+//     detached from the request, so a client that hung up is still metered:
+//     one writer takes everything queued and makes its refunds in one
+//     call ([RefundBatcher]) and then its events in one call
+//     ([EventBatcher]), each under MeterTimeout.
 //   - tools/list and tools/call are answered by go-sdk receiving
 //     middleware from the adapter's own tool table rather than tools
 //     registered with the SDK's AddTool, which encodes and decodes every

@@ -744,7 +744,7 @@ func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
 		if a.call.Plan != nil {
 			e.Plan = a.call.Plan.Name
 		}
-		s.background(c.Request.Context(), func(ctx context.Context) { s.recordEvent(ctx, e) })
+		s.queueUsage(usageJob{event: e, hasEvent: true})
 	})
 	if !ok {
 		return false
@@ -764,7 +764,7 @@ func (s *Server) admitGlobal(c *gin.Context, ex *exchange, a *admission) bool {
 		Cost: s.opts.PublicGlobalPlan.Cost(a.call.Tool, ex.table.tools[a.call.Tool].Cost)}}
 	d, ok := s.meterAdmit(c, ex.msg.id, g.call, "the public limit for all anonymous callers together: ", nil)
 	if !ok {
-		s.refundAdmission(c.Request.Context(), a, false)
+		s.refundAdmission(a, false)
 		return false
 	}
 	g.decision = d
@@ -817,35 +817,22 @@ func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call metering.Ca
 	return d, false
 }
 
-// refundAdmission gives back, in the background, what a's admissions were
-// charged; with event, it also records the call as not run.
-func (s *Server) refundAdmission(ctx context.Context, a *admission, event bool) {
-	s.background(ctx, func(ctx context.Context) {
-		cost := a.decision.Cost
-		for _, m := range []*meteredCall{{call: a.call, decision: a.decision}, a.also} {
-			if m == nil {
-				continue
-			}
-			t := time.Now()
-			err := s.opts.Meter.Refund(ctx, m.call, m.decision)
-			s.metrics.meterOp("refund", time.Since(t), err)
-			if err != nil {
-				s.logger.Warn("refund failed", "key_id", m.call.KeyID, "tool", m.call.Tool, "error", err.Error())
-				continue
-			}
-			s.metrics.refunds.Inc()
-			if m.call.KeyID == a.call.KeyID {
-				cost = 0
-			}
+// refundAdmission gives back, off the response path, what a's admissions
+// were charged; with event, it also records the call as not run (at no
+// cost once its own refund is made).
+func (s *Server) refundAdmission(a *admission, event bool) {
+	j := usageJob{refunds: []*meteredCall{{call: a.call, decision: a.decision}}}
+	if a.also != nil {
+		j.refunds = append(j.refunds, a.also)
+	}
+	if event {
+		j.hasEvent = true
+		j.event = metering.Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: metering.OutcomeNotRun, Cost: a.decision.Cost, Latency: time.Since(a.start), Time: a.start}
+		if a.call.Plan != nil {
+			j.event.Plan = a.call.Plan.Name
 		}
-		if event {
-			e := metering.Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: metering.OutcomeNotRun, Cost: cost, Latency: time.Since(a.start), Time: a.start}
-			if a.call.Plan != nil {
-				e.Plan = a.call.Plan.Name
-			}
-			s.recordEvent(ctx, e)
-		}
-	})
+	}
+	s.queueUsage(j)
 }
 
 // settleUnrun refunds an admitted call that no tool handler ran (the SDK
@@ -855,7 +842,7 @@ func (s *Server) refundAdmission(ctx context.Context, a *admission, event bool) 
 func (s *Server) settleUnrun(ctx context.Context, a *admission) {
 	s.logger.Warn("admitted tools/call was not run; refunding it", "key_id", a.call.KeyID, "tool", a.call.Tool)
 	s.callDone(ctx, a.call.Tool, metering.OutcomeNotRun)
-	s.refundAdmission(ctx, a, true)
+	s.refundAdmission(a, true)
 }
 
 // resolveKey resolves the caller's key to its plan. On failure it answers

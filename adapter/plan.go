@@ -83,9 +83,9 @@ const maxPendingAfterCall = 1024
 // afterCall counts the call's outcome in the metrics and, with a Meter,
 // refunds the call when the policy says so and records its usage event.
 // Those writes run off the response path (the response does not wait for a
-// second Redis round trip), under context.WithoutCancel, so a client that
-// hung up is still metered, and MeterTimeout. [Server.Close] waits for
-// them.
+// second Redis round trip), detached from the request, so a client that
+// hung up is still metered, and under MeterTimeout (queueUsage).
+// [Server.Close] waits for them.
 func (s *Server) afterCall(ctx context.Context, a *admission, outcome metering.Outcome, status int, bytes int64, failed bool) {
 	end := time.Now()
 	s.callDone(ctx, a.call.Tool, outcome)
@@ -103,47 +103,29 @@ func (s *Server) afterCall(ctx context.Context, a *admission, outcome metering.O
 	if a.call.Plan != nil {
 		e.Plan = a.call.Plan.Name
 	}
-	s.background(ctx, func(ctx context.Context) {
-		if refund {
-			t := time.Now()
-			err := s.opts.Meter.Refund(ctx, a.call, a.decision)
-			s.metrics.meterOp("refund", time.Since(t), err)
-			if err != nil {
-				s.logger.Warn("refund failed", "key_id", a.call.KeyID, "tool", a.call.Tool, "error", err.Error())
-			} else {
-				e.Cost = 0
-				s.metrics.refunds.Inc()
-			}
-			if g := a.also; g != nil {
-				err := s.opts.Meter.Refund(ctx, g.call, g.decision)
-				s.metrics.meterOp("refund", time.Since(t), err)
-				if err != nil {
-					s.logger.Warn("refund failed", "key_id", g.call.KeyID, "tool", g.call.Tool, "error", err.Error())
-				}
-			}
+	j := usageJob{event: e, hasEvent: true}
+	if refund {
+		j.refunds = []*meteredCall{{call: a.call, decision: a.decision}}
+		if a.also != nil {
+			j.refunds = append(j.refunds, a.also)
 		}
-		s.recordEvent(ctx, e)
-	})
+	}
+	s.queueUsage(j)
 }
 
-// background runs f with a detached context bounded by MeterTimeout, on
-// its own goroutine while fewer than maxPendingAfterCall are pending, else
-// on the caller's.
-func (s *Server) background(ctx context.Context, f func(context.Context)) {
-	run := func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.MeterTimeout)
-		defer cancel()
-		f(ctx)
-	}
+// background runs f on its own goroutine while fewer than
+// maxPendingAfterCall are pending, else on the caller's (back-pressure).
+// [Server.Close] waits for it.
+func (s *Server) background(f func()) {
 	select {
 	case s.pending <- struct{}{}:
 		s.afterWG.Add(1)
 		go func() {
 			defer func() { <-s.pending; s.afterWG.Done() }()
-			run()
+			f()
 		}()
 	default:
-		run()
+		f()
 	}
 }
 
@@ -162,23 +144,4 @@ func (s *Server) Close(ctx context.Context) error {
 		return fmt.Errorf("adapter: usage events still queued: %w", err)
 	}
 	return nil
-}
-
-// recordEvent writes e, timing it; failures are logged at Warn (billing
-// loses one event; the call itself was counted by AdmitCall).
-func (s *Server) recordEvent(ctx context.Context, e metering.Event) {
-	if s.events != nil {
-		select {
-		case s.events.in <- e:
-			return
-		default: // the queue is full: write this one here (back-pressure, not loss)
-		}
-	}
-	t := time.Now()
-	err := s.opts.Meter.RecordEvent(ctx, e)
-	s.metrics.meterOp("event", time.Since(t), err)
-	s.metrics.eventsDone(1, err)
-	if err != nil {
-		s.logger.Warn("recording usage event failed", "key_id", e.KeyID, "tool", e.Tool, "error", err.Error())
-	}
 }

@@ -413,8 +413,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s.table.Store(tbl)
 	s.addResources()
-	if b, ok := opts.Meter.(EventBatcher); ok {
-		s.startEventWriter(b)
+	if _, ok := opts.Meter.(EventBatcher); ok {
+		s.startEventWriter()
 	}
 	if opts.LegacySSEPath != "" {
 		s.legacyHandler = s.newLegacyHandler()

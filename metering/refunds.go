@@ -1,0 +1,145 @@
+package metering
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Refunding many calls at once: the adapter's usage writer hands every
+// refund queued since its last batch to Refunds, so a burst of failing calls
+// costs Redis one pipelined round trip instead of one per call.
+
+// RefundRequest is one call to refund: the call and the Decision that
+// admitted it, as for Refund.
+type RefundRequest struct {
+	Call     Call
+	Decision Decision
+}
+
+// Refunds is Refund for each of rs, in one pipelined round trip (no round
+// trip at all when none needs one). errs[i] is what Refund would have
+// returned for rs[i]; len(errs) == len(rs). Redis failures are wrapped with
+// [ErrUnavailable].
+func (m *RedisMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
+	errs := make([]error, len(rs))
+	type pendingRefund struct {
+		i   int
+		k   periodKeys
+		cmd *redis.Cmd
+	}
+	var todo []pendingRefund
+	for i, r := range rs {
+		if !r.Decision.Allowed || r.Decision.Degraded {
+			continue
+		}
+		if !validKeyID(r.Call.KeyID) {
+			errs[i] = fmt.Errorf("%w: %q", ErrInvalidKeyID, r.Call.KeyID)
+			continue
+		}
+		todo = append(todo, pendingRefund{i: i, k: keysAt(r.Call.KeyID, r.Decision.At)})
+	}
+	if len(todo) == 0 {
+		return errs
+	}
+	deadline, err := m.scriptDeadline(ctx)
+	run := func(load bool) error {
+		_, perr := m.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j := range todo {
+				t := &todo[j]
+				if t.cmd != nil && !isNoScript(t.cmd.Err()) {
+					continue // done in the first pass
+				}
+				r := rs[t.i]
+				keys := []string{t.k.day, t.k.month, t.k.tools}
+				args := []any{-r.Decision.Cost, -1, r.Call.Tool, int64(DayUsageTTL / time.Second), int64(UsageTTL / time.Second), deadline, m.serverClock()}
+				if load {
+					t.cmd = adjustScript.Eval(ctx, p, keys, args...)
+				} else {
+					t.cmd = adjustScript.EvalSha(ctx, p, keys, args...)
+				}
+			}
+			return nil
+		})
+		return perr
+	}
+	if err == nil {
+		err = run(false)
+		if err != nil && anyNoScript(todo, func(t pendingRefund) *redis.Cmd { return t.cmd }) {
+			// The script is not cached on (some) servers yet: send those
+			// again with its source.
+			err = run(true)
+		}
+	}
+	for _, t := range todo {
+		e := err
+		if t.cmd != nil {
+			e = t.cmd.Err()
+		}
+		if e != nil {
+			errs[t.i] = fmt.Errorf("%w: adjusting counters of key_id %s: %w", ErrUnavailable, rs[t.i].Call.KeyID, e)
+		}
+	}
+	return errs
+}
+
+// isNoScript reports whether err is Redis's answer to EVALSHA of a script
+// it does not have.
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+func anyNoScript[T any](xs []T, cmd func(T) *redis.Cmd) bool {
+	for _, x := range xs {
+		if c := cmd(x); c != nil && isNoScript(c.Err()) {
+			return true
+		}
+	}
+	return false
+}
+
+// Refunds is [RedisMeter.Refunds] in memory.
+func (m *MemoryMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
+	errs := make([]error, len(rs))
+	for i, r := range rs {
+		errs[i] = m.Refund(ctx, r.Call, r.Decision)
+	}
+	return errs
+}
+
+// Refunds is [OutageMeter.Refund] for each of rs: those that go to Redis go
+// in one [RedisMeter.Refunds] round trip, and under fail_open those that
+// cannot reach it (or of Degraded calls) are buffered, as Refund does.
+func (o *OutageMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
+	errs := make([]error, len(rs))
+	var toRedis []RefundRequest
+	var at []int
+	for i, r := range rs {
+		if o.policy != OutageFailOpen || (!r.Decision.Degraded && !o.isDown()) {
+			toRedis = append(toRedis, r)
+			at = append(at, i)
+			continue
+		}
+		o.buffer(r)
+	}
+	for j, err := range o.m.Refunds(ctx, toRedis) {
+		r := toRedis[j]
+		if o.policy == OutageFailOpen && o.failsOpen(ctx, err) {
+			o.buffer(r)
+			continue
+		}
+		errs[at[j]] = err
+	}
+	return errs
+}
+
+// buffer keeps the refund of an allowed call for the outage buffer.
+func (o *OutageMeter) buffer(r RefundRequest) {
+	if !r.Decision.Allowed {
+		return
+	}
+	o.push(pending{keyID: r.Call.KeyID, tool: r.Call.Tool, at: r.Decision.At, cost: -r.Decision.Cost, calls: -1, entries: 1}, false)
+}
