@@ -97,6 +97,9 @@ func TestRedisClusterMetering(t *testing.T) {
 			t.Fatalf("always_fails: %d %s", got.status, got.body)
 		}
 	}
+	// Refunds are written after the response: wait for both to land before
+	// the quota is spent, so the fourth get_quote, not the third, is refused.
+	app.awaitDayUsed(t, keyID, "free", 0)
 	for i := range 3 {
 		got := postMCP(t, app.url, key, callBody(10+i, "get_quote", `{"symbol":"AAPL"}`))
 		if got.status != 200 || strings.Contains(got.body, `"isError":true`) {

@@ -240,6 +240,24 @@ func (a *testApp) report(t *testing.T, keyID, plan string) metering.Report {
 	return r
 }
 
+// awaitDayUsed waits, up to 10 s, until keyID's day period under plan shows
+// want units used (refunds land after the response that caused them); it
+// fails the test with the last count seen when they never do.
+func (a *testApp) awaitDayUsed(t *testing.T, keyID, plan string, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := a.report(t, keyID, plan)
+		if r.Periods[0].Used == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("day used %d after 10 s, want %d", r.Periods[0].Used, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 type httpResult struct {
 	status int
 	header http.Header
