@@ -20,13 +20,17 @@ type schemaCache struct {
 	cutSizes map[sizeKey]int
 	defs     map[defKey]*defEntry // $defs mode: one entry per named schema and mode
 	defNames map[defNameKey]bool
-	// describer applies R8 to response schemas (describe.go).
-	describer *describer
+	// nulls and nonNull are orNull's memo and its inverse (describe.go);
+	// nullNode is the {"type":"null"} branch its wrappers share.
+	nulls    map[*obj]*obj
+	nonNull  map[*obj]*obj
+	nullNode *obj
 }
 
 func newSchemaCache() schemaCache {
 	return schemaCache{memo: map[memoKey]memoEntry{}, sizes: map[*obj]int{}, needs: map[*obj]int{}, cutSizes: map[sizeKey]int{},
-		defs: map[defKey]*defEntry{}, defNames: map[defNameKey]bool{}, describer: &describer{done: map[describeKey]*obj{}}}
+		defs: map[defKey]*defEntry{}, defNames: map[defNameKey]bool{},
+		nulls: map[*obj]*obj{}, nonNull: map[*obj]*obj{}, nullNode: &obj{k: []string{"type"}, v: []any{"null"}}}
 }
 
 // fit builds a schema with build and applies the S2 budget. The schema
@@ -601,11 +605,7 @@ func (b *builder) withDefs(build func(c *converter) *obj) *obj {
 		slices.SortFunc(all, func(x, y *defEntry) int { return strings.Compare(x.name, y.name) })
 		defs := &obj{}
 		for _, e := range all {
-			body := e.body
-			if !c.request {
-				body = b.describer.describe(body, true) // R8, as build did for the root
-			}
-			defs.set(e.name, body)
+			defs.set(e.name, e.body)
 		}
 		o = o.clone()
 		o.set("$defs", defs)

@@ -8,106 +8,58 @@ package openapi
 // So a response schema keeps what tells a model the shape of the data
 // (types, properties, items, descriptions, composition) and drops what only
 // constrains it, and every value below the root may be null.
+//
+// The converter applies R8 as it converts a response schema (request
+// false), so that no second, described copy of each converted tree is
+// built: constrain leaves out the keywords that constrain (required, enum,
+// const, pattern, format, the length, size and numeric bounds, and a
+// boolean additionalProperties), and orNull makes each schema below the
+// root (a property, items, additionalProperties) accept null. A response
+// schema's cut marks carry outCut, so that S2 puts the R8 placeholder in
+// its place. The size estimate that S2's conversion limit reads counts
+// what the request form would hold, so both forms are cut alike.
 
-// constraintKeywords are dropped from output schemas: they constrain
-// values rather than describe them. "format" goes too: clients validate
-// some formats strictly, and warn about every one they do not know.
-var constraintKeywords = map[string]bool{
-	"required": true, "enum": true, "const": true, "pattern": true, "format": true,
-	"minLength": true, "maxLength": true, "minimum": true, "maximum": true,
-	"exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
-	"minItems": true, "maxItems": true, "uniqueItems": true,
-	"minProperties": true, "maxProperties": true,
+// constrain sets the constraint keyword k on o in a request schema; a
+// response schema leaves it out (R8).
+func (c *converter) constrain(o *obj, k string, v any) {
+	if c.request {
+		o.set(k, v)
+	}
 }
 
-// describer applies R8 to converted response schemas, memoized by node so
-// that a subtree shared by many schemas is transformed once. It never
-// changes its input: converted schemas are shared through the conversion
-// memo.
-type describer struct {
-	done map[describeKey]*obj
+// orNull returns, in a response schema, a schema that accepts what o
+// accepts and null (nullable), one per o so that subtrees stay shared; in
+// a request schema, o itself.
+func (c *converter) orNull(o *obj) *obj {
+	if c.request || o == nil {
+		return o
+	}
+	if n, ok := c.b.nulls[o]; ok {
+		return n
+	}
+	n := c.b.nullable(o)
+	c.b.nulls[o] = n
+	if n != o {
+		c.b.nonNull[n] = o
+	}
+	return n
 }
 
-type describeKey struct {
-	o    *obj
-	root bool
-}
-
-// describe returns the R8 form of o: constraint keywords and boolean
-// additionalProperties dropped at every level, and (unless root) the schema
-// made to accept null. The result keeps o's S2 cut marks.
-func (d *describer) describe(o *obj, root bool) *obj {
-	if o == nil {
-		return nil
+// withoutNull returns the schema orNull wrapped to make o, or o itself.
+func (c *converter) withoutNull(o *obj) *obj {
+	if inner, ok := c.b.nonNull[o]; ok {
+		return inner
 	}
-	key := describeKey{o, root}
-	if r, ok := d.done[key]; ok {
-		return r
-	}
-	out := &obj{cut: o.cut, cutName: o.cutName, outCut: o.cut}
-	for i, k := range o.k {
-		v := o.v[i]
-		switch {
-		case constraintKeywords[k]:
-			continue
-		case k == "additionalProperties":
-			ch, ok := v.(*obj)
-			if !ok {
-				continue // true or false: neither describes anything
-			}
-			v = d.describe(ch, false)
-		case k == "properties":
-			if p, ok := v.(*obj); ok {
-				np := &obj{k: make([]string, 0, len(p.k)), v: make([]any, 0, len(p.v))}
-				for j, pk := range p.k {
-					ch, _ := p.v[j].(*obj)
-					np.k = append(np.k, pk)
-					np.v = append(np.v, d.describe(ch, false))
-				}
-				v = np
-			}
-		case k == "items":
-			if ch, ok := v.(*obj); ok {
-				v = d.describe(ch, false)
-			}
-		case k == "anyOf":
-			if l, ok := v.([]any); ok {
-				nl := make([]any, len(l))
-				for j, e := range l {
-					if ch, ok := e.(*obj); ok {
-						nl[j] = d.describe(ch, true)
-					} else {
-						nl[j] = e
-					}
-				}
-				v = nl
-			}
-		case k == "$defs":
-			if defs, ok := v.(*obj); ok {
-				nd := &obj{k: make([]string, 0, len(defs.k)), v: make([]any, 0, len(defs.v))}
-				for j, dk := range defs.k {
-					ch, _ := defs.v[j].(*obj)
-					nd.k = append(nd.k, dk)
-					nd.v = append(nd.v, d.describe(ch, true))
-				}
-				v = nd
-			}
-		}
-		out.k = append(out.k, k)
-		out.v = append(out.v, v)
-	}
-	if !root {
-		out = nullable(out)
-	}
-	d.done[key] = out
-	return out
+	return o
 }
 
 // nullable returns a schema that accepts what o accepts and null: o
 // itself when it already does (no type or composition to refuse null, or a
 // null branch), its anyOf with a null branch added when o is only a
 // composition, else {"anyOf":[o,{"type":"null"}]} (S4: never a type array).
-func nullable(o *obj) *obj {
+// The {"type":"null"} branch is one node shared by every schema of the
+// builder: converted trees are never mutated.
+func (b *builder) nullable(o *obj) *obj {
 	t, hasType := o.get("type")
 	l, hasAnyOf := o.get("anyOf")
 	_, hasRef := o.get("$ref")
@@ -118,22 +70,14 @@ func nullable(o *obj) *obj {
 		return o // accepts anything, null included
 	case hasAnyOf && !hasType && !hasRef:
 		branches, _ := l.([]any)
-		for _, b := range branches {
-			if bo, ok := b.(*obj); ok && (bo.str("type") == "null" || (!bo.has("type") && !bo.has("anyOf") && !bo.has("$ref"))) {
+		for _, br := range branches {
+			if bo, ok := br.(*obj); ok && (bo.str("type") == "null" || (!bo.has("type") && !bo.has("anyOf") && !bo.has("$ref"))) {
 				return o
 			}
 		}
 		n := o.clone()
-		n.set("anyOf", append(append([]any{}, branches...), nullSchema()))
+		n.set("anyOf", append(append(make([]any, 0, len(branches)+1), branches...), b.nullNode))
 		return n
 	}
-	w := &obj{}
-	w.set("anyOf", []any{o, nullSchema()})
-	return w
-}
-
-func nullSchema() *obj {
-	n := &obj{}
-	n.set("type", "null")
-	return n
+	return &obj{k: []string{"anyOf"}, v: []any{[]any{o, b.nullNode}}}
 }

@@ -17,17 +17,20 @@ import (
 type obj struct {
 	k []string
 	v []any
-	// cut marks an object-like schema that S2 may replace with a
-	// placeholder naming cutName.
-	cut     bool
+	// cutName names the placeholder S2 may replace a cut schema with.
 	cutName string
-	// outCut marks a cut schema of an output schema (R8): its placeholder
-	// says the text content has the whole response and accepts any value.
-	outCut bool
 	// wire, on a "properties" object of a request schema, maps each key
 	// that P2 renamed to the name the API uses (C12: at any level). It is
 	// not serialized; renameTreeOf collects it for the request plan.
 	wire map[string]string
+	// cut marks an object-like schema that S2 may replace with a
+	// placeholder naming cutName.
+	cut bool
+	// outCut marks a cut schema of an output schema (R8): its placeholder
+	// says the text content has the whole response and accepts any value.
+	outCut bool
+	// The fields are in this order so that an obj takes 80 bytes, not
+	// 96: a large document's schemas are millions of them while loading.
 }
 
 func (o *obj) set(k string, v any) {
@@ -392,7 +395,7 @@ func (c *converter) schema(s *openapi3.Schema, depth int, name string, root bool
 		if name == "" {
 			name = "Object"
 		}
-		o.cut, o.cutName = true, name
+		o.cut, o.cutName, o.outCut = true, name, !c.request
 	}
 	c.stack = c.stack[:pos]
 	hit := c.minHit
@@ -431,7 +434,7 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 		nullable = true
 	}
 	if s.Const != nil {
-		o.set("const", literal{s.Const})
+		c.constrain(o, "const", literal{s.Const})
 	}
 	if s.Default != nil {
 		o.set("default", literal{s.Default})
@@ -439,14 +442,14 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 	}
 	c.numeric(o, s)
 	if s.MinLength > 0 {
-		o.set("minLength", s.MinLength)
+		c.constrain(o, "minLength", s.MinLength)
 	}
 	if s.MaxLength != nil {
-		o.set("maxLength", *s.MaxLength)
+		c.constrain(o, "maxLength", *s.MaxLength)
 	}
 	if s.Pattern != "" {
 		p := portablePattern(s.Pattern)
-		o.set("pattern", p)
+		c.constrain(o, "pattern", p)
 		c.add(len(p))
 	}
 	c.arrayKeywords(o, s, typ, types, depth, name)
@@ -454,9 +457,9 @@ func (c *converter) convert(s *openapi3.Schema, depth int, name string, root boo
 		c.properties(o, s, depth)
 	}
 	if ap := s.AdditionalProperties; ap.Schema != nil {
-		o.set("additionalProperties", c.ref(ap.Schema, depth+1, name, false))
+		o.set("additionalProperties", c.orNull(c.ref(ap.Schema, depth+1, name, false)))
 	} else if ap.Has != nil {
-		o.set("additionalProperties", *ap.Has)
+		c.constrain(o, "additionalProperties", *ap.Has) // true or false describes nothing (R8)
 	}
 	if c.compose(o, s, depth, name, root) {
 		nullable = true
@@ -493,7 +496,7 @@ func (c *converter) annotate(o *obj, s *openapi3.Schema, typ string) {
 	} else if s.Format != "" {
 		switch {
 		case standardFormat[s.Format]:
-			o.set("format", s.Format)
+			c.constrain(o, "format", s.Format)
 		case !silentFormat[s.Format]:
 			// S11: not a JSON Schema format; the description says it.
 			d := "Format: " + s.Format + "."
@@ -529,7 +532,7 @@ func (c *converter) enum(o *obj, s *openapi3.Schema) (nullable bool) {
 		c.add(8)
 	}
 	if len(e) > 0 {
-		o.set("enum", e)
+		c.constrain(o, "enum", e)
 	}
 	return nullable
 }
@@ -539,18 +542,18 @@ func (c *converter) enum(o *obj, s *openapi3.Schema) (nullable bool) {
 func (c *converter) arrayKeywords(o *obj, s *openapi3.Schema, typ string, types []string, depth int, name string) {
 	if typ == "array" || s.Items != nil || slices.Contains(types, "array") || len(types) == 0 {
 		if s.Items != nil {
-			o.set("items", c.ref(s.Items, depth+1, name, false))
+			o.set("items", c.orNull(c.ref(s.Items, depth+1, name, false)))
 		} else if typ == "array" {
 			o.set("items", &obj{})
 		}
 		if s.MinItems > 0 {
-			o.set("minItems", s.MinItems)
+			c.constrain(o, "minItems", s.MinItems)
 		}
 		if s.MaxItems != nil {
-			o.set("maxItems", *s.MaxItems)
+			c.constrain(o, "maxItems", *s.MaxItems)
 		}
 		if s.UniqueItems {
-			o.set("uniqueItems", true)
+			c.constrain(o, "uniqueItems", true)
 		}
 	}
 }
@@ -718,26 +721,26 @@ var silentFormat = map[string]bool{"int32": true, "int64": true, "float": true, 
 func (c *converter) numeric(o *obj, s *openapi3.Schema) {
 	if s.Min != nil {
 		if s.ExclusiveMin.Bool != nil && *s.ExclusiveMin.Bool {
-			o.set("exclusiveMinimum", *s.Min)
+			c.constrain(o, "exclusiveMinimum", *s.Min)
 		} else {
-			o.set("minimum", *s.Min)
+			c.constrain(o, "minimum", *s.Min)
 		}
 	}
 	if s.ExclusiveMin.Value != nil {
-		o.set("exclusiveMinimum", *s.ExclusiveMin.Value)
+		c.constrain(o, "exclusiveMinimum", *s.ExclusiveMin.Value)
 	}
 	if s.Max != nil {
 		if s.ExclusiveMax.Bool != nil && *s.ExclusiveMax.Bool {
-			o.set("exclusiveMaximum", *s.Max)
+			c.constrain(o, "exclusiveMaximum", *s.Max)
 		} else {
-			o.set("maximum", *s.Max)
+			c.constrain(o, "maximum", *s.Max)
 		}
 	}
 	if s.ExclusiveMax.Value != nil {
-		o.set("exclusiveMaximum", *s.ExclusiveMax.Value)
+		c.constrain(o, "exclusiveMaximum", *s.ExclusiveMax.Value)
 	}
 	if s.MultipleOf != nil {
-		o.set("multipleOf", *s.MultipleOf)
+		c.constrain(o, "multipleOf", *s.MultipleOf)
 	}
 }
 
@@ -771,7 +774,7 @@ func (c *converter) properties(o *obj, s *openapi3.Schema, depth int) {
 	}
 	for i, k := range kept {
 		c.add(len(k) + 4)
-		v := c.ref(s.Properties[k], depth+1, k, false)
+		v := c.orNull(c.ref(s.Properties[k], depth+1, k, false))
 		if emitted[i] != k {
 			props.wire[emitted[i]] = k
 			note := "Property `" + k + "`."
@@ -798,7 +801,7 @@ func (c *converter) properties(o *obj, s *openapi3.Schema, depth int) {
 		}
 	}
 	if len(req) > 0 {
-		o.set("required", req)
+		c.constrain(o, "required", req)
 	}
 }
 
@@ -964,12 +967,13 @@ func (c *converter) discriminate(props *obj, d *openapi3.Discriminator, alts ope
 	if !ok {
 		return
 	}
+	p = c.withoutNull(p)
 	np := &obj{k: slices.Clone(p.k), v: slices.Clone(p.v)}
 	e := make([]any, len(values))
 	for i, v := range values {
 		e[i] = v
 	}
-	np.set("enum", e)
+	c.constrain(np, "enum", e)
 	if len(notes) > 0 {
 		desc := np.str("description")
 		if desc != "" {
@@ -977,7 +981,7 @@ func (c *converter) discriminate(props *obj, d *openapi3.Discriminator, alts ope
 		}
 		np.set("description", desc+"Variant-specific fields: "+strings.Join(notes, "; ")+".")
 	}
-	props.set(d.PropertyName, np)
+	props.set(d.PropertyName, c.orNull(np))
 }
 
 // tighter returns the stricter of two values of the bound keyword k, and

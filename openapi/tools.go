@@ -363,7 +363,7 @@ func (b *builder) output(op *openapi3.Operation) []byte {
 		}
 		out := b.fit(func(c *converter) *obj {
 			c.request = false
-			return b.describer.describe(c.ref(m.Schema, 0, "", true), true) // R8
+			return c.ref(m.Schema, 0, "", true) // R8 as it converts (describe.go)
 		})
 		if !objectRoot(out) {
 			return nil
