@@ -433,6 +433,7 @@ func loadV3(loader *openapi3.Loader, data, published []byte, src *source, lenien
 	if jsonvalue.LooksLikeObject(data) {
 		doc := &openapi3.T{}
 		if err := kindecode.Decode(data, doc); err == nil {
+			shareExternalRefs(doc, src.url, loader.ReadFromURIFunc)
 			err = loader.ResolveRefsIn(doc, src.url)
 			if err == nil {
 				return doc, nil

@@ -1,0 +1,626 @@
+package openapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/restmcp/restmcp/internal/jsonvalue"
+	"github.com/restmcp/restmcp/internal/yamltree"
+)
+
+// External references, resolved once per target (OpenAPI 3.0 documents
+// made of several files).
+//
+// kin-openapi resolves every occurrence of a $ref to another file on its
+// own: it reads the target again, parses it again, and resolves everything
+// below it again, so a schema file that forty others reference is parsed
+// forty times, and each of those parses resolves the files it references
+// again. On a document of a few thousand files (DigitalOcean's) that is
+// most of the load time and memory, and the loaded document holds a copy
+// of each schema per occurrence.
+//
+// shareExternalRefs resolves those references before the loader runs: it
+// reads and decodes each target (file, or file#/pointer) once, through
+// the document's own reader (C02 confinement, key order), gives every
+// reference to it the same value, and resolves what the value holds in
+// turn. A reference whose value is set is left alone by the loader
+// (openapi3.Loader.ResolveRefsIn returns at once for it), which then only
+// resolves the references within the root document. Each reference keeps
+// its $ref, so schema names (the notes on omitted structure, $defs) do not
+// change. Values decode with kin-openapi's own JSON decoding, as the
+// loader would decode them.
+//
+// Anything it does not handle (OpenAPI 3.1 keywords, callbacks, path item
+// references, a reference into the root document other than to one of its
+// components, a target that does not read or decode) makes it give up
+// before it has changed the document: the loader then resolves everything
+// as before, and reports what is wrong.
+
+// shareRefs turns shareExternalRefs on; tests turn it off to compare.
+var shareRefs = true
+
+// errNotShared makes shareExternalRefs give up; the loader resolves alone.
+var errNotShared = errors.New("external references left to the loader")
+
+// refSharer resolves a document's external references once per target.
+type refSharer struct {
+	doc  *openapi3.T
+	root *url.URL
+	read openapi3.ReadFromURIFunc
+	// files holds each file read, as JSON; targets each target's value by
+	// kind and absolute reference.
+	files   map[string][]byte
+	targets map[string]any
+	// walked marks the values whose references are resolved (shared
+	// values are walked once).
+	walked map[any]bool
+	// apply sets the root document's references, once all resolved.
+	apply []func()
+	// chain is how deep resolveRef is, bounded by maxRefChain.
+	chain int
+}
+
+// maxRefChain bounds nested resolutions (a reference to a reference …,
+// and values within values); past it the loader resolves alone.
+const maxRefChain = 10000
+
+// shareExternalRefs resolves doc's references to other files once per
+// target (see above); doc is unchanged when it gives up.
+func shareExternalRefs(doc *openapi3.T, root *url.URL, read openapi3.ReadFromURIFunc) {
+	if !shareRefs || root == nil || read == nil || !strings.HasPrefix(doc.OpenAPI, "3.0") || len(doc.Webhooks) > 0 {
+		return
+	}
+	r := &refSharer{doc: doc, root: root, read: read, files: map[string][]byte{}, targets: map[string]any{}, walked: map[any]bool{}}
+	if err := r.document(); err != nil {
+		return
+	}
+	for _, f := range r.apply {
+		f()
+	}
+}
+
+func (r *refSharer) document() error {
+	if c := r.doc.Components; c != nil {
+		if len(c.Callbacks) > 0 {
+			return errNotShared
+		}
+		// The loader's order (ResolveRefsIn), so that files are first read,
+		// and their key order scanned, in the same order as before.
+		for _, name := range componentNames(c.Headers) {
+			if err := r.headerRef(c.Headers[name], r.root, true); err != nil {
+				return err
+			}
+		}
+		for _, name := range componentNames(c.Parameters) {
+			if err := r.parameterRef(c.Parameters[name], r.root, true); err != nil {
+				return err
+			}
+		}
+		for _, name := range componentNames(c.RequestBodies) {
+			if err := r.requestBodyRef(c.RequestBodies[name], r.root, true); err != nil {
+				return err
+			}
+		}
+		for _, name := range componentNames(c.Responses) {
+			if err := r.responseRef(c.Responses[name], r.root, true); err != nil {
+				return err
+			}
+		}
+		for _, name := range componentNames(c.Schemas) {
+			if err := r.schemaRef(c.Schemas[name], r.root, true); err != nil {
+				return err
+			}
+		}
+		for _, name := range componentNames(c.Examples) {
+			if err := r.exampleRef(c.Examples[name], r.root, true); err != nil {
+				return err
+			}
+		}
+		for _, name := range componentNames(c.Links) {
+			if err := r.linkRef(c.Links[name], r.root, true); err != nil {
+				return err
+			}
+		}
+	}
+	if r.doc.Paths == nil {
+		return nil
+	}
+	for _, p := range componentNames(r.doc.Paths.Map()) {
+		item := r.doc.Paths.Value(p)
+		if item == nil {
+			continue
+		}
+		if item.Ref != "" {
+			return errNotShared
+		}
+		for _, pr := range item.Parameters {
+			if err := r.parameterRef(pr, r.root, true); err != nil {
+				return err
+			}
+		}
+		ops := item.Operations()
+		for _, m := range componentNames(ops) {
+			op := ops[m]
+			if op == nil {
+				continue
+			}
+			if len(op.Callbacks) > 0 {
+				return errNotShared
+			}
+			for _, pr := range op.Parameters {
+				if err := r.parameterRef(pr, r.root, true); err != nil {
+					return err
+				}
+			}
+			if err := r.requestBodyRef(op.RequestBody, r.root, true); err != nil {
+				return err
+			}
+			if op.Responses != nil {
+				for _, code := range componentNames(op.Responses.Map()) {
+					if err := r.responseRef(op.Responses.Value(code), r.root, true); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// componentNames returns m's keys in byte order, so that the walk, and
+// which occurrence of a target is decoded first, is the same every load.
+func componentNames[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// resolveRef is the common part of every kind: it returns the value of
+// the reference ref written in the file base (decode decodes a target's
+// JSON into a new reference of the kind, walk resolves a value's own
+// references), or nil and no error when ref is the root document's own
+// and inRoot (the loader resolves those). set, when not nil, gives the
+// reference its value: at once in a decoded value, after the whole walk
+// in the root document.
+func resolveRef[V any](r *refSharer, kind, ref string, base *url.URL, inRoot bool,
+	decode func(raw []byte) (string, *V, error), component func(name string) (string, *V, bool),
+	walk func(v *V, base *url.URL, inRoot bool) error, set func(v *V)) error {
+	filePart, frag, _ := strings.Cut(ref, "#")
+	if filePart == "" && inRoot {
+		return nil // within the root document: the loader's
+	}
+	if r.chain++; r.chain > maxRefChain {
+		return errNotShared
+	}
+	defer func() { r.chain-- }()
+	target, err := r.targetURL(filePart, base)
+	if err != nil {
+		return err
+	}
+	if target.Path == r.root.Path {
+		// A file referring back to one of the root document's components.
+		toks := yamltree.PointerTokens(frag)
+		if r.doc.Components == nil || len(toks) != 3 || toks[0] != "components" || toks[1] != kind {
+			return errNotShared
+		}
+		cref, v, ok := component(toks[2])
+		if !ok {
+			return errNotShared
+		}
+		if v == nil {
+			if cref == "" {
+				return errNotShared
+			}
+			// The component is itself a reference: follow it from the root.
+			var got *V
+			if err := resolveRef(r, kind, cref, r.root, false, decode, component, walk, func(x *V) { got = x }); err != nil {
+				return err
+			}
+			v = got
+		}
+		if v == nil {
+			return errNotShared
+		}
+		r.assign(inRoot, func() { set(v) })
+		return nil
+	}
+	key := kind + " " + target.Path + "#" + frag
+	if v, ok := r.targets[key]; ok {
+		vv := v.(*V)
+		r.assign(inRoot, func() { set(vv) })
+		return nil
+	}
+	raw, err := r.at(target, frag)
+	if err != nil {
+		return err
+	}
+	next, v, err := decode(raw)
+	if err != nil {
+		return errNotShared
+	}
+	if v == nil {
+		// The target is itself a reference: follow it from the target's file.
+		if next == "" {
+			return errNotShared
+		}
+		var got *V
+		if err := resolveRef(r, kind, next, target, false, decode, component, walk, func(x *V) { got = x }); err != nil {
+			return err
+		}
+		if got == nil {
+			return errNotShared
+		}
+		r.targets[key] = got
+		r.assign(inRoot, func() { set(got) })
+		return nil
+	}
+	r.targets[key] = v
+	if err := walk(v, target, false); err != nil {
+		return err
+	}
+	r.assign(inRoot, func() { set(v) })
+	return nil
+}
+
+// assign runs f now, or after the walk when it sets a reference of the
+// root document (so that giving up leaves the document as it was).
+func (r *refSharer) assign(inRoot bool, f func()) {
+	if inRoot {
+		r.apply = append(r.apply, f)
+		return
+	}
+	f()
+}
+
+// targetURL resolves a reference's file part against the file it is
+// written in, as the loader does (relative to that file's folder).
+func (r *refSharer) targetURL(filePart string, base *url.URL) (*url.URL, error) {
+	if filePart == "" {
+		return base, nil
+	}
+	u, err := url.Parse(filePart)
+	if err != nil || u.Scheme != "" || u.Host != "" || (base.Scheme != "" && base.Scheme != "file") {
+		return nil, errNotShared
+	}
+	t := *base
+	t.RawQuery, t.Fragment, t.RawFragment = "", "", ""
+	if path.IsAbs(u.Path) {
+		t.Path = path.Clean(u.Path)
+	} else {
+		t.Path = path.Join(path.Dir(base.Path), u.Path)
+	}
+	t.RawPath = ""
+	return &t, nil
+}
+
+// at returns the JSON of the value at the JSON pointer frag in the file
+// target, reading the file once.
+func (r *refSharer) at(target *url.URL, frag string) ([]byte, error) {
+	data, ok := r.files[target.Path]
+	if !ok {
+		b, err := r.read(nil, target)
+		if err != nil {
+			return nil, errNotShared
+		}
+		if !jsonvalue.LooksLikeObject(b) {
+			tree, err := yamltree.Parse(b)
+			if err != nil {
+				return nil, errNotShared
+			}
+			b = yamltree.EncodeJSON(tree)
+		}
+		data = b
+		r.files[target.Path] = data
+	}
+	for _, tok := range yamltree.PointerTokens(frag) {
+		ms, ok := jsonvalue.Members(data)
+		if !ok {
+			return nil, errNotShared
+		}
+		found := false
+		for _, m := range ms {
+			if m.Key == tok {
+				data, found = m.Raw, true
+				break
+			}
+		}
+		if !found {
+			return nil, errNotShared
+		}
+	}
+	return data, nil
+}
+
+// decodeRef decodes one reference-or-value of a kind with kin-openapi's
+// JSON decoding; it returns the $ref when raw is a reference, else the
+// value.
+func decodeRef[R any, V any](raw []byte, ref func(*R) (string, *V)) (string, *V, error) {
+	var x R
+	if err := json.Unmarshal(raw, &x); err != nil {
+		return "", nil, err
+	}
+	s, v := ref(&x)
+	if s != "" {
+		return s, nil, nil
+	}
+	return "", v, nil
+}
+
+func (r *refSharer) schemaRef(sr *openapi3.SchemaRef, base *url.URL, inRoot bool) error {
+	if sr == nil {
+		return nil
+	}
+	if sr.Ref == "" {
+		return r.schema(sr.Value, base, inRoot)
+	}
+	if sr.Value != nil {
+		return nil
+	}
+	return resolveRef(r, "schemas", sr.Ref, base, inRoot,
+		func(raw []byte) (string, *openapi3.Schema, error) {
+			return decodeRef(raw, func(x *openapi3.SchemaRef) (string, *openapi3.Schema) { return x.Ref, x.Value })
+		},
+		func(name string) (string, *openapi3.Schema, bool) {
+			c, ok := r.doc.Components.Schemas[name]
+			if !ok || c == nil {
+				return "", nil, false
+			}
+			return c.Ref, c.Value, true
+		},
+		r.schema, func(v *openapi3.Schema) { sr.Value = v })
+}
+
+func (r *refSharer) schema(s *openapi3.Schema, base *url.URL, inRoot bool) error {
+	if s == nil || r.walked[s] {
+		return nil
+	}
+	r.walked[s] = true
+	if len(s.PrefixItems) > 0 || s.Contains != nil || len(s.PatternProperties) > 0 || len(s.DependentSchemas) > 0 ||
+		s.PropertyNames != nil || s.If != nil || s.Then != nil || s.Else != nil || len(s.Defs) > 0 || s.ContentSchema != nil ||
+		s.DynamicRef != "" {
+		return errNotShared // OpenAPI 3.1 keywords: left to the loader
+	}
+	// The loader's order (resolveSchemaRef).
+	if err := r.schemaRef(s.Items, base, inRoot); err != nil {
+		return err
+	}
+	for _, name := range componentNames(s.Properties) {
+		if err := r.schemaRef(s.Properties[name], base, inRoot); err != nil {
+			return err
+		}
+	}
+	for _, c := range []*openapi3.SchemaRef{s.AdditionalProperties.Schema, s.Not} {
+		if err := r.schemaRef(c, base, inRoot); err != nil {
+			return err
+		}
+	}
+	for _, l := range []openapi3.SchemaRefs{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, c := range l {
+			if err := r.schemaRef(c, base, inRoot); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *refSharer) parameterRef(pr *openapi3.ParameterRef, base *url.URL, inRoot bool) error {
+	if pr == nil {
+		return nil
+	}
+	if pr.Ref == "" {
+		return r.parameter(pr.Value, base, inRoot)
+	}
+	if pr.Value != nil {
+		return nil
+	}
+	return resolveRef(r, "parameters", pr.Ref, base, inRoot,
+		func(raw []byte) (string, *openapi3.Parameter, error) {
+			return decodeRef(raw, func(x *openapi3.ParameterRef) (string, *openapi3.Parameter) { return x.Ref, x.Value })
+		},
+		func(name string) (string, *openapi3.Parameter, bool) {
+			c, ok := r.doc.Components.Parameters[name]
+			if !ok || c == nil {
+				return "", nil, false
+			}
+			return c.Ref, c.Value, true
+		},
+		r.parameter, func(v *openapi3.Parameter) { pr.Value = v })
+}
+
+func (r *refSharer) parameter(p *openapi3.Parameter, base *url.URL, inRoot bool) error {
+	if p == nil || r.walked[p] {
+		return nil
+	}
+	r.walked[p] = true
+	// The loader's order (resolveParameterRef).
+	if err := r.content(p.Content, base, inRoot); err != nil {
+		return err
+	}
+	if err := r.schemaRef(p.Schema, base, inRoot); err != nil {
+		return err
+	}
+	return r.examples(p.Examples, base, inRoot)
+}
+
+func (r *refSharer) headerRef(hr *openapi3.HeaderRef, base *url.URL, inRoot bool) error {
+	if hr == nil {
+		return nil
+	}
+	if hr.Ref == "" {
+		return r.header(hr.Value, base, inRoot)
+	}
+	if hr.Value != nil {
+		return nil
+	}
+	return resolveRef(r, "headers", hr.Ref, base, inRoot,
+		func(raw []byte) (string, *openapi3.Header, error) {
+			return decodeRef(raw, func(x *openapi3.HeaderRef) (string, *openapi3.Header) { return x.Ref, x.Value })
+		},
+		func(name string) (string, *openapi3.Header, bool) {
+			c, ok := r.doc.Components.Headers[name]
+			if !ok || c == nil {
+				return "", nil, false
+			}
+			return c.Ref, c.Value, true
+		},
+		r.header, func(v *openapi3.Header) { hr.Value = v })
+}
+
+func (r *refSharer) header(h *openapi3.Header, base *url.URL, inRoot bool) error {
+	if h == nil {
+		return nil
+	}
+	return r.parameter(&h.Parameter, base, inRoot)
+}
+
+func (r *refSharer) requestBodyRef(br *openapi3.RequestBodyRef, base *url.URL, inRoot bool) error {
+	if br == nil {
+		return nil
+	}
+	if br.Ref == "" {
+		return r.requestBody(br.Value, base, inRoot)
+	}
+	if br.Value != nil {
+		return nil
+	}
+	return resolveRef(r, "requestBodies", br.Ref, base, inRoot,
+		func(raw []byte) (string, *openapi3.RequestBody, error) {
+			return decodeRef(raw, func(x *openapi3.RequestBodyRef) (string, *openapi3.RequestBody) { return x.Ref, x.Value })
+		},
+		func(name string) (string, *openapi3.RequestBody, bool) {
+			c, ok := r.doc.Components.RequestBodies[name]
+			if !ok || c == nil {
+				return "", nil, false
+			}
+			return c.Ref, c.Value, true
+		},
+		r.requestBody, func(v *openapi3.RequestBody) { br.Value = v })
+}
+
+func (r *refSharer) requestBody(b *openapi3.RequestBody, base *url.URL, inRoot bool) error {
+	if b == nil || r.walked[b] {
+		return nil
+	}
+	r.walked[b] = true
+	return r.content(b.Content, base, inRoot)
+}
+
+func (r *refSharer) responseRef(rr *openapi3.ResponseRef, base *url.URL, inRoot bool) error {
+	if rr == nil {
+		return nil
+	}
+	if rr.Ref == "" {
+		return r.response(rr.Value, base, inRoot)
+	}
+	if rr.Value != nil {
+		return nil
+	}
+	return resolveRef(r, "responses", rr.Ref, base, inRoot,
+		func(raw []byte) (string, *openapi3.Response, error) {
+			return decodeRef(raw, func(x *openapi3.ResponseRef) (string, *openapi3.Response) { return x.Ref, x.Value })
+		},
+		func(name string) (string, *openapi3.Response, bool) {
+			c, ok := r.doc.Components.Responses[name]
+			if !ok || c == nil {
+				return "", nil, false
+			}
+			return c.Ref, c.Value, true
+		},
+		r.response, func(v *openapi3.Response) { rr.Value = v })
+}
+
+func (r *refSharer) response(resp *openapi3.Response, base *url.URL, inRoot bool) error {
+	if resp == nil || r.walked[resp] {
+		return nil
+	}
+	r.walked[resp] = true
+	for _, name := range componentNames(resp.Headers) {
+		if err := r.headerRef(resp.Headers[name], base, inRoot); err != nil {
+			return err
+		}
+	}
+	if err := r.content(resp.Content, base, inRoot); err != nil {
+		return err
+	}
+	for _, name := range componentNames(resp.Links) {
+		if err := r.linkRef(resp.Links[name], base, inRoot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *refSharer) content(c openapi3.Content, base *url.URL, inRoot bool) error {
+	for _, mt := range componentNames(c) {
+		m := c[mt]
+		if m == nil {
+			continue
+		}
+		if m.ItemSchema != nil {
+			return errNotShared // OpenAPI 3.2
+		}
+		if err := r.schemaRef(m.Schema, base, inRoot); err != nil {
+			return err
+		}
+		// The loader resolves no encoding headers; neither does this.
+		if err := r.examples(m.Examples, base, inRoot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *refSharer) examples(ex openapi3.Examples, base *url.URL, inRoot bool) error {
+	for _, name := range componentNames(ex) {
+		if err := r.exampleRef(ex[name], base, inRoot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *refSharer) exampleRef(er *openapi3.ExampleRef, base *url.URL, inRoot bool) error {
+	if er == nil || er.Ref == "" || er.Value != nil {
+		return nil
+	}
+	return resolveRef(r, "examples", er.Ref, base, inRoot,
+		func(raw []byte) (string, *openapi3.Example, error) {
+			return decodeRef(raw, func(x *openapi3.ExampleRef) (string, *openapi3.Example) { return x.Ref, x.Value })
+		},
+		func(name string) (string, *openapi3.Example, bool) {
+			c, ok := r.doc.Components.Examples[name]
+			if !ok || c == nil {
+				return "", nil, false
+			}
+			return c.Ref, c.Value, true
+		},
+		func(*openapi3.Example, *url.URL, bool) error { return nil }, func(v *openapi3.Example) { er.Value = v })
+}
+
+func (r *refSharer) linkRef(lr *openapi3.LinkRef, base *url.URL, inRoot bool) error {
+	if lr == nil || lr.Ref == "" || lr.Value != nil {
+		return nil
+	}
+	return resolveRef(r, "links", lr.Ref, base, inRoot,
+		func(raw []byte) (string, *openapi3.Link, error) {
+			return decodeRef(raw, func(x *openapi3.LinkRef) (string, *openapi3.Link) { return x.Ref, x.Value })
+		},
+		func(name string) (string, *openapi3.Link, bool) {
+			c, ok := r.doc.Components.Links[name]
+			if !ok || c == nil {
+				return "", nil, false
+			}
+			return c.Ref, c.Value, true
+		},
+		func(*openapi3.Link, *url.URL, bool) error { return nil }, func(v *openapi3.Link) { lr.Value = v })
+}
