@@ -198,6 +198,17 @@ func resolveRef[V any](r *refSharer, kind, ref string, base *url.URL, inRoot boo
 	if filePart == "" && inRoot {
 		return nil // within the root document: the loader's
 	}
+	if strings.Contains(frag, "%") {
+		// A fragment is percent-encoded (RFC 3986 §3.5), as the loader reads it.
+		f, err := url.PathUnescape(frag)
+		if err != nil {
+			return errNotShared
+		}
+		frag = f
+	}
+	if frag == "/" {
+		frag = "" // the whole document
+	}
 	if r.chain++; r.chain > maxRefChain {
 		return errNotShared
 	}
