@@ -85,6 +85,14 @@ func (s *Server) queueUsage(j usageJob) {
 		default:
 		}
 	}
+	s.writeUsageLater(j)
+}
+
+// writeUsageLater writes j in the background. It is its own function so
+// that j, captured here, is not moved to the heap on queueUsage's path.
+//
+//go:noinline
+func (s *Server) writeUsageLater(j usageJob) {
 	s.background(func() { s.writeUsage([]usageJob{j}) })
 }
 

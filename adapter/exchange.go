@@ -17,6 +17,7 @@ type exchange struct {
 	table     *toolTable   // requestID: the tool table this request is served from
 	body      []byte       // bodyLimit: the POST body, read once
 	cred      *credential  // extractCredential; never nil after it
+	noCred    credential   // what cred points at before extractCredential
 	forward   http.Header  // extractCredential: the Options.ForwardHeaders the caller sent
 	sse       *sseOrigin   // serveLegacySSE: set on the GET that opens a legacy SSE stream
 	msg       *rpcMessage  // decode: restmcp's one reading of the body
@@ -58,7 +59,9 @@ func exchangeFrom(ctx context.Context) *exchange {
 	if ex, ok := ctx.Value(exchangeKey{}).(*exchange); ok {
 		return ex
 	}
-	return &exchange{cred: &credential{}}
+	ex := &exchange{}
+	ex.cred = &ex.noCred
+	return ex
 }
 
 // credentialFrom returns the caller's credential, or an empty one.

@@ -123,7 +123,8 @@ func (s *Server) requestID(c *gin.Context) {
 		id = newRequestID()
 	}
 	c.Header("X-Request-Id", id)
-	ex := &exchange{requestID: id, cred: &credential{}, table: s.table.Load()}
+	ex := &exchange{requestID: id, table: s.table.Load()}
+	ex.cred = &ex.noCred
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), exchangeKey{}, ex))
 	c.Next()
 }
@@ -132,7 +133,9 @@ func (s *Server) requestID(c *gin.Context) {
 func newRequestID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var h [16]byte
+	hex.Encode(h[:], b[:])
+	return string(h[:])
 }
 
 func saneRequestID(id string) bool {
@@ -346,7 +349,7 @@ func (s *Server) bodyLimit(c *gin.Context) {
 		abortRPC(c, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request.Body, limit+1))
+	body, err := readAtMost(c.Request.Body, c.Request.ContentLength, limit+1)
 	if err != nil {
 		abortRPC(c, http.StatusBadRequest, nil, codeInvalidRequest, "reading request body failed")
 		return
@@ -355,7 +358,7 @@ func (s *Server) bodyLimit(c *gin.Context) {
 		abortRPC(c, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", limit))
 		return
 	}
-	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	c.Request.Body = &bodyReader{Reader: bytes.NewReader(body)}
 	c.Request.ContentLength = int64(len(body))
 	exchangeFrom(c.Request.Context()).body = body
 	c.Next()
@@ -433,7 +436,7 @@ func (s *Server) decode(c *gin.Context) {
 	// The SDK insists on both media types; the choice is made above.
 	c.Request.Header.Set("Accept", "application/json, text/event-stream")
 	if body, sw, ok := m.swapID(c.Writer); ok {
-		c.Request.Body = io.NopCloser(bytes.NewReader(body))
+		c.Request.Body = &bodyReader{Reader: bytes.NewReader(body)}
 		c.Request.ContentLength = int64(len(body))
 		c.Writer = sw
 	}
@@ -453,7 +456,9 @@ func acceptMode(values []string) (jsonOK, sseOK bool) {
 		return true, true
 	}
 	for _, value := range values {
-		for _, part := range strings.Split(value, ",") {
+		for rest, more := value, true; more; {
+			var part string
+			part, rest, more = strings.Cut(rest, ",")
 			mt, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 			if qZero(params) {
 				continue // "q=0": explicitly not acceptable
@@ -473,7 +478,9 @@ func acceptMode(values []string) (jsonOK, sseOK bool) {
 
 // qZero reports whether Accept parameters carry a quality of 0.
 func qZero(params string) bool {
-	for _, p := range strings.Split(params, ";") {
+	for rest, more := params, true; more; {
+		var p string
+		p, rest, more = strings.Cut(rest, ";")
 		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
 		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
 			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
@@ -1004,6 +1011,38 @@ func setHeaders(h http.Header, kv ...string) {
 		h[kv[i]] = vals[j : j+1 : j+1]
 	}
 }
+
+// readAtMost reads r to its end or to max bytes, whichever comes first,
+// into a buffer sized from sizeHint (a Content-Length, -1 when unknown) so
+// that a body of the length announced takes one allocation. The hint only
+// sizes the buffer: a body longer or shorter than it is read as it is.
+func readAtMost(r io.Reader, sizeHint, max int64) ([]byte, error) {
+	c := int64(512)
+	if sizeHint >= 0 {
+		c = sizeHint + 1 // room to see the end without growing
+	}
+	b := make([]byte, 0, min(c, max))
+	for int64(len(b)) < max {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		room := min(int64(cap(b)), max)
+		n, err := r.Read(b[len(b):room])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// bodyReader is the buffered request body handed on to the go-sdk.
+type bodyReader struct{ *bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
 
 // ceilSeconds rounds d up to whole seconds, at least 1 (Retry-After: 0
 // invites an immediate retry storm).

@@ -54,7 +54,7 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 		return binaryResult(kind, mediaType, data, resp.Request.URL), nil
 	}
 
-	text, truncated, err := readText(resp.Body, s.opts.MaxResponseBytes)
+	text, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading response body: %w", err)
 	}
@@ -152,10 +152,11 @@ func textResult(text string, isError bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
-// readText reads at most limit+1 bytes and, past limit, cuts the text at the
-// largest UTF-8 boundary ≤ limit (R5).
-func readText(r io.Reader, limit int) (string, bool, error) {
-	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+// readText reads at most limit+1 bytes (sizeHint, the Content-Length or
+// -1, sizes the buffer) and, past limit, cuts the text at the largest UTF-8
+// boundary ≤ limit (R5).
+func readText(r io.Reader, sizeHint int64, limit int) (string, bool, error) {
+	data, err := readAtMost(r, sizeHint, int64(limit)+1)
 	if err != nil {
 		return "", false, err
 	}

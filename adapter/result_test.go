@@ -1,11 +1,13 @@
 package adapter
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -108,7 +110,7 @@ func TestMapResponse(t *testing.T) {
 
 func TestReadTextNeverBuffersMoreThanCapPlusOne(t *testing.T) {
 	body := &countingReader{r: strings.NewReader(strings.Repeat("x", 1<<20))}
-	text, truncated, err := readText(body, 100<<10)
+	text, truncated, err := readText(body, -1, 100<<10)
 	if err != nil || !truncated || len(text) != 100<<10 {
 		t.Fatalf("readText = %d bytes, truncated %v, err %v", len(text), truncated, err)
 	}
@@ -132,5 +134,34 @@ func TestSameHostRedirects(t *testing.T) {
 		if got := sameHostRedirects(mk(tt.to), []*http.Request{first}); got != tt.want {
 			t.Errorf("redirect to %s: %v, want %v", tt.to, got, tt.want)
 		}
+	}
+}
+
+// TestReadAtMost: the body is read to its end or to max bytes, whatever the
+// size hint says; a reader's error comes back with what was read.
+func TestReadAtMost(t *testing.T) {
+	body := strings.Repeat("abcdefghij", 100) // 1,000 bytes
+	for _, tc := range []struct {
+		name      string
+		hint, max int64
+		want      string
+	}{
+		{"hint exact", 1000, 2000, body},
+		{"no hint", -1, 2000, body},
+		{"hint short", 10, 2000, body},
+		{"hint long", 5000, 2000, body},
+		{"cut at max", 1000, 301, body[:301]},
+		{"cut at max, no hint", -1, 999, body[:999]},
+		{"max zero", 1000, 0, ""},
+	} {
+		got, err := readAtMost(strings.NewReader(body), tc.hint, tc.max)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s: %d bytes, %v; want %d bytes", tc.name, len(got), err, len(tc.want))
+		}
+	}
+	boom := errors.New("connection reset")
+	got, err := readAtMost(io.MultiReader(strings.NewReader("partial"), iotest.ErrReader(boom)), 100, 1000)
+	if string(got) != "partial" || !errors.Is(err, boom) {
+		t.Errorf("failing reader: %q, %v; want \"partial\", %v", got, err, boom)
 	}
 }

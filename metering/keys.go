@@ -11,13 +11,20 @@ import (
 // metrics without revealing it: the first 12 hex digits (48 bits) of the
 // key's SHA-256. The registry stores the full SHA-256 and refuses a key
 // whose id matches but whose full hash does not.
-func KeyID(key string) string { return keyIDOf(sum(key)) }
+func KeyID(key string) string {
+	s := sha256.Sum256([]byte(key))
+	var h [12]byte
+	hex.Encode(h[:], s[:6])
+	return string(h[:])
+}
 
 // sum is the lower-case hex SHA-256 of key, the form the registry and the
 // plans file's keys section store.
 func sum(key string) string {
 	s := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(s[:])
+	var h [64]byte
+	hex.Encode(h[:], s[:])
+	return string(h[:])
 }
 
 // keyIDOf is the key id of the key whose sum is s.
