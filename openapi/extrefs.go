@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/url"
 	"path"
 	"slices"
@@ -86,102 +87,97 @@ func shareExternalRefs(doc *openapi3.T, root *url.URL, read openapi3.ReadFromURI
 }
 
 func (r *refSharer) document() error {
+	root := r.root
 	if c := r.doc.Components; c != nil {
 		if len(c.Callbacks) > 0 {
 			return errNotShared
 		}
 		// The loader's order (ResolveRefsIn), so that files are first read,
 		// and their key order scanned, in the same order as before.
-		for _, name := range componentNames(c.Headers) {
-			if err := r.headerRef(c.Headers[name], r.root, true); err != nil {
-				return err
-			}
-		}
-		for _, name := range componentNames(c.Parameters) {
-			if err := r.parameterRef(c.Parameters[name], r.root, true); err != nil {
-				return err
-			}
-		}
-		for _, name := range componentNames(c.RequestBodies) {
-			if err := r.requestBodyRef(c.RequestBodies[name], r.root, true); err != nil {
-				return err
-			}
-		}
-		for _, name := range componentNames(c.Responses) {
-			if err := r.responseRef(c.Responses[name], r.root, true); err != nil {
-				return err
-			}
-		}
-		for _, name := range componentNames(c.Schemas) {
-			if err := r.schemaRef(c.Schemas[name], r.root, true); err != nil {
-				return err
-			}
-		}
-		for _, name := range componentNames(c.Examples) {
-			if err := r.exampleRef(c.Examples[name], r.root, true); err != nil {
-				return err
-			}
-		}
-		for _, name := range componentNames(c.Links) {
-			if err := r.linkRef(c.Links[name], r.root, true); err != nil {
-				return err
-			}
+		if err := firstError(
+			func() error {
+				return inOrder(c.Headers, func(x *openapi3.HeaderRef) error { return r.headerRef(x, root, true) })
+			},
+			func() error {
+				return inOrder(c.Parameters, func(x *openapi3.ParameterRef) error { return r.parameterRef(x, root, true) })
+			},
+			func() error {
+				return inOrder(c.RequestBodies, func(x *openapi3.RequestBodyRef) error { return r.requestBodyRef(x, root, true) })
+			},
+			func() error {
+				return inOrder(c.Responses, func(x *openapi3.ResponseRef) error { return r.responseRef(x, root, true) })
+			},
+			func() error {
+				return inOrder(c.Schemas, func(x *openapi3.SchemaRef) error { return r.schemaRef(x, root, true) })
+			},
+			func() error {
+				return inOrder(c.Examples, func(x *openapi3.ExampleRef) error { return r.exampleRef(x, root, true) })
+			},
+			func() error {
+				return inOrder(c.Links, func(x *openapi3.LinkRef) error { return r.linkRef(x, root, true) })
+			},
+		); err != nil {
+			return err
 		}
 	}
 	if r.doc.Paths == nil {
 		return nil
 	}
-	for _, p := range componentNames(r.doc.Paths.Map()) {
-		item := r.doc.Paths.Value(p)
+	return inOrder(r.doc.Paths.Map(), func(item *openapi3.PathItem) error {
 		if item == nil {
-			continue
+			return nil
 		}
 		if item.Ref != "" {
 			return errNotShared
 		}
 		for _, pr := range item.Parameters {
-			if err := r.parameterRef(pr, r.root, true); err != nil {
+			if err := r.parameterRef(pr, root, true); err != nil {
 				return err
 			}
 		}
-		ops := item.Operations()
-		for _, m := range componentNames(ops) {
-			op := ops[m]
+		return inOrder(item.Operations(), func(op *openapi3.Operation) error {
 			if op == nil {
-				continue
+				return nil
 			}
 			if len(op.Callbacks) > 0 {
 				return errNotShared
 			}
 			for _, pr := range op.Parameters {
-				if err := r.parameterRef(pr, r.root, true); err != nil {
+				if err := r.parameterRef(pr, root, true); err != nil {
 					return err
 				}
 			}
-			if err := r.requestBodyRef(op.RequestBody, r.root, true); err != nil {
+			if err := r.requestBodyRef(op.RequestBody, root, true); err != nil {
 				return err
 			}
-			if op.Responses != nil {
-				for _, code := range componentNames(op.Responses.Map()) {
-					if err := r.responseRef(op.Responses.Value(code), r.root, true); err != nil {
-						return err
-					}
-				}
+			if op.Responses == nil {
+				return nil
 			}
+			return inOrder(op.Responses.Map(), func(x *openapi3.ResponseRef) error { return r.responseRef(x, root, true) })
+		})
+	})
+}
+
+// inOrder calls f with m's values in the byte order of their keys (as the
+// loader walks maps, so that the walk is the same every load), up to the
+// first error.
+func inOrder[V any](m map[string]V, f func(V) error) error {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if err := f(m[k]); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// componentNames returns m's keys in byte order, so that the walk, and
-// which occurrence of a target is decoded first, is the same every load.
-func componentNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// firstError runs fs in order up to the first error.
+func firstError(fs ...func() error) error {
+	for _, f := range fs {
+		if err := f(); err != nil {
+			return err
+		}
 	}
-	slices.Sort(keys)
-	return keys
+	return nil
 }
 
 // resolveRef is the common part of every kind: it returns the value of
@@ -366,27 +362,43 @@ func decodeRef[R any, V any](raw []byte, ref func(*R) (string, *V)) (string, *V,
 	return "", v, nil
 }
 
+// shareRef resolves one reference of a kind: a value given inline is
+// walked; a reference already resolved is left; any other reference is
+// resolved (resolveRef) and given its value with set. components picks the
+// kind's map from the root document's components; parts reads a
+// reference's $ref and value.
+func shareRef[R any, V any](r *refSharer, kind, ref string, value *V, base *url.URL, inRoot bool,
+	components func(*openapi3.Components) map[string]*R, parts func(*R) (string, *V),
+	walk func(v *V, base *url.URL, inRoot bool) error, set func(v *V)) error {
+	if ref == "" {
+		return walk(value, base, inRoot)
+	}
+	if value != nil {
+		return nil
+	}
+	return resolveRef(r, kind, ref, base, inRoot,
+		func(raw []byte) (string, *V, error) { return decodeRef(raw, parts) },
+		func(name string) (string, *V, bool) {
+			c, ok := components(r.doc.Components)[name]
+			if !ok || c == nil {
+				return "", nil, false
+			}
+			ref, v := parts(c)
+			return ref, v, true
+		},
+		walk, set)
+}
+
+// noWalk is the walk of a value that holds no references.
+func noWalk[V any](*V, *url.URL, bool) error { return nil }
+
 func (r *refSharer) schemaRef(sr *openapi3.SchemaRef, base *url.URL, inRoot bool) error {
 	if sr == nil {
 		return nil
 	}
-	if sr.Ref == "" {
-		return r.schema(sr.Value, base, inRoot)
-	}
-	if sr.Value != nil {
-		return nil
-	}
-	return resolveRef(r, "schemas", sr.Ref, base, inRoot,
-		func(raw []byte) (string, *openapi3.Schema, error) {
-			return decodeRef(raw, func(x *openapi3.SchemaRef) (string, *openapi3.Schema) { return x.Ref, x.Value })
-		},
-		func(name string) (string, *openapi3.Schema, bool) {
-			c, ok := r.doc.Components.Schemas[name]
-			if !ok || c == nil {
-				return "", nil, false
-			}
-			return c.Ref, c.Value, true
-		},
+	return shareRef(r, "schemas", sr.Ref, sr.Value, base, inRoot,
+		func(c *openapi3.Components) map[string]*openapi3.SchemaRef { return c.Schemas },
+		func(x *openapi3.SchemaRef) (string, *openapi3.Schema) { return x.Ref, x.Value },
 		r.schema, func(v *openapi3.Schema) { sr.Value = v })
 }
 
@@ -404,10 +416,8 @@ func (r *refSharer) schema(s *openapi3.Schema, base *url.URL, inRoot bool) error
 	if err := r.schemaRef(s.Items, base, inRoot); err != nil {
 		return err
 	}
-	for _, name := range componentNames(s.Properties) {
-		if err := r.schemaRef(s.Properties[name], base, inRoot); err != nil {
-			return err
-		}
+	if err := inOrder(s.Properties, func(x *openapi3.SchemaRef) error { return r.schemaRef(x, base, inRoot) }); err != nil {
+		return err
 	}
 	for _, c := range []*openapi3.SchemaRef{s.AdditionalProperties.Schema, s.Not} {
 		if err := r.schemaRef(c, base, inRoot); err != nil {
@@ -428,23 +438,9 @@ func (r *refSharer) parameterRef(pr *openapi3.ParameterRef, base *url.URL, inRoo
 	if pr == nil {
 		return nil
 	}
-	if pr.Ref == "" {
-		return r.parameter(pr.Value, base, inRoot)
-	}
-	if pr.Value != nil {
-		return nil
-	}
-	return resolveRef(r, "parameters", pr.Ref, base, inRoot,
-		func(raw []byte) (string, *openapi3.Parameter, error) {
-			return decodeRef(raw, func(x *openapi3.ParameterRef) (string, *openapi3.Parameter) { return x.Ref, x.Value })
-		},
-		func(name string) (string, *openapi3.Parameter, bool) {
-			c, ok := r.doc.Components.Parameters[name]
-			if !ok || c == nil {
-				return "", nil, false
-			}
-			return c.Ref, c.Value, true
-		},
+	return shareRef(r, "parameters", pr.Ref, pr.Value, base, inRoot,
+		func(c *openapi3.Components) map[string]*openapi3.ParameterRef { return c.Parameters },
+		func(x *openapi3.ParameterRef) (string, *openapi3.Parameter) { return x.Ref, x.Value },
 		r.parameter, func(v *openapi3.Parameter) { pr.Value = v })
 }
 
@@ -467,23 +463,9 @@ func (r *refSharer) headerRef(hr *openapi3.HeaderRef, base *url.URL, inRoot bool
 	if hr == nil {
 		return nil
 	}
-	if hr.Ref == "" {
-		return r.header(hr.Value, base, inRoot)
-	}
-	if hr.Value != nil {
-		return nil
-	}
-	return resolveRef(r, "headers", hr.Ref, base, inRoot,
-		func(raw []byte) (string, *openapi3.Header, error) {
-			return decodeRef(raw, func(x *openapi3.HeaderRef) (string, *openapi3.Header) { return x.Ref, x.Value })
-		},
-		func(name string) (string, *openapi3.Header, bool) {
-			c, ok := r.doc.Components.Headers[name]
-			if !ok || c == nil {
-				return "", nil, false
-			}
-			return c.Ref, c.Value, true
-		},
+	return shareRef(r, "headers", hr.Ref, hr.Value, base, inRoot,
+		func(c *openapi3.Components) map[string]*openapi3.HeaderRef { return c.Headers },
+		func(x *openapi3.HeaderRef) (string, *openapi3.Header) { return x.Ref, x.Value },
 		r.header, func(v *openapi3.Header) { hr.Value = v })
 }
 
@@ -498,23 +480,9 @@ func (r *refSharer) requestBodyRef(br *openapi3.RequestBodyRef, base *url.URL, i
 	if br == nil {
 		return nil
 	}
-	if br.Ref == "" {
-		return r.requestBody(br.Value, base, inRoot)
-	}
-	if br.Value != nil {
-		return nil
-	}
-	return resolveRef(r, "requestBodies", br.Ref, base, inRoot,
-		func(raw []byte) (string, *openapi3.RequestBody, error) {
-			return decodeRef(raw, func(x *openapi3.RequestBodyRef) (string, *openapi3.RequestBody) { return x.Ref, x.Value })
-		},
-		func(name string) (string, *openapi3.RequestBody, bool) {
-			c, ok := r.doc.Components.RequestBodies[name]
-			if !ok || c == nil {
-				return "", nil, false
-			}
-			return c.Ref, c.Value, true
-		},
+	return shareRef(r, "requestBodies", br.Ref, br.Value, base, inRoot,
+		func(c *openapi3.Components) map[string]*openapi3.RequestBodyRef { return c.RequestBodies },
+		func(x *openapi3.RequestBodyRef) (string, *openapi3.RequestBody) { return x.Ref, x.Value },
 		r.requestBody, func(v *openapi3.RequestBody) { br.Value = v })
 }
 
@@ -530,23 +498,9 @@ func (r *refSharer) responseRef(rr *openapi3.ResponseRef, base *url.URL, inRoot 
 	if rr == nil {
 		return nil
 	}
-	if rr.Ref == "" {
-		return r.response(rr.Value, base, inRoot)
-	}
-	if rr.Value != nil {
-		return nil
-	}
-	return resolveRef(r, "responses", rr.Ref, base, inRoot,
-		func(raw []byte) (string, *openapi3.Response, error) {
-			return decodeRef(raw, func(x *openapi3.ResponseRef) (string, *openapi3.Response) { return x.Ref, x.Value })
-		},
-		func(name string) (string, *openapi3.Response, bool) {
-			c, ok := r.doc.Components.Responses[name]
-			if !ok || c == nil {
-				return "", nil, false
-			}
-			return c.Ref, c.Value, true
-		},
+	return shareRef(r, "responses", rr.Ref, rr.Value, base, inRoot,
+		func(c *openapi3.Components) map[string]*openapi3.ResponseRef { return c.Responses },
+		func(x *openapi3.ResponseRef) (string, *openapi3.Response) { return x.Ref, x.Value },
 		r.response, func(v *openapi3.Response) { rr.Value = v })
 }
 
@@ -555,27 +509,21 @@ func (r *refSharer) response(resp *openapi3.Response, base *url.URL, inRoot bool
 		return nil
 	}
 	r.walked[resp] = true
-	for _, name := range componentNames(resp.Headers) {
-		if err := r.headerRef(resp.Headers[name], base, inRoot); err != nil {
-			return err
-		}
-	}
-	if err := r.content(resp.Content, base, inRoot); err != nil {
-		return err
-	}
-	for _, name := range componentNames(resp.Links) {
-		if err := r.linkRef(resp.Links[name], base, inRoot); err != nil {
-			return err
-		}
-	}
-	return nil
+	return firstError(
+		func() error {
+			return inOrder(resp.Headers, func(x *openapi3.HeaderRef) error { return r.headerRef(x, base, inRoot) })
+		},
+		func() error { return r.content(resp.Content, base, inRoot) },
+		func() error {
+			return inOrder(resp.Links, func(x *openapi3.LinkRef) error { return r.linkRef(x, base, inRoot) })
+		},
+	)
 }
 
 func (r *refSharer) content(c openapi3.Content, base *url.URL, inRoot bool) error {
-	for _, mt := range componentNames(c) {
-		m := c[mt]
+	return inOrder(c, func(m *openapi3.MediaType) error {
 		if m == nil {
-			continue
+			return nil
 		}
 		if m.ItemSchema != nil {
 			return errNotShared // OpenAPI 3.2
@@ -584,54 +532,30 @@ func (r *refSharer) content(c openapi3.Content, base *url.URL, inRoot bool) erro
 			return err
 		}
 		// The loader resolves no encoding headers; neither does this.
-		if err := r.examples(m.Examples, base, inRoot); err != nil {
-			return err
-		}
-	}
-	return nil
+		return r.examples(m.Examples, base, inRoot)
+	})
 }
 
 func (r *refSharer) examples(ex openapi3.Examples, base *url.URL, inRoot bool) error {
-	for _, name := range componentNames(ex) {
-		if err := r.exampleRef(ex[name], base, inRoot); err != nil {
-			return err
-		}
-	}
-	return nil
+	return inOrder(ex, func(x *openapi3.ExampleRef) error { return r.exampleRef(x, base, inRoot) })
 }
 
 func (r *refSharer) exampleRef(er *openapi3.ExampleRef, base *url.URL, inRoot bool) error {
-	if er == nil || er.Ref == "" || er.Value != nil {
+	if er == nil {
 		return nil
 	}
-	return resolveRef(r, "examples", er.Ref, base, inRoot,
-		func(raw []byte) (string, *openapi3.Example, error) {
-			return decodeRef(raw, func(x *openapi3.ExampleRef) (string, *openapi3.Example) { return x.Ref, x.Value })
-		},
-		func(name string) (string, *openapi3.Example, bool) {
-			c, ok := r.doc.Components.Examples[name]
-			if !ok || c == nil {
-				return "", nil, false
-			}
-			return c.Ref, c.Value, true
-		},
-		func(*openapi3.Example, *url.URL, bool) error { return nil }, func(v *openapi3.Example) { er.Value = v })
+	return shareRef(r, "examples", er.Ref, er.Value, base, inRoot,
+		func(c *openapi3.Components) map[string]*openapi3.ExampleRef { return c.Examples },
+		func(x *openapi3.ExampleRef) (string, *openapi3.Example) { return x.Ref, x.Value },
+		noWalk[openapi3.Example], func(v *openapi3.Example) { er.Value = v })
 }
 
 func (r *refSharer) linkRef(lr *openapi3.LinkRef, base *url.URL, inRoot bool) error {
-	if lr == nil || lr.Ref == "" || lr.Value != nil {
+	if lr == nil {
 		return nil
 	}
-	return resolveRef(r, "links", lr.Ref, base, inRoot,
-		func(raw []byte) (string, *openapi3.Link, error) {
-			return decodeRef(raw, func(x *openapi3.LinkRef) (string, *openapi3.Link) { return x.Ref, x.Value })
-		},
-		func(name string) (string, *openapi3.Link, bool) {
-			c, ok := r.doc.Components.Links[name]
-			if !ok || c == nil {
-				return "", nil, false
-			}
-			return c.Ref, c.Value, true
-		},
-		func(*openapi3.Link, *url.URL, bool) error { return nil }, func(v *openapi3.Link) { lr.Value = v })
+	return shareRef(r, "links", lr.Ref, lr.Value, base, inRoot,
+		func(c *openapi3.Components) map[string]*openapi3.LinkRef { return c.Links },
+		func(x *openapi3.LinkRef) (string, *openapi3.Link) { return x.Ref, x.Value },
+		noWalk[openapi3.Link], func(v *openapi3.Link) { lr.Value = v })
 }
