@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 
 # Build stage: a static binary, no cgo, reproducible paths, no debug info.
-FROM golang:1.26.8-bookworm AS build
+FROM golang:1.27.3-bookworm AS build
 WORKDIR /src
 # Dependencies first, so source edits do not invalidate the module download layer.
 COPY go.mod go.sum ./

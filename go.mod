@@ -1,6 +1,6 @@
 module github.com/restmcp/restmcp
 
-go 1.26.8
+go 1.27.3
 
 require (
 	github.com/andybalholm/brotli v1.3.0
