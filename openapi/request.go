@@ -256,6 +256,9 @@ func (p *requestPlan) checkArgs(list []arg) error {
 			}
 			continue // Q3: null optional parameter is omitted
 		}
+		if err := checkNumbers(a.val); err != nil {
+			return &ArgumentError{Param: a.key, Reason: err.Error()}
+		}
 		if val := validators[a.key]; val != nil {
 			if err := val.validate(a.val); err != nil {
 				return &ArgumentError{Param: a.key, Reason: err.Error()}
