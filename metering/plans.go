@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/restmcp/restmcp/internal/yamltree"
 	"gopkg.in/yaml.v3"
 )
 
@@ -436,6 +437,9 @@ func ParsePlans(data []byte, name string) (*Plans, error) {
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty plans file", name)
+	}
+	if err := yamltree.CheckAliases(root.Content[0]); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	pr := &plansParser{name: name, root: root.Content[0]}
 	var extra yaml.Node

@@ -383,6 +383,8 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 		// declaration order, and kin-openapi gets it as JSON, its fast path.
 		order.walk(tree)
 		data = yamltree.EncodeJSON(tree)
+	} else if errors.Is(err, yamltree.ErrAliasBudget) {
+		return nil, fmt.Errorf("loading %s: %w", src.name, err)
 	}
 
 	loader := openapi3.NewLoader()

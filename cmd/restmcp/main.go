@@ -29,7 +29,10 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.Background(), func() {}
+	if stopsGracefully(os.Args[1:]) {
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	}
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
@@ -38,6 +41,20 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// stopsGracefully reports whether the command args name is one that
+// handles SIGINT and SIGTERM itself: serve drains its connections and
+// flushes its counters, bench stops its load and reports. Every other
+// command (validate, tools, keys, usage, clients, help) keeps Go's default
+// and ends at once on either signal, whatever it is doing: loading a
+// document has no state to save, and must not outlive a supervisor's
+// SIGTERM (TestCommandsStopOnSIGTERM).
+func stopsGracefully(args []string) bool {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return true // serve, the default command
+	}
+	return args[0] == "serve" || args[0] == "bench"
 }
 
 // version is restmcp's own version: the MCP serverInfo version and the

@@ -13,7 +13,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Parse parses one JSON or YAML document into its root node.
+// Parse parses one JSON or YAML document into its root node, refusing one
+// whose aliases expand past MaxAliasNodes ([CheckAliases]).
 func Parse(data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -21,6 +22,9 @@ func Parse(data []byte) (*yaml.Node, error) {
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, errors.New("empty document")
+	}
+	if err := CheckAliases(doc.Content[0]); err != nil {
+		return nil, err
 	}
 	return doc.Content[0], nil
 }
