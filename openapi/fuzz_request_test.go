@@ -151,14 +151,16 @@ paths:
 		var back map[string]any
 		_ = json.Unmarshal(args, &back)
 		sent, _ := back["sid"].(string)
-		bad := strings.ContainsAny(sent, "\r\n\x00")
+		trace, _ := back["X-Trace"].(string)
+		_, cookieOK := cookieValue(sent)
+		bad := strings.ContainsAny(trace, "\r\n\x00") || !cookieOK
 		badKey := strings.ContainsAny(key, "\r\n\x00")
 		req, err := tool.NewRequest(context.Background(), args, key)
 		if err != nil {
 			var ae *ArgumentError
 			var ce *CredentialError
 			switch {
-			case errors.As(err, &ae) && (bad || strings.Contains(sent, ";")):
+			case errors.As(err, &ae) && bad:
 			case errors.As(err, &ce) && (badKey || key == ""):
 			default:
 				t.Fatalf("NewRequest(%s, key %q): unexpected error %v", args, key, err)
@@ -168,6 +170,15 @@ paths:
 		if bad || badKey && key != "" {
 			t.Fatalf("NewRequest(%s, key %q) accepted a CR, LF or NUL", args, key)
 		}
+		// Q6: the cookie is cookie-octets only and reads back as sent.
+		if c, ok := strings.CutPrefix(req.Header.Get("Cookie"), "sid="); list == false && ok {
+			if strings.ContainsAny(c, " \";,\\") || strings.IndexFunc(c, func(r rune) bool { return r > 0x7e }) >= 0 {
+				t.Fatalf("Cookie value %q holds a byte RFC 6265 does not allow", c)
+			}
+			if back, err := url.PathUnescape(c); err != nil || back != sent {
+				t.Fatalf("Cookie value %q reads back as %q (%v), want %q", c, back, err, sent)
+			}
+		}
 		for name, vs := range req.Header {
 			for _, hv := range vs {
 				if strings.ContainsAny(hv, "\r\n\x00") {
@@ -176,4 +187,50 @@ paths:
 			}
 		}
 	})
+}
+
+// TestCookieValues: cookie parameter values are written as RFC 6265
+// allows (Q6): cookie-octets as they are, every other byte and '%'
+// percent-encoded, a control character refused naming it.
+func TestCookieValues(t *testing.T) {
+	d, err := LoadData(context.Background(), []byte(`openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: "http://upstream.test/v1"}]
+paths:
+  /c:
+    get:
+      operationId: c
+      parameters:
+        - {name: session, in: cookie, schema: {type: string}}
+        - {name: pref, in: cookie, schema: {type: array, items: {type: string}}}
+      responses: {"200": {description: OK}}
+`), "", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ args, cookie, err string }{
+		{`{"session":"abc.DEF-_~=="}`, "session=abc.DEF-_~==", ""},
+		{`{"session":" admin=1"}`, "session=%20admin=1", ""},
+		{`{"session":"a; admin=1"}`, "session=a%3B%20admin=1", ""},
+		{`{"session":"q\"u,o\\te"}`, "session=q%22u%2Co%5Cte", ""},
+		{`{"session":"50%","pref":["a b","c"]}`, "session=50%25; pref=a%20b%2Cc", ""},
+		{`{"session":"café"}`, "session=caf%C3%A9", ""},
+		{`{"session":"a\u0000b"}`, "", "invalid arguments: session: a cookie value must not contain control characters (U+0000 at byte 1)"},
+		{`{"session":"a\tb"}`, "", "invalid arguments: session: a cookie value must not contain control characters (U+0009 at byte 1)"},
+	} {
+		req, err := d.Tools[0].NewRequest(context.Background(), json.RawMessage(tt.args), "")
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("%s: error %v, want %q", tt.args, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.args, err)
+			continue
+		}
+		if got := req.Header.Get("Cookie"); got != tt.cookie || len(req.Header["Cookie"]) != 1 {
+			t.Errorf("%s: Cookie %q, want %q", tt.args, req.Header["Cookie"], tt.cookie)
+		}
+	}
 }

@@ -340,10 +340,11 @@ func (p *requestPlan) writeParams(list []arg, q *strings.Builder, header http.He
 			if v == "" && isEmptyArray(a.raw) {
 				continue
 			}
-			if strings.ContainsAny(v, "\r\n\x00;") {
-				return nil, &ArgumentError{Param: pp.key, Reason: "cookie value must not contain CR, LF, NUL or ';'"}
+			cv, ok := cookieValue(v)
+			if !ok {
+				return nil, &ArgumentError{Param: pp.key, Reason: "a cookie value must not contain control characters (" + firstControl(v) + ")"}
 			}
-			cookies = append(cookies, pp.wire+"="+v)
+			cookies = append(cookies, pp.wire+"="+cv)
 		}
 	}
 	return cookies, nil
@@ -371,7 +372,11 @@ func (p *requestPlan) writeCredentials(creds []credential, key, scheme string, q
 			}
 			header.Set(c.name, v)
 		case "cookie":
-			cookies = append(cookies, c.name+"="+key)
+			cv, ok := cookieValue(key)
+			if !ok {
+				return nil, &CredentialError{Schemes: p.sec.schemes}
+			}
+			cookies = append(cookies, c.name+"="+cv)
 		case "bearer":
 			if strings.ContainsAny(key, "\r\n\x00") {
 				return nil, &CredentialError{Schemes: p.sec.schemes}
@@ -386,6 +391,58 @@ func (p *requestPlan) writeCredentials(creds []credential, key, scheme string, q
 		}
 	}
 	return cookies, nil
+}
+
+// cookieValue writes v as the value of one cookie-pair of the Cookie
+// header (Q6). RFC 6265 §4.1.1 (https://www.rfc-editor.org/rfc/rfc6265#section-4.1.1)
+// allows only cookie-octets there: no space, DQUOTE, comma, semicolon or
+// backslash, nothing outside ASCII. Those bytes, and '%' so that the
+// encoding reads back unambiguously, are percent-encoded (UTF-8, %XX), as
+// OpenAPI's form style for cookies does and as servers that decode cookie
+// values (Express's cookie, PHP) read them; every cookie-octet is written
+// as is, so tokens (base64 with '=', JWTs) go out unchanged. ok is false
+// for a value with a control character (U+0000–U+001F, U+007F), which no
+// cookie carries: it is refused rather than smuggled in encoded.
+func cookieValue(v string) (string, bool) {
+	clean := true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c < 0x20 || c == 0x7f {
+			return "", false
+		}
+		if !cookieOctet(c) {
+			clean = false
+		}
+	}
+	if clean {
+		return v, true
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(v)+16)
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; cookieOctet(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return string(b), true
+}
+
+// cookieOctet reports whether c is one of RFC 6265's cookie-octets
+// (%x21 / %x23-2B / %x2D-3A / %x3C-5B / %x5D-7E), less '%' (cookieValue).
+func cookieOctet(c byte) bool {
+	return c >= 0x21 && c <= 0x7e && c != '"' && c != ',' && c != ';' && c != '\\' && c != '%'
+}
+
+// firstControl names the first control character of s, as U+00XX.
+func firstControl(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return fmt.Sprintf("U+%04X at byte %d", c, i)
+		}
+	}
+	return ""
 }
 
 func isEmptyArray(raw json.RawMessage) bool {
