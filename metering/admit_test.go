@@ -124,7 +124,7 @@ plans:
 					allowed = append(allowed, d)
 					continue
 				}
-				if diff := cmp.Diff(w.refused, d); diff != "" {
+				if diff := cmp.Diff(w.refused, d, decisionRecord); diff != "" {
 					t.Fatalf("key %d: refused decision (-want +got):\n%s", k, diff)
 				}
 			}
@@ -332,9 +332,20 @@ func TestRefund(t *testing.T) {
 		if r.Periods[0].Name != "20261116" || r.Periods[0].Used != 0 || r.Periods[1].Used != 2 || r.Periods[1].Tools["two"] != (ToolUsage{1, 2}) {
 			t.Fatalf("after the refund on the next day: %+v, want today 0, month 2, tool two {1 2}", r.Periods)
 		}
-		// Over-refunding stops at zero and creates nothing.
+		// A call is refunded once, however often its refund is sent
+		// (settle.go: by the call's record).
 		for range 3 {
 			if err := m.Refund(ctx, c, d1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r := mustReport(t, m, ids[0], p); r.Periods[1].Used != 2 || r.Periods[1].Tools["two"] != (ToolUsage{1, 2}) {
+			t.Fatalf("after refunding d1 again: %+v, want month 2 used, tool two {1 2}", r.Periods[1])
+		}
+		// Refunds of decisions without a record (as a store without call
+		// records gave them) stop at zero and create nothing.
+		for range 3 {
+			if err := m.Refund(ctx, c, Decision{Allowed: true, Plan: "p", Cost: 2, At: d1.At}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -468,7 +479,7 @@ func walkAdmissions(t *testing.T, m Meter, clk *fakeClock, id string, p *Plan, s
 		want := s.want
 		want.Plan, want.At = "p", clk.Now()
 		got := mustAdmitCall(t, m, Call{KeyID: id, Plan: p, Tool: "t", Cost: 1})
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, decisionRecord); diff != "" {
 			t.Fatalf("step %d (after +%v, at %v): Decision (-want +got):\n%s", i, s.advance, clk.Now(), diff)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/redis/go-redis/v9"
 	"github.com/restmcp/restmcp/internal/testenv"
 )
@@ -136,3 +137,8 @@ func forEach(t *testing.T, test func(t *testing.T, impl implementation)) {
 
 // testStart is a fixed time in November 2026 (UTC).
 var testStart = time.Date(2026, time.November, 15, 12, 0, 0, 0, time.UTC)
+
+// decisionRecord is the cmp option for comparing Decisions: every exported
+// field is compared; the unexported one is the handle of the call's record
+// in Redis, a random id, whose effects TestSettle* check.
+var decisionRecord = cmpopts.IgnoreUnexported(Decision{})

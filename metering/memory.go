@@ -25,6 +25,9 @@ type MemoryMeter struct {
 	rlog   map[rateEntry][]int64           // sliding-window log per key and window: call times, µs, oldest first
 	tools  map[usageEntry]map[string]int64 // per-tool hash per key and month: "calls:<tool>", "cost:<tool>"
 	ev     ring                            // the latest events
+	// refunded holds the ids of the calls refunded in the last
+	// CallRecordTTL (µs of the refund), so a call is refunded once.
+	refunded map[string]int64
 }
 
 // rateEntry identifies the GCRA state of one rate limit of one key, as
@@ -56,12 +59,13 @@ func NewMemory(opts Options) *MemoryMeter {
 		evMax = 0
 	}
 	return &MemoryMeter{
-		now:   now,
-		usage: make(map[usageEntry]int64),
-		rtat:  make(map[rateEntry]int64),
-		rlog:  make(map[rateEntry][]int64),
-		tools: make(map[usageEntry]map[string]int64),
-		ev:    ring{max: int(evMax)},
+		now:      now,
+		usage:    make(map[usageEntry]int64),
+		rtat:     make(map[rateEntry]int64),
+		rlog:     make(map[rateEntry][]int64),
+		tools:    make(map[usageEntry]map[string]int64),
+		ev:       ring{max: int(evMax)},
+		refunded: make(map[string]int64),
 	}
 }
 
@@ -96,6 +100,11 @@ func (m *MemoryMeter) sweep(t time.Time) {
 	for e := range m.tools {
 		if e.period < oldest {
 			delete(m.tools, e)
+		}
+	}
+	for id, at := range m.refunded {
+		if at <= now-CallRecordTTL.Microseconds() {
+			delete(m.refunded, id)
 		}
 	}
 }

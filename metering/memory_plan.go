@@ -47,7 +47,11 @@ func (m *MemoryMeter) AdmitCall(_ context.Context, c Call) (Decision, error) {
 			m.sweep(t)
 		}
 	}
-	return decide(c, s, ok), nil
+	d := decide(c, s, ok)
+	if ok {
+		d.ref = callRef{id: nonce()}
+	}
+	return d, nil
 }
 
 // state reads a call's state; the caller holds m.mu.
@@ -88,6 +92,12 @@ func (m *MemoryMeter) Refund(_ context.Context, c Call, d Decision) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if d.ref.id != "" { // once per call, as RedisMeter refunds by the call's record
+		if _, done := m.refunded[d.ref.id]; done {
+			return nil
+		}
+		m.refunded[d.ref.id] = m.now().UnixMicro()
+	}
 	m.adjust(c.KeyID, c.Tool, d.At, -d.Cost, -1)
 	return nil
 }

@@ -85,6 +85,11 @@ type Decision struct {
 	// rate-limit headers out) and the cost is counted in a local buffer
 	// until Redis answers again.
 	Degraded bool
+
+	// ref names the call's record in Redis (settle.go), by which Refund
+	// undoes exactly this call, once; zero for MemoryMeter and Degraded
+	// admissions.
+	ref callRef
 }
 
 // Options configures a meter; the zero value is ready to use.

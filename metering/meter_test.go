@@ -78,7 +78,7 @@ func TestAdmitConcurrentBurst(t *testing.T) {
 		var remaining []int64
 		for _, d := range allowed {
 			want := rateDecision(100, time.Minute, testStart, d.Remaining, time.Duration(100-d.Remaining)*600*time.Millisecond, 0, d.Count)
-			if diff := cmp.Diff(want, d); diff != "" {
+			if diff := cmp.Diff(want, d, decisionRecord); diff != "" {
 				t.Errorf("allowed decision (-want +got):\n%s", diff)
 			}
 			remaining = append(remaining, d.Remaining)
@@ -94,7 +94,7 @@ func TestAdmitConcurrentBurst(t *testing.T) {
 		// window to full recovery, nothing counted.
 		want := rateDecision(100, time.Minute, testStart, 0, 60*time.Second, 600*time.Millisecond, 100)
 		for _, d := range refused {
-			if diff := cmp.Diff(want, d); diff != "" {
+			if diff := cmp.Diff(want, d, decisionRecord); diff != "" {
 				t.Fatalf("refused decision (-want +got):\n%s", diff)
 			}
 		}
@@ -140,7 +140,7 @@ func TestAdmitWindowRecovery(t *testing.T) {
 		for i, s := range steps {
 			clk.Advance(s.advance)
 			want := rateDecision(2, time.Second, clk.Now(), s.remaining, s.reset, s.retry, s.count)
-			if diff := cmp.Diff(want, mustAdmitCall(t, m, rateCall(ids[0], p))); diff != "" {
+			if diff := cmp.Diff(want, mustAdmitCall(t, m, rateCall(ids[0], p)), decisionRecord); diff != "" {
 				t.Fatalf("step %d (after +%v): Decision (-want +got):\n%s", i, s.advance, diff)
 			}
 		}
@@ -189,7 +189,7 @@ func TestAdmitDisabled(t *testing.T) {
 		m, ids := planImpl(t, impl, clk, 1)
 		for i := range int64(250) {
 			want := Decision{Allowed: true, Count: i + 1, Plan: "default", Cost: 1, At: testStart}
-			if diff := cmp.Diff(want, mustAdmitCall(t, m, rateCall(ids[0], p))); diff != "" {
+			if diff := cmp.Diff(want, mustAdmitCall(t, m, rateCall(ids[0], p)), decisionRecord); diff != "" {
 				t.Fatalf("call %d: Decision (-want +got):\n%s", i, diff)
 			}
 		}

@@ -53,6 +53,15 @@ type OutageStats struct {
 	Replayed int64
 	// DroppedEvents counts usage events lost while Redis was down.
 	DroppedEvents int64
+	// Unsettled is the number of calls waiting to be settled by id: sent
+	// to Redis without an answer and not served, or refunds that did not
+	// reach it (settle.go).
+	Unsettled int
+	// Settled counts calls settled by id once Redis answered.
+	Settled int64
+	// UnsettledDropped counts calls dropped unsettled because the queue
+	// (BufferSize) was full.
+	UnsettledDropped int64
 }
 
 // OutageMeter applies an outage policy to a [RedisMeter]. Create it with
@@ -75,6 +84,13 @@ type OutageStats struct {
 // aggregate but before answering, that aggregate is counted twice. Usage
 // events are not buffered: those recorded while down are dropped and
 // counted. Rate-limit state (GCRA) is not replayed.
+//
+// Under both policies, a call whose admission was sent but not answered is
+// settled by its id once Redis answers (settle.go): given back when it was
+// not served, counted once when it was served Degraded. Refunds by id that
+// fail are kept and sent again. So the counters end equal to the calls
+// served, whatever the fault (docs/security.md H29); replays are idempotent
+// too, each aggregate under an id of its own.
 type OutageMeter struct {
 	m      *RedisMeter
 	policy Outage
@@ -82,12 +98,13 @@ type OutageMeter struct {
 	retry  time.Duration
 	log    *slog.Logger
 
-	mu    sync.Mutex
-	down  bool
-	buf   []pending // ring of at most size entries
-	head  int       // index of the oldest entry
-	n     int       // entries in buf
-	stats OutageStats
+	mu        sync.Mutex
+	down      bool
+	buf       []pending // ring of at most size entries
+	head      int       // index of the oldest entry
+	n         int       // entries in buf
+	unsettled []settleOp
+	stats     OutageStats
 
 	wake   chan struct{}
 	cancel context.CancelFunc
@@ -95,12 +112,15 @@ type OutageMeter struct {
 }
 
 // pending is one buffered call (calls 1, cost ≥ 0), refund (calls -1,
-// cost ≤ 0) or aggregate.
+// cost ≤ 0) or aggregate. One with a ref is replayed by that id and never
+// aggregated: a call whose admission may have counted, or an aggregate
+// already sent once.
 type pending struct {
 	keyID, tool string
 	at          time.Time
 	cost, calls int64
 	entries     int64 // buffered calls and refunds aggregated into this one
+	ref         callRef
 }
 
 // NewOutageMeter wraps m with the policy of opts. Under fail_open it
@@ -128,11 +148,6 @@ func NewOutageMeter(ctx context.Context, m *RedisMeter, opts OutageOptions) *Out
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
-	if o.policy != OutageFailOpen {
-		close(o.done)
-		o.cancel = func() {}
-		return o
-	}
 	ctx, o.cancel = context.WithCancel(ctx)
 	go o.run(ctx)
 	return o
@@ -144,25 +159,50 @@ func (o *OutageMeter) Policy() Outage { return o.policy }
 // AdmitCall is [RedisMeter.AdmitCall] under the outage policy.
 func (o *OutageMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	if o.policy != OutageFailOpen {
-		return o.m.AdmitCall(ctx, c)
+		d, err := o.m.AdmitCall(ctx, c)
+		if op := unsettled(err); op != nil {
+			o.queueSettle(*op) // answered 503: give it back if it counted
+		}
+		return d, err
 	}
 	if err := c.validate(); err != nil {
 		return Decision{}, err
 	}
+	var ref callRef
 	if !o.isDown() {
 		d, err := o.m.AdmitCall(ctx, c)
+		op := unsettled(err)
 		if !o.failsOpen(ctx, err) {
+			if op != nil {
+				o.queueSettle(*op) // not served (the client left)
+			}
 			return d, err
+		}
+		if op != nil {
+			ref = op.ref // served Degraded: count it by id, once
 		}
 	}
 	at := o.m.replicaNow().UTC()
-	o.push(pending{keyID: c.KeyID, tool: c.Tool, at: at, cost: c.Cost, calls: 1, entries: 1}, true)
+	o.push(pending{keyID: c.KeyID, tool: c.Tool, at: at, cost: c.Cost, calls: 1, entries: 1, ref: ref}, true)
 	return Decision{Allowed: true, Degraded: true, Plan: c.Plan.Name, Cost: c.Cost, At: at}, nil
 }
 
 // Refund is [RedisMeter.Refund] under the outage policy; under fail_open a
 // refund that cannot reach Redis, or of a Degraded call, is buffered.
 func (o *OutageMeter) Refund(ctx context.Context, c Call, d Decision) error {
+	if d.Allowed && !d.Degraded && d.ref.id != "" {
+		// By the call's record: idempotent, so one that fails is kept and
+		// sent again, under either policy.
+		err := o.m.Refund(ctx, c, d)
+		if errors.Is(err, ErrUnavailable) {
+			o.queueSettle(undoOp(c, d))
+			if o.policy == OutageFailOpen {
+				o.failsOpen(ctx, err)
+			}
+			return nil
+		}
+		return err
+	}
 	if o.policy != OutageFailOpen || (!d.Degraded && !o.isDown()) {
 		err := o.m.Refund(ctx, c, d)
 		if o.policy != OutageFailOpen || !o.failsOpen(ctx, err) {
@@ -229,21 +269,61 @@ func (o *OutageMeter) Stats() OutageStats {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.stats
-	s.Down, s.Buffered = o.down, o.n
+	s.Down, s.Buffered, s.Unsettled = o.down, o.n, len(o.unsettled)
 	return s
 }
 
 // Close stops the replay goroutine and makes a last attempt, bounded by
-// ctx, to replay what is buffered. It returns an error when entries remain
-// unreplayed (they are lost).
+// ctx, to settle and replay what is kept. It returns an error when entries
+// remain (they are lost).
 func (o *OutageMeter) Close(ctx context.Context) error {
 	o.cancel()
 	<-o.done
+	if err := o.settleAll(ctx); err != nil {
+		return fmt.Errorf("metering: %d calls not settled: %w", o.Stats().Unsettled, err)
+	}
 	if o.Stats().Buffered == 0 {
 		return nil
 	}
 	if err := o.Flush(ctx); err != nil {
 		return fmt.Errorf("metering: %d buffered calls not replayed: %w", o.Stats().Buffered, err)
+	}
+	return nil
+}
+
+// queueSettle keeps op until Redis answers, dropping the oldest beyond
+// BufferSize.
+func (o *OutageMeter) queueSettle(op settleOp) {
+	o.mu.Lock()
+	if len(o.unsettled) >= o.size {
+		o.unsettled = o.unsettled[1:]
+		o.stats.UnsettledDropped++
+	}
+	o.unsettled = append(o.unsettled, op)
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// settleAll settles every queued call, oldest first; on a failure the rest
+// stay queued and the error is returned.
+func (o *OutageMeter) settleAll(ctx context.Context) error {
+	o.mu.Lock()
+	ops := o.unsettled
+	o.unsettled = nil
+	o.mu.Unlock()
+	for i, op := range ops {
+		if err := o.m.settle(ctx, op); err != nil {
+			o.mu.Lock()
+			o.unsettled = append(ops[i:], o.unsettled...)
+			o.mu.Unlock()
+			return err
+		}
+		o.mu.Lock()
+		o.stats.Settled++
+		o.mu.Unlock()
 	}
 	return nil
 }
@@ -348,34 +428,44 @@ func (o *OutageMeter) Flush(ctx context.Context) error {
 	if len(ps) == 0 {
 		return nil
 	}
+	// Entries with an id are replayed as they are; the others are summed
+	// per key, tool and day, and each sum gets an id of its own, kept if it
+	// has to be sent again, so that no replay counts twice.
 	type aggKey struct{ keyID, tool, day string }
-	var order []aggKey
+	var out []*pending
 	agg := make(map[aggKey]*pending)
-	for _, p := range ps {
+	minute := minuteOf(o.m.replicaNow())
+	for i := range ps {
+		p := &ps[i]
+		if p.ref.id != "" {
+			out = append(out, p)
+			continue
+		}
 		k := aggKey{p.keyID, p.tool, dayPeriod(p.at)}
 		a := agg[k]
 		if a == nil {
-			a = &pending{keyID: p.keyID, tool: p.tool, at: p.at}
+			a = &pending{keyID: p.keyID, tool: p.tool, at: p.at, ref: callRef{id: nonce(), minutes: [3]int64{minute}}}
 			agg[k] = a
-			order = append(order, k)
+			out = append(out, a)
 		}
 		a.cost += p.cost
 		a.calls += p.calls
 		a.entries += p.entries
 	}
-	for i, k := range order {
-		a := agg[k]
-		if err := o.m.adjust(ctx, a.keyID, a.tool, a.at, a.cost, a.calls); err != nil {
-			rest := make([]pending, 0, len(order)-i)
-			for _, k := range order[i:] {
-				rest = append(rest, *agg[k])
+	var n int64
+	for i, a := range out {
+		op := settleOp{keyID: a.keyID, tool: a.tool, ref: a.ref, cost: a.cost, calls: a.calls, day: dayPeriod(a.at)}
+		if err := o.m.settle(ctx, op); err != nil {
+			rest := make([]pending, 0, len(out)-i)
+			for _, a := range out[i:] {
+				rest = append(rest, *a)
 			}
 			o.putBack(rest)
+			o.mu.Lock()
+			o.stats.Replayed += n
+			o.mu.Unlock()
 			return err
 		}
-	}
-	var n int64
-	for _, a := range agg {
 		n += a.entries
 	}
 	o.mu.Lock()
@@ -400,7 +490,7 @@ func (o *OutageMeter) run(ctx context.Context) {
 				continue // wait for the ticker: no probe per call
 			}
 		}
-		if o.Stats().Buffered == 0 && !o.isDown() {
+		if s := o.Stats(); s.Buffered == 0 && s.Unsettled == 0 && !s.Down {
 			continue
 		}
 		o.recover(ctx)
@@ -413,6 +503,9 @@ func (o *OutageMeter) recover(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, o.retry)
 	defer cancel()
 	if err := o.m.Ping(pctx); err != nil {
+		return
+	}
+	if err := o.settleAll(pctx); err != nil {
 		return
 	}
 	for range 3 { // calls still degrade while replaying; catch up a few times

@@ -21,12 +21,18 @@ type redisProc struct {
 	t    *testing.T
 	addr string
 	dir  string
+	aof  bool
 	cmd  *exec.Cmd
 }
 
 // startRedisProc starts the server, or skips the test loudly when
 // redis-server is not installed (a failure when RESTMCP_REQUIRE_REDIS=1).
-func startRedisProc(t *testing.T) *redisProc {
+func startRedisProc(t *testing.T) *redisProc { return startRedisProcWith(t, false) }
+
+// startRedisProcWith is startRedisProc; with aof, the server keeps an
+// append-only file and fsyncs it on every write (appendfsync always), so
+// that what it applied survives a kill -9.
+func startRedisProcWith(t *testing.T, aof bool) *redisProc {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		msg := "*** redis-server NOT INSTALLED: the outage test did NOT run (" + err.Error() + ")"
@@ -38,7 +44,7 @@ func startRedisProc(t *testing.T) *redisProc {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	p := &redisProc{t: t, addr: addr, dir: t.TempDir()}
+	p := &redisProc{t: t, addr: addr, dir: t.TempDir(), aof: aof}
 	p.start()
 	t.Cleanup(func() {
 		if p.cmd != nil {
@@ -52,8 +58,12 @@ func startRedisProc(t *testing.T) *redisProc {
 func (p *redisProc) start() {
 	p.t.Helper()
 	_, port, _ := net.SplitHostPort(p.addr)
-	p.cmd = exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", p.dir, "--daemonize", "no", "--logfile", "")
+	appendonly := []string{"--appendonly", "no"}
+	if p.aof {
+		appendonly = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	p.cmd = exec.Command("redis-server", append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "",
+		"--dir", p.dir, "--daemonize", "no", "--logfile", ""}, appendonly...)...)
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatalf("starting redis-server: %v", err)
 	}
@@ -68,6 +78,13 @@ func (p *redisProc) start() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// kill9 kills the server at once (SIGKILL): it saves nothing more.
+func (p *redisProc) kill9() {
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	p.cmd = nil
 }
 
 // stop saves the data and stops the server.

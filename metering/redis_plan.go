@@ -37,7 +37,15 @@ import (
 //	ARGV[b+14]           deadline, µs in the script's clock, "" for none: a
 //	                     script that runs later changes nothing and answers
 //	                     the error errDeadlinePassed (see scriptDeadline)
-//	ARGV[b+15]           a nonce, unique per call: the sliding logs' member
+//	ARGV[b+15]           the call id, unique per call: the sliding logs'
+//	                     member and the field of the call's record
+//	ARGV[b+16]           restmcp:{keyID}:calls, the prefix of the record hashes
+//	ARGV[b+17]           record TTL, s (CallRecordTTL)
+//
+// An admitted call is recorded as "<yyyymmdd>:<cost>" under its id in the
+// hash <ARGV[b+16]>:<Unix minute of now> (settle.go); a call whose id is
+// already recorded there is answered as admitted and changes nothing, or,
+// when it was settled as not counted ("u"), refused with errSettled.
 //
 // Choosing the period by comparing Redis TIME with boundaries computed by
 // the client (exact calendar arithmetic in Go) costs far less per call than
@@ -81,11 +89,15 @@ for i = 1, n do
     if tats[i] - tau > now then ok = false end
   end
 end
+local rkey = ARGV[b + 16] .. ":" .. string.format("%d", math.floor(now / 60000000))
+local rec = redis.call("HGET", rkey, ARGV[b + 15])
+if rec == "u" then return redis.error_reply("` + errSettled + `") end
 local du = tonumber(redis.call("GET", dkey) or 0)
 local mu = tonumber(redis.call("GET", mkey) or 0)
 out[5], out[6] = du, mu
 local dq, mq = tonumber(ARGV[b]), tonumber(ARGV[b + 1])
 if (dq >= 0 and du + cost > dq) or (mq >= 0 and mu + cost > mq) then ok = false end
+if rec then out[1] = 1; return out end
 if not ok then return out end
 
 for i = 1, n do
@@ -104,6 +116,8 @@ if cost > 0 then
   redis.call("HINCRBY", tkey, "cost:" .. field, cost)
 end
 if redis.call("HINCRBY", tkey, "calls:" .. field, 1) == 1 then redis.call("EXPIRE", tkey, ARGV[b + 5]) end
+redis.call("HSET", rkey, ARGV[b + 15], string.sub(dkey, -8) .. ":" .. cost)
+redis.call("EXPIRE", rkey, ARGV[b + 17], "NX")
 out[1] = 1
 return out
 `)
@@ -235,26 +249,39 @@ func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	}
 	n := len(c.Plan.RateLimits)
 	keys, days, months := m.planKeys(c.KeyID, c.Plan)
-	args := make([]any, 0, 2*n+18)
+	id := nonce()
+	args := make([]any, 0, 2*n+20)
 	args = append(args, m.serverClock(), n)
 	args = appendRateArgs(args, c.Plan)
 	args = append(args,
 		c.Plan.quota(PeriodDay), c.Plan.quota(PeriodMonth), c.Cost, c.Tool,
 		int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second),
-		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3], deadline, nonce())
+		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3], deadline, id,
+		Key(c.KeyID, "calls"), int64(CallRecordTTL/time.Second))
 	t0 := time.Now()
 	r, err := planAdmitScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
 	if err == nil && len(r) > 1 && m.serverNow == nil {
 		m.offset.observe(t0, time.Now(), r[1])
 	}
 	if err != nil {
-		return Decision{}, fmt.Errorf("%w: admitting key_id %s: %w", ErrUnavailable, c.KeyID, err)
+		err = fmt.Errorf("%w: admitting key_id %s: %w", ErrUnavailable, c.KeyID, err)
+		if ambiguous(err) {
+			// Sent, and no reply: the call may have counted. Whoever does
+			// not serve it settles it by id (settle.go).
+			ref := callRef{id: id, minutes: m.estimatedMinutes(t0)}
+			return Decision{}, &unsettledError{err: err, op: settleOp{keyID: c.KeyID, tool: c.Tool, ref: ref, undo: true}}
+		}
+		return Decision{}, err
 	}
 	if len(r) != 6+2*n {
 		return Decision{}, fmt.Errorf("%w: admitting key_id %s: script returned %d values, want %d", ErrUnavailable, c.KeyID, len(r), 6+2*n)
 	}
 	s := callState{now: r[1], rel: r[6 : 6+n], aux: r[6+n:], dayUsed: r[4], monthUsed: r[5]}
-	return decide(c, s, r[0] == 1), nil
+	d := decide(c, s, r[0] == 1)
+	if d.Allowed {
+		d.ref = callRef{id: id, minutes: [3]int64{r[1] / 60_000_000}}
+	}
+	return d, nil
 }
 
 // Refund gives back what an allowed call was charged: d.Cost units from
@@ -271,6 +298,9 @@ func (m *RedisMeter) Refund(ctx context.Context, c Call, d Decision) error {
 	}
 	if !validKeyID(c.KeyID) {
 		return fmt.Errorf("%w: %q", ErrInvalidKeyID, c.KeyID)
+	}
+	if d.ref.id != "" {
+		return m.settle(ctx, undoOp(c, d))
 	}
 	return m.adjust(ctx, c.KeyID, c.Tool, d.At, -d.Cost, -1)
 }

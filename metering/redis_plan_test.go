@@ -48,8 +48,23 @@ func TestRedisPlanKeysAndTTLs(t *testing.T) {
 			t.Errorf("PTTL %s = %v, want in (%v, %v]", k.key, ttl, k.ttlMin, k.ttlMax)
 		}
 	}
-	if keys := c.Keys(ctx, Key(id, "*")).Val(); len(keys) != 5 {
-		t.Errorf("keys of %s = %q, want exactly the five above", id, keys)
+	// The call's record (settle.go): one field, the call id, in the hash of
+	// the admission's minute.
+	rec := tag + "calls:" + itoa(testStart.Unix()/60)
+	fields := c.HGetAll(ctx, rec).Val()
+	if len(fields) != 1 {
+		t.Errorf("HGETALL %s = %v, want one call record", rec, fields)
+	}
+	for f, v := range fields {
+		if len(f) != 16 || strings.Trim(f, "0123456789abcdef") != "" || v != "20261115:2" {
+			t.Errorf("record %q = %q, want a 16-hex-digit call id = \"20261115:2\"", f, v)
+		}
+	}
+	if ttl := c.PTTL(ctx, rec).Val(); ttl <= CallRecordTTL-time.Minute || ttl > CallRecordTTL {
+		t.Errorf("PTTL %s = %v, want in (%v, %v]", rec, ttl, CallRecordTTL-time.Minute, CallRecordTTL)
+	}
+	if keys := c.Keys(ctx, Key(id, "*")).Val(); len(keys) != 6 {
+		t.Errorf("keys of %s = %q, want exactly the six above", id, keys)
 	}
 }
 

@@ -2,6 +2,7 @@ package metering
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -27,11 +28,14 @@ type RefundRequest struct {
 func (m *RedisMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
 	errs := make([]error, len(rs))
 	type pendingRefund struct {
-		i   int
-		k   periodKeys
-		cmd *redis.Cmd
+		i      int
+		script *redis.Script
+		keys   []string
+		args   []any
+		cmd    *redis.Cmd
 	}
 	var todo []pendingRefund
+	deadline, err := "", error(nil)
 	for i, r := range rs {
 		if !r.Decision.Allowed || r.Decision.Degraded {
 			continue
@@ -40,12 +44,21 @@ func (m *RedisMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
 			errs[i] = fmt.Errorf("%w: %q", ErrInvalidKeyID, r.Call.KeyID)
 			continue
 		}
-		todo = append(todo, pendingRefund{i: i, k: keysAt(r.Call.KeyID, r.Decision.At)})
+		if r.Decision.ref.id != "" { // by the call's record: exact, idempotent
+			keys, args := settleArgs(undoOp(r.Call, r.Decision))
+			todo = append(todo, pendingRefund{i: i, script: settleScript, keys: keys, args: args})
+			continue
+		}
+		if deadline == "" && err == nil {
+			deadline, err = m.scriptDeadline(ctx)
+		}
+		k := keysAt(r.Call.KeyID, r.Decision.At)
+		todo = append(todo, pendingRefund{i: i, script: adjustScript, keys: []string{k.day, k.month, k.tools},
+			args: []any{-r.Decision.Cost, -1, r.Call.Tool, int64(DayUsageTTL / time.Second), int64(UsageTTL / time.Second), deadline, m.serverClock()}})
 	}
 	if len(todo) == 0 {
 		return errs
 	}
-	deadline, err := m.scriptDeadline(ctx)
 	run := func(load bool) error {
 		_, perr := m.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for j := range todo {
@@ -53,13 +66,10 @@ func (m *RedisMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
 				if t.cmd != nil && !isNoScript(t.cmd.Err()) {
 					continue // done in the first pass
 				}
-				r := rs[t.i]
-				keys := []string{t.k.day, t.k.month, t.k.tools}
-				args := []any{-r.Decision.Cost, -1, r.Call.Tool, int64(DayUsageTTL / time.Second), int64(UsageTTL / time.Second), deadline, m.serverClock()}
 				if load {
-					t.cmd = adjustScript.Eval(ctx, p, keys, args...)
+					t.cmd = t.script.Eval(ctx, p, t.keys, t.args...)
 				} else {
-					t.cmd = adjustScript.EvalSha(ctx, p, keys, args...)
+					t.cmd = t.script.EvalSha(ctx, p, t.keys, t.args...)
 				}
 			}
 			return nil
@@ -80,7 +90,7 @@ func (m *RedisMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
 			e = t.cmd.Err()
 		}
 		if e != nil {
-			errs[t.i] = fmt.Errorf("%w: adjusting counters of key_id %s: %w", ErrUnavailable, rs[t.i].Call.KeyID, e)
+			errs[t.i] = fmt.Errorf("%w: refunding a call of key_id %s: %w", ErrUnavailable, rs[t.i].Call.KeyID, e)
 		}
 	}
 	return errs
@@ -127,6 +137,14 @@ func (o *OutageMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
 	}
 	for j, err := range o.m.Refunds(ctx, toRedis) {
 		r := toRedis[j]
+		if r.Decision.ref.id != "" && errors.Is(err, ErrUnavailable) {
+			// By the call's record: kept and sent again (settle.go).
+			o.queueSettle(undoOp(r.Call, r.Decision))
+			if o.policy == OutageFailOpen {
+				o.failsOpen(ctx, err)
+			}
+			continue
+		}
 		if o.policy == OutageFailOpen && o.failsOpen(ctx, err) {
 			o.buffer(r)
 			continue

@@ -183,7 +183,11 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 		Name: "restmcp_meter_outage_buffered",
 		Help: "Calls and refunds counted locally, waiting to be replayed into Redis.",
 	}, stat(func(s metering.OutageStats) float64 { return float64(s.Buffered) }))
-	counters := []prometheus.Collector{down, buffered}
+	unsettled := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "restmcp_meter_unsettled",
+		Help: "Calls whose admission or refund got no answer from Redis, waiting to be settled by their id.",
+	}, stat(func(s metering.OutageStats) float64 { return float64(s.Unsettled) }))
+	counters := []prometheus.Collector{down, buffered, unsettled}
 	for _, c := range []struct {
 		name, help string
 		f          func(metering.OutageStats) int64
@@ -192,6 +196,8 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 		{"restmcp_meter_outage_dropped_total", "Calls and refunds dropped because the outage buffer was full.", func(s metering.OutageStats) int64 { return s.Dropped }},
 		{"restmcp_meter_outage_replayed_total", "Calls and refunds replayed into Redis after an outage.", func(s metering.OutageStats) int64 { return s.Replayed }},
 		{"restmcp_meter_outage_dropped_events_total", "Usage events lost while Redis was down.", func(s metering.OutageStats) int64 { return s.DroppedEvents }},
+		{"restmcp_meter_settled_total", "Calls settled by their id once Redis answered again (given back if not served, counted once if served).", func(s metering.OutageStats) int64 { return s.Settled }},
+		{"restmcp_meter_unsettled_dropped_total", "Calls dropped unsettled because the queue was full.", func(s metering.OutageStats) int64 { return s.UnsettledDropped }},
 	} {
 		f := c.f
 		counters = append(counters, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
