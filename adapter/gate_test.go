@@ -41,7 +41,7 @@ func TestTransportRefusalsBeforeAdmission(t *testing.T) {
 		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"get_quote"}}`, nil, 400,
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\", got \"1.0\""}}`},
 		{"object id", `{"jsonrpc":"2.0","id":{"x":1},"method":"tools/call","params":{"name":"get_quote"}}`, nil, 400,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id must be a string, a number or null, got {\"x\":1}"}}`},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id must be a string or an integer, got {\"x\":1}"}}`},
 		{"bogus MCP-Protocol-Version", call, map[string]string{"MCP-Protocol-Version": "banana"}, 400,
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"unsupported MCP-Protocol-Version \"banana\"; supported: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"}}`},
 		{"Last-Event-ID", call, map[string]string{"Last-Event-ID": "1"}, 400,

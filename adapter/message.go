@@ -109,8 +109,8 @@ var metaMembers = []string{metaKeyProtocolVersion, metaKeyClientCapabilities, me
 //   - a member of the envelope, or of tools/call params, that appears twice:
 //     which duplicate wins is decoder-defined, so such a message is
 //     ambiguous and no reading of it is served;
-//   - "jsonrpc" other than "2.0"; an id that is not a string, a number or
-//     null; a method that is not a string; params that are not an object or
+//   - "jsonrpc" other than "2.0"; an id that is not a string or an
+//     integer (null only on a response); a method that is not a string; params that are not an object or
 //     null; a message with both a method and a result or error; a
 //     tools/call whose params.name is missing or not a string: -32600.
 //
@@ -167,13 +167,18 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 		}
 		return nil, invalidRequest(`invalid request: "jsonrpc" must be "2.0", got %s`, truncate(string(version), 40))
 	}
+	// J1: a request id is a string or an integer (JSON-RPC 2.0 §4, MCP
+	// 2025-11-25 "Requests": "MUST be a string or integer", "MUST NOT be
+	// null"). A response (no method) may carry id null, as one answering an
+	// unreadable request does.
 	switch {
-	case id == nil || string(id) == "null":
+	case id == nil:
+	case string(id) == "null" && method == nil:
 		m.idStart, m.idEnd = 0, 0
-	case id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9'):
+	case id[0] == '"' || isJSONInteger(id):
 		m.id = id
 	default:
-		return nil, invalidRequest("invalid request: id must be a string, a number or null, got %s", truncate(string(id), 40))
+		return nil, invalidRequest("invalid request: id must be a string or an integer, got %s", truncate(string(id), 40))
 	}
 	if method != nil {
 		if method[0] != '"' {
@@ -419,6 +424,23 @@ func depthExceeds(b []byte, max int) bool {
 		}
 	}
 	return false
+}
+
+// isJSONInteger reports whether b, a valid JSON value, is a number without
+// a fraction or an exponent.
+func isJSONInteger(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // sdkEchoesID reports whether the go-sdk echoes id byte for byte: a string

@@ -42,10 +42,10 @@ func TestDecodeMessage(t *testing.T) {
 			view{ID: "1", Method: "tools/call", Tool: "a", HasMethod: true}},
 		{"escaped member names", `{"jsonrpc":"2.0","\u0069d":"x","m\u0065thod":"tools\/call","params":{"n\u0061me":"get\u005fitem"}}`,
 			view{ID: `"x"`, Method: "tools/call", Tool: "get_item", HasMethod: true}},
-		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, view{Method: "ping", HasMethod: true}},
+		{"null id on a response", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`, view{}},
 		{"big id kept as sent", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`,
 			view{ID: "123456789012345678901234567890", Method: "ping", HasMethod: true}},
-		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, view{ID: "1.5", Method: "ping", HasMethod: true}},
+		{"negative id", `{"jsonrpc":"2.0","id":-7,"method":"ping"}`, view{ID: "-7", Method: "ping", HasMethod: true}},
 		{"null params", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":null}`, view{ID: "2", Method: "tools/list", HasMethod: true}},
 		{"response", `{"jsonrpc":"2.0","id":7,"result":{}}`, view{ID: "7"}},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, view{Method: "notifications/initialized", HasMethod: true}},
@@ -97,9 +97,17 @@ func TestDecodeMessageRefusals(t *testing.T) {
 		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\xff\"}",
 			messageError{400, -32700, `parse error: the body must be one JSON-RPC message (UTF-8 JSON)`}},
 		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
-			messageError{400, -32600, `invalid request: id must be a string, a number or null, got {"a":1}`}},
+			messageError{400, -32600, `invalid request: id must be a string or an integer, got {"a":1}`}},
 		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`,
-			messageError{400, -32600, `invalid request: id must be a string, a number or null, got true`}},
+			messageError{400, -32600, `invalid request: id must be a string or an integer, got true`}},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+			messageError{400, -32600, `invalid request: id must be a string or an integer, got null`}},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+			messageError{400, -32600, `invalid request: id must be a string or an integer, got 1.5`}},
+		{"exponent id", `{"jsonrpc":"2.0","id":1e999999,"method":"tools/call","params":{"name":"t"}}`,
+			messageError{400, -32600, `invalid request: id must be a string or an integer, got 1e999999`}},
+		{"array id", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`,
+			messageError{400, -32600, `invalid request: id must be a string or an integer, got [1]`}},
 		{"null method", `{"jsonrpc":"2.0","id":1,"method":null}`, messageError{400, -32600, `invalid request: method must be a string`}},
 		{"method and result", `{"jsonrpc":"2.0","id":1,"method":"tools/call","result":{},"params":{"name":"t"}}`,
 			messageError{400, -32600, `invalid request: a message has a "method" or a "result"/"error", not both`}},
@@ -129,10 +137,19 @@ func TestDecodeMessageRefusals(t *testing.T) {
 }
 
 // TestIDsEchoedExactly: JSON-RPC ids come back byte for byte, including
-// numbers the go-sdk would not hold exactly (it reads ids as float64).
+// integers the go-sdk would not hold exactly (it reads ids as float64); an
+// id that is neither a string nor an integer is an invalid request, answered
+// with a JSON-RPC error (J1).
 func TestIDsEchoedExactly(t *testing.T) {
 	srv := serve(t, Options{Tools: handTools()})
-	for _, id := range []string{`123456789012345678901234567890`, `1.5`, `1e3`, `-0`, `9007199254740993`, `7`, `"abc"`, `"\u00e9"`} {
+	for _, id := range []string{`1.5`, `1e3`, `null`, `true`, `[1]`} {
+		got := post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`, nil)
+		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id must be a string or an integer, got ` + id + `"}}`
+		if got.status != http.StatusBadRequest || got.body != want || got.header.Get("Content-Type") != "application/json" {
+			t.Errorf("ping with id %s = %d %s %q, want 400 application/json %q", id, got.status, got.header.Get("Content-Type"), got.body, want)
+		}
+	}
+	for _, id := range []string{`123456789012345678901234567890`, `0`, `-0`, `9007199254740993`, `7`, `"abc"`, `""`, `"\u00e9"`} {
 		for _, accept := range []string{"application/json", "text/event-stream"} {
 			got := post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`, map[string]string{"Accept": accept})
 			want := `{"jsonrpc":"2.0","id":` + id + `,"result":{}}`
