@@ -263,9 +263,26 @@ func TestProtocolVersions(t *testing.T) {
 			t.Errorf("initialize asking %s: negotiated %q, want %s", asked, got, want)
 		}
 	}
-	got := post(t, srv.URL+"/mcp", toolsCallBody(2, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k", "MCP-Protocol-Version": "2025-11-25"})
-	if got.status != 400 || got.body != `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"unsupported MCP-Protocol-Version \"2025-11-25\"; supported: 2025-06-18, 2025-03-26, 2024-11-05"}}` {
-		t.Errorf("tools/call on 2025-11-25: %d %s", got.status, got.body)
+	// J2: the same JSON-RPC refusal on every method.
+	for _, body := range []string{toolsCallBody(2, "get_quote", `{"symbol":"A"}`), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`} {
+		got := post(t, srv.URL+"/mcp", body, map[string]string{"X-API-Key": "k", "MCP-Protocol-Version": "2025-11-25"})
+		if got.status != 400 || got.body != `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"unsupported MCP-Protocol-Version \"2025-11-25\"; supported: 2025-06-18, 2025-03-26, 2024-11-05"}}` {
+			t.Errorf("%s on 2025-11-25: %d %s", body, got.status, got.body)
+		}
+	}
+	// J3: with only the 2026-07-28 wire listed, initialize (which that wire
+	// does not have) is an error, never a revision outside the list.
+	only := serve(t, Options{Tools: tools, ProtocolVersions: []string{"2026-07-28"}})
+	got := post(t, only.URL+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	if want := `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"initialize is not part of the MCP revisions this server speaks (2026-07-28): send requests with MCP-Protocol-Version and _meta as the 2026-07-28 revision defines, without initialize"}}`; got.status != 400 || got.body != want {
+		t.Errorf("initialize with only 2026-07-28 served: %d %s\nwant 400 %s", got.status, got.body, want)
+	}
+	mixed := serve(t, Options{Tools: tools, ProtocolVersions: []string{"2025-06-18", "2026-07-28"}})
+	got = post(t, mixed.URL+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	if !strings.Contains(got.body, `"protocolVersion":"2025-06-18"`) {
+		t.Errorf("initialize asking 2025-11-25 of a server listing 2025-06-18 and 2026-07-28: %s, want 2025-06-18", got.body)
 	}
 	if _, err := New(Options{Tools: tools, ProtocolVersions: []string{"2023-01-01"}}); err == nil || !strings.HasPrefix(err.Error(), `ProtocolVersions: "2023-01-01" is not a revision restmcp speaks (`) {
 		t.Errorf("New with an unknown revision: %v", err)

@@ -420,6 +420,9 @@ func (s *Server) decode(c *gin.Context) {
 		abortRPC(c, status, m.id, codeMethodNotFound, "method not found: "+strconv.Quote(truncate(m.method, 80)))
 		return
 	}
+	if m.hasMethod && m.id != nil && !s.versionServed(c, m) {
+		return
+	}
 
 	jsonOK, sseOK := acceptMode(c.Request.Header.Values("Accept"))
 	switch {
@@ -601,11 +604,7 @@ func (s *Server) checkCall(c *gin.Context, m *rpcMessage) bool {
 		abortRPC(c, http.StatusBadRequest, nil, codeInvalidRequest, "invalid request: tools/call needs an id (a notification cannot call a tool)")
 		return false
 	}
-	version := h.Get("Mcp-Protocol-Version")
-	if version != "" && !slices.Contains(s.versions, version) {
-		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(truncate(version, 40))+"; supported: "+strings.Join(s.versions, ", "))
-		return false
-	}
+	version := h.Get("Mcp-Protocol-Version") // one restmcp serves (versionServed)
 	if version < protocolVersionStandardHeaders && m.metaVersion == "" {
 		return true
 	}
@@ -635,6 +634,28 @@ func (s *Server) checkCall(c *gin.Context, m *rpcMessage) bool {
 		return fail("Mcp-Name header " + strconv.Quote(truncate(h.Get("Mcp-Name"), 80)) + " does not match the body's params.name " + strconv.Quote(truncate(m.tool, 80)))
 	}
 	h.Set("Mcp-Name", name)
+	return true
+}
+
+// versionServed answers the request m itself, and returns false, when its
+// MCP revision is not one restmcp serves (J2, J3): an MCP-Protocol-Version
+// header outside the revisions served, on any method, is 400 -32600 naming
+// them (the go-sdk would answer plain text, or -32602 about _meta); an
+// initialize when no revision served has initialize (all of them are the
+// 2026-07-28 wire or later) is 400 -32602, since the SDK would otherwise
+// negotiate a revision outside protocol_versions. An initialize asking for
+// a revision outside the list is answered by the SDK with the newest listed
+// one (MCP 2025-11-25 "Lifecycle": version negotiation).
+func (s *Server) versionServed(c *gin.Context, m *rpcMessage) bool {
+	if v := c.Request.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(s.versions, v) {
+		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(truncate(v, 40))+"; supported: "+strings.Join(s.versions, ", "))
+		return false
+	}
+	if m.method == "initialize" && !slices.ContainsFunc(s.versions, func(v string) bool { return v < protocolVersionStandardHeaders }) {
+		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidParams, "initialize is not part of the MCP revisions this server speaks ("+strings.Join(s.versions, ", ")+
+			"): send requests with MCP-Protocol-Version and _meta as the "+protocolVersionStandardHeaders+" revision defines, without initialize")
+		return false
+	}
 	return true
 }
 
