@@ -327,6 +327,18 @@ paths:
 			up.take()
 		})
 	}
+
+	// A JSON object cut at MaxResponseBytes is said to be one.
+	small := serve(t, Options{Tools: doc.Tools, MaxResponseBytes: 16})
+	mu.Lock()
+	status, ctype, body = 200, "application/json", `{"id":"x","count":2,"tags":["a","b"]}`
+	mu.Unlock()
+	res := callTool(t, connect(t, small.URL+"/mcp", map[string]string{"X-API-Key": "k-123"}, ""), "strict", `{}`)
+	const cut = "the upstream's 2xx response is a JSON object larger than max_response_bytes and was cut, so structuredContent is empty; its beginning follows."
+	want := `{"content":[{"type":"text","text":"` + cut + `"},{"type":"text","text":"{\"id\":\"x\",\"count\n[truncated: showing 16 of 37 bytes]"}],"structuredContent":{}}`
+	if diff := cmp.Diff(parseJSON(t, want), resultJSON(t, res)); diff != "" {
+		t.Errorf("cut object (-want +got):\n%s", diff)
+	}
 }
 
 // validateJSONSchema fails t unless v validates against schema under a

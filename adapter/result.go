@@ -317,12 +317,34 @@ func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult, keepErrorOb
 		// R8: no invented structuredContent without a text that says so.
 		res.StructuredContent = map[string]any{}
 		note := "the upstream's 2xx response is not a JSON object, so structuredContent is empty; the response follows."
+		if cutJSONObject(res) {
+			note = "the upstream's 2xx response is a JSON object larger than max_response_bytes and was cut, so structuredContent is empty; its beginning follows."
+		}
 		res.Content = append([]mcp.Content{&mcp.TextContent{Text: note}}, res.Content...)
 		return res
 	}
 	note := "the upstream returned a 2xx response that is not the JSON object this tool's outputSchema declares, so it cannot be returned as structured content; the call itself may have succeeded. The response follows."
+	if cutJSONObject(res) {
+		note = "the upstream's 2xx response is a JSON object larger than max_response_bytes and was cut, so it cannot be returned as structured content; the call itself may have succeeded. Its beginning follows."
+	}
 	content := append([]mcp.Content{&mcp.TextContent{Text: note}}, res.Content...)
 	return &mcp.CallToolResult{IsError: true, Content: content}
+}
+
+// cutJSONObject reports whether res is a JSON object cut at
+// MaxResponseBytes: one text whose body starts with "{" and ends with
+// mapResponse's truncation line (R5).
+func cutJSONObject(res *mcp.CallToolResult) bool {
+	if len(res.Content) != 1 {
+		return false
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		return false
+	}
+	text := strings.TrimLeft(tc.Text, " \t\r\n")
+	i := strings.LastIndex(text, "\n[truncated: showing ")
+	return i > 0 && text[0] == '{' && strings.HasSuffix(text, " bytes]")
 }
 
 // acceptsEmptyObject reports whether {} conforms to an object schema: its

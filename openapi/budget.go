@@ -25,12 +25,16 @@ type schemaCache struct {
 	nulls    map[*obj]*obj
 	nonNull  map[*obj]*obj
 	nullNode *obj
+	// nullRefs holds, per OAS 3.0 reference, the schema it stands for when
+	// nullable: true is written beside its $ref (S12), or nil.
+	nullRefs map[*openapi3.SchemaRef]*openapi3.Schema
 }
 
 func newSchemaCache() schemaCache {
 	return schemaCache{memo: map[memoKey]memoEntry{}, sizes: map[*obj]int{}, needs: map[*obj]int{}, cutSizes: map[sizeKey]int{},
 		defs: map[defKey]*defEntry{}, defNames: map[defNameKey]bool{},
-		nulls: map[*obj]*obj{}, nonNull: map[*obj]*obj{}, nullNode: &obj{k: []string{"type"}, v: []any{"null"}}}
+		nulls: map[*obj]*obj{}, nonNull: map[*obj]*obj{}, nullNode: &obj{k: []string{"type"}, v: []any{"null"}},
+		nullRefs: map[*openapi3.SchemaRef]*openapi3.Schema{}}
 }
 
 // fit builds a schema with build and applies the S2 budget. The schema

@@ -193,9 +193,33 @@ func refName(ref string) string {
 	return ref
 }
 
+// nullableRef returns, for an OAS 3.0 reference with nullable: true
+// written beside its $ref, the schema it stands for (S12):
+// {nullable: true, allOf: [{$ref}]}, "that schema or null"; else nil.
+// kin-openapi keeps such siblings only for writing the document out again,
+// so they are read from there, once per reference.
+func (c *converter) nullableRef(sr *openapi3.SchemaRef) *openapi3.Schema {
+	if sr.Ref == "" || !strings.HasPrefix(c.b.doc.OpenAPI, "3.0") {
+		return nil
+	}
+	w, ok := c.b.nullRefs[sr]
+	if !ok {
+		if y, err := sr.MarshalYAML(); err == nil {
+			if m, _ := y.(map[string]any); m["nullable"] == true {
+				w = &openapi3.Schema{Nullable: true, AllOf: openapi3.SchemaRefs{{Ref: sr.Ref, Value: sr.Value}}}
+			}
+		}
+		c.b.nullRefs[sr] = w
+	}
+	return w
+}
+
 func (c *converter) ref(sr *openapi3.SchemaRef, depth int, name string, root bool) *obj {
 	if sr == nil || sr.Value == nil {
 		return &obj{}
+	}
+	if w := c.nullableRef(sr); w != nil {
+		return c.schema(w, depth, name, root)
 	}
 	if sr.Ref != "" {
 		name = refName(sr.Ref)
@@ -216,6 +240,9 @@ func (c *converter) ref(sr *openapi3.SchemaRef, depth int, name string, root boo
 func (c *converter) inline(sr *openapi3.SchemaRef, depth int, name string, root bool) *obj {
 	if !c.defs || sr == nil || sr.Value == nil {
 		return c.ref(sr, depth, name, root)
+	}
+	if w := c.nullableRef(sr); w != nil {
+		return c.schema(w, depth, name, root)
 	}
 	if sr.Ref != "" {
 		name = refName(sr.Ref)
