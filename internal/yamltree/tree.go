@@ -14,10 +14,11 @@ import (
 )
 
 // Parse parses one JSON or YAML document into its root node, refusing one
-// whose aliases expand past MaxAliasNodes ([CheckAliases]).
+// whose aliases expand past MaxAliasNodes ([CheckAliases]). JSON surrogate
+// escapes are read as the characters they stand for (rewriteSurrogates).
 func Parse(data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := yaml.Unmarshal(rewriteSurrogates(data), &doc); err != nil {
 		return nil, err
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
