@@ -161,7 +161,7 @@ func TestOverlayRepairsCorpus(t *testing.T) {
 		check  string // a tool and a fragment of its input schema
 		want   string
 	}{
-		{"square-connect-v2", 316, "upsert_catalog_object", `"allow_quantities":{"type":"string","description":"Whether a modifier-list setting is overridden for one item.","enum":["YES","NO","NOT_SET"]}`},
+		{"square-connect-v2", 316, "upsert_catalog_object", `"allow_quantities":{"anyOf":[{"type":"string","description":"Whether a modifier-list setting is overridden for one item.","enum":["YES","NO","NOT_SET"]},{"type":"null"}]}`}, // nullable beside its $ref (S12)
 		{"petstore-oas31", 6, "add_pet", `"petDetailsId":{"type":"integer"`},
 	}
 	for _, tc := range tests {

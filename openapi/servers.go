@@ -17,7 +17,11 @@ import (
 // set, else against the document's http(s) location; otherwise it is an
 // error. LoadOptions.Upstream replaces the document-level server: an
 // origin-only override keeps the document server's path, an override with
-// a path replaces the URL. The result has no trailing "/".
+// a path replaces the URL. A path- or operation-level server with a
+// document-level server's URL is replaced the same way; one on a
+// document-level server's host (another path) keeps its path on the
+// upstream's origin; one on another host needs LoadOptions.UpstreamHosts.
+// The result has no trailing "/".
 func (b *builder) server(item *openapi3.PathItem, op *openapi3.Operation) (string, error) {
 	var servers openapi3.Servers
 	docLevel := false
@@ -58,7 +62,25 @@ func (b *builder) server(item *openapi3.PathItem, op *openapi3.Operation) (strin
 			return "", fmt.Errorf("upstream override %q is not an absolute URL", b.opts.Upstream)
 		}
 	}
+	sameHost := false
+	if !docLevel && ov != nil && u.Scheme != "" && u.Host != "" {
+		// A path- or operation-level server identical to a document-level
+		// one (Twilio repeats https://api.twilio.com on every path) is
+		// the document's server: it follows the upstream too. One on the
+		// same host with a path of its own keeps that path on the
+		// upstream's origin.
+		switch b.docServer(u) {
+		case docServerSame:
+			docLevel = true
+		case docServerHost:
+			sameHost = true
+		}
+	}
 	switch {
+	case sameHost:
+		v := *ov
+		v.Path, v.RawPath = u.Path, u.RawPath
+		u = &v
 	case docLevel && ov != nil && strings.Trim(ov.Path, "/") != "":
 		u = ov
 	case docLevel && ov != nil:
@@ -85,6 +107,37 @@ func (b *builder) server(item *openapi3.PathItem, op *openapi3.Operation) (strin
 	}
 	u.Fragment = ""
 	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// How an absolute server URL stands to the document-level servers.
+const (
+	docServerOther = iota // another host
+	docServerHost         // the host of a document-level server, another path
+	docServerSame         // a document-level server's URL (as expanded)
+)
+
+// docServer compares u with every document-level server, each expanded as
+// server() expands it.
+func (b *builder) docServer(u *url.URL) int {
+	rel := docServerOther
+	for _, ds := range b.doc.Servers {
+		if ds == nil {
+			continue
+		}
+		raw, err := b.expand(ds)
+		if err != nil {
+			continue
+		}
+		d, err := url.Parse(raw)
+		if err != nil || d.Host == "" || hostPort(d) != hostPort(u) || !strings.EqualFold(d.Scheme, u.Scheme) {
+			continue
+		}
+		if strings.TrimRight(d.Path, "/") == strings.TrimRight(u.Path, "/") {
+			return docServerSame
+		}
+		rel = docServerHost
+	}
+	return rel
 }
 
 // UpstreamHostError is the error for an operation- or path-level server on

@@ -239,3 +239,46 @@ paths:
 		t.Errorf("without upstream: %v", err)
 	}
 }
+
+// TestUpstreamFollowsRepeatedDocumentServers: a path- or operation-level
+// server that repeats a document-level server (Twilio writes
+// https://api.twilio.com on every path) follows the upstream like the
+// document's; one on a document server's host with its own path keeps that
+// path on the upstream's origin; another host still needs upstream_hosts.
+func TestUpstreamFollowsRepeatedDocumentServers(t *testing.T) {
+	spec := []byte(`openapi: 3.0.3
+info: {title: repeated, version: "1"}
+servers: [{url: "https://api.example.com/v1"}, {url: "https://{region}.example.com", variables: {region: {default: eu}}}]
+paths:
+  /a:
+    servers: [{url: "https://api.example.com/v1/"}]
+    get: {operationId: getA, responses: {"200": {description: OK}}}
+  /b:
+    get:
+      operationId: getB
+      servers: [{url: "https://API.example.com:443/v2"}]
+      responses: {"200": {description: OK}}
+  /c:
+    servers: [{url: "https://eu.example.com"}]
+    get: {operationId: getC, responses: {"200": {description: OK}}}
+  /d:
+    servers: [{url: "http://api.example.com/v1"}]
+    get: {operationId: getD, responses: {"200": {description: OK}}}
+`)
+	d, err := LoadData(context.Background(), spec, "", LoadOptions{Upstream: "http://127.0.0.1:9000", Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range d.Tools {
+		got = append(got, tl.Name+" "+tl.ServerURL)
+	}
+	want := []string{"get_a http://127.0.0.1:9000/v1", "get_b http://127.0.0.1:9000/v2", "get_c http://127.0.0.1:9000"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	// Another scheme is another server: its keys would go out in clear text.
+	if len(d.Problems) != 1 || !strings.Contains(d.Problems[0].Message, `server "http://api.example.com/v1" is on host "api.example.com"`) {
+		t.Errorf("problems %+v, want GET /d refused for its host", d.Problems)
+	}
+}
