@@ -1,8 +1,11 @@
 package adapter
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,24 +89,82 @@ func (s *Server) serveCard(c *gin.Context) {
 // Markdown.
 func (s *Server) serveLLMsTxt(c *gin.Context) {
 	tbl := s.table.Load()
-	base := s.baseURL(c)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", s.opts.Name)
-	if d := firstLine(s.opts.Instructions); d != "" {
-		fmt.Fprintf(&b, "> %s\n\n", d)
-	}
-	fmt.Fprintf(&b, "MCP endpoint (Streamable HTTP): %s%s\n\n", base, s.opts.MCPPath)
-	b.WriteString("## Authentication\n\n")
-	b.WriteString("Send your API key in the `x-api-key` header, as `?api_key=<key>` on the MCP URL, or as `Authorization: Bearer <key>`. `initialize` and `tools/list` need no key; each `tools/call` is metered against your key's plan.\n")
-	if s.opts.OAuth != nil {
-		fmt.Fprintf(&b, "Clients that cannot send a key (Claude and ChatGPT connectors) connect to %s and sign in with the key.\n", s.opts.OAuth.Resource())
-	}
+	s.writeEndpointIntro(&b, c)
 	fmt.Fprintf(&b, "\n## Tools (%d)\n\n", len(tbl.listed))
 	for _, t := range tbl.listed {
 		if d := firstLine(t.Description); d != "" {
 			fmt.Fprintf(&b, "- `%s`: %s\n", t.Name, d)
 		} else {
 			fmt.Fprintf(&b, "- `%s`\n", t.Name)
+		}
+	}
+	c.Header("Cache-Control", "public, max-age=300")
+	c.Data(http.StatusOK, "text/markdown; charset=utf-8", []byte(b.String()))
+}
+
+// writeEndpointIntro writes what /llms.txt and the Markdown page begin
+// with: the server's name, its first paragraph of instructions, the MCP
+// URL and how to authenticate.
+func (s *Server) writeEndpointIntro(b *strings.Builder, c *gin.Context) {
+	fmt.Fprintf(b, "# %s\n\n", s.opts.Name)
+	if d := firstLine(s.opts.Instructions); d != "" {
+		fmt.Fprintf(b, "> %s\n\n", d)
+	}
+	fmt.Fprintf(b, "MCP endpoint (Streamable HTTP): %s%s\n\n", s.baseURL(c), s.opts.MCPPath)
+	b.WriteString("## Authentication\n\n")
+	b.WriteString("Send your API key in the `x-api-key` header, as `?api_key=<key>` on the MCP URL, or as `Authorization: Bearer <key>`. `initialize` and `tools/list` need no key; each `tools/call` is metered against your key's plan.\n")
+	if s.opts.OAuth != nil {
+		fmt.Fprintf(b, "Clients that cannot send a key (Claude and ChatGPT connectors) connect to %s and sign in with the key.\n", s.opts.OAuth.Resource())
+	}
+}
+
+// serveMarkdownPage is GET Options.MarkdownPage: a page of the endpoint for
+// agents, in Markdown: /llms.txt's introduction, then each tool with its
+// whole description and its arguments (name, type, whether required, the
+// first line of its description), from the input schema clients list.
+func (s *Server) serveMarkdownPage(c *gin.Context) {
+	tbl := s.table.Load()
+	var b strings.Builder
+	s.writeEndpointIntro(&b, c)
+	b.WriteString("\n## Calling a tool\n\n")
+	fmt.Fprintf(&b, "POST a JSON-RPC 2.0 `tools/call` to the endpoint with `Content-Type: application/json` and `Accept: application/json, text/event-stream`:\n\n")
+	b.WriteString("```json\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"<tool>\",\"arguments\":{}}}\n```\n")
+	fmt.Fprintf(&b, "\n## Tools (%d)\n", len(tbl.listed))
+	for _, t := range tbl.listed {
+		fmt.Fprintf(&b, "\n### `%s`\n\n", t.Name)
+		if d := strings.TrimSpace(t.Description); d != "" {
+			b.WriteString(d + "\n\n")
+		}
+		var schema struct {
+			Properties map[string]struct {
+				Type        any    `json:"type"`
+				Description string `json:"description"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		}
+		raw, _ := json.Marshal(t.InputSchema) // a json.RawMessage or a value
+		_ = json.Unmarshal(raw, &schema)
+		if len(schema.Properties) == 0 {
+			b.WriteString("Arguments: none.\n")
+			continue
+		}
+		b.WriteString("Arguments:\n\n")
+		for _, name := range slices.Sorted(maps.Keys(schema.Properties)) {
+			p := schema.Properties[name]
+			typ, _ := p.Type.(string)
+			if typ == "" {
+				typ = "any"
+			}
+			req := "optional"
+			if slices.Contains(schema.Required, name) {
+				req = "required"
+			}
+			fmt.Fprintf(&b, "- `%s` (%s, %s)", name, typ, req)
+			if d := firstLine(p.Description); d != "" {
+				b.WriteString(": " + d)
+			}
+			b.WriteString("\n")
 		}
 	}
 	c.Header("Cache-Control", "public, max-age=300")

@@ -43,6 +43,9 @@ func (s *Server) newEngine() *gin.Engine {
 	if s.opts.LLMsTxt {
 		e.GET("/llms.txt", s.serveLLMsTxt)
 	}
+	if s.opts.MarkdownPage != "" {
+		e.GET(s.opts.MarkdownPage, s.serveMarkdownPage)
+	}
 	if s.opts.Document != nil {
 		e.GET("/openapi.json", s.serveDocument)
 	}
@@ -258,6 +261,11 @@ func (s *Server) originCheck(c *gin.Context) {
 		return
 	}
 	if !s.originAllowed(origin, c.Request.Host) {
+		if s.opts.OriginRefusalText {
+			c.Data(http.StatusForbidden, "text/plain; charset=utf-8", []byte("Forbidden: origin not allowed\n"))
+			c.Abort()
+			return
+		}
 		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "origin not allowed: " + origin})
 		return
 	}
@@ -414,7 +422,7 @@ func (s *Server) decode(c *gin.Context) {
 		// 2026-07-28 wire with HTTP 404, before it with 200 as the SDK
 		// answers server/discover on that wire.
 		status := http.StatusOK
-		if c.Request.Header.Get("Mcp-Protocol-Version") >= protocolVersionStandardHeaders {
+		if s.opts.UnknownMethodNotFound || c.Request.Header.Get("Mcp-Protocol-Version") >= protocolVersionStandardHeaders {
 			status = http.StatusNotFound
 		}
 		abortRPC(c, status, m.id, codeMethodNotFound, "method not found: "+strconv.Quote(truncate(m.method, 80)))
@@ -458,25 +466,40 @@ func acceptMode(values []string) (jsonOK, sseOK bool) {
 	if len(values) == 0 {
 		return true, true
 	}
+	eachAccepted(values, func(mt string) {
+		switch mt {
+		case "application/json", "application/*":
+			jsonOK = true
+		case "text/event-stream", "text/*":
+			sseOK = true
+		case "*/*":
+			jsonOK, sseOK = true, true
+		}
+	})
+	return jsonOK, sseOK
+}
+
+// namesEventStream reports whether Accept lists text/event-stream itself,
+// not only */* or text/* (Options.StreamAcceptStrict).
+func namesEventStream(values []string) (named bool) {
+	eachAccepted(values, func(mt string) { named = named || mt == "text/event-stream" })
+	return named
+}
+
+// eachAccepted calls f with each media type of Accept header values, lower
+// case and without parameters, leaving out those with q=0 (explicitly not
+// acceptable).
+func eachAccepted(values []string, f func(mediaType string)) {
 	for _, value := range values {
 		for rest, more := value, true; more; {
 			var part string
 			part, rest, more = strings.Cut(rest, ",")
 			mt, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			if qZero(params) {
-				continue // "q=0": explicitly not acceptable
-			}
-			switch strings.ToLower(strings.TrimSpace(mt)) {
-			case "application/json", "application/*":
-				jsonOK = true
-			case "text/event-stream", "text/*":
-				sseOK = true
-			case "*/*":
-				jsonOK, sseOK = true, true
+			if !qZero(params) {
+				f(strings.ToLower(strings.TrimSpace(mt)))
 			}
 		}
 	}
-	return jsonOK, sseOK
 }
 
 // qZero reports whether Accept parameters carry a quality of 0.
@@ -514,6 +537,11 @@ func (s *Server) gate(c *gin.Context) {
 	}
 	start := time.Now()
 	c.Writer = &timingWriter{ResponseWriter: c.Writer, ex: ex, start: start}
+	if s.opts.ResponseMeta {
+		mw := &metaWriter{ResponseWriter: c.Writer, start: start}
+		c.Writer = mw
+		defer mw.finish(ex.msg.arguments)
+	}
 	if !s.checkCall(c, ex.msg) {
 		return
 	}

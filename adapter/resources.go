@@ -131,7 +131,9 @@ func (s *Server) readResource(r Resource) mcp.ResourceHandler {
 // with sessions, whose streams carry the notification), and resources
 // only when some are configured.
 func capabilities(o Options) *mcp.ServerCapabilities {
-	c := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: o.Sessions != nil}}
+	// listChanged only where a change can come and be heard: a watched
+	// document, and a session stream to hear it on.
+	c := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: o.Sessions != nil && o.Watched}}
 	if len(o.Resources) > 0 {
 		c.Resources = &mcp.ResourceCapabilities{}
 	}

@@ -217,6 +217,28 @@ type Options struct {
 	// Register at … to obtain an API token."). Empty: restmcp's messages,
 	// which say what went wrong and what to send.
 	Messages Messages
+	// UnknownMethodNotFound answers a request for a method restmcp does not
+	// serve with HTTP 404 and -32601 on every wire (false: 404 on the
+	// 2026-07-28 wire, 200 before it).
+	UnknownMethodNotFound bool
+	// StreamAcceptStrict opens a session's GET stream only when Accept
+	// names text/event-stream (MCP 2025-11-25 "Listening for Messages from
+	// the Server": the client MUST list it); otherwise 405.
+	StreamAcceptStrict bool
+	// OriginRefusalText answers a foreign Origin's 403 with a text/plain
+	// body instead of JSON.
+	OriginRefusalText bool
+	// ResponseMeta adds a top-level "meta" member, {"time": ms spent,
+	// "parameters": the call's arguments}, to every tools/call response
+	// on the MCP path, success or error (response_meta.go).
+	ResponseMeta bool
+	// MarkdownPage, when set, serves a Markdown page of the endpoint at this
+	// path (discovery.go).
+	MarkdownPage string
+	// Watched reports that the document is reloaded when it changes (watch
+	// or a reload interval): only then does sessions mode advertise
+	// tools.listChanged.
+	Watched bool
 	// UnknownToolNotFound answers a tools/call of a name that is not a
 	// tool (a retired one, say) with HTTP 404 and JSON-RPC -32601 "Unknown
 	// tool: <name>". False: as the MCP SDK does, 200 with -32602.

@@ -91,7 +91,7 @@ func (s *Server) sessionGate(c *gin.Context) {
 		}
 		c.AbortWithStatus(http.StatusNoContent)
 	case http.MethodGet:
-		if _, sse := acceptMode(r.Header.Values("Accept")); !sse {
+		if _, sse := acceptMode(r.Header.Values("Accept")); !sse || s.opts.StreamAcceptStrict && !namesEventStream(r.Header.Values("Accept")) {
 			c.Header("Allow", "GET, POST, DELETE")
 			c.AbortWithStatus(http.StatusMethodNotAllowed)
 			return

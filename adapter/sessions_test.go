@@ -29,8 +29,13 @@ func TestSessionsMode(t *testing.T) {
 
 	init := post(t, url, initializeBody, nil)
 	id := init.header.Get("Mcp-Session-Id")
-	if init.status != 200 || len(id) != 22 || !strings.Contains(init.body, `"listChanged":true`) {
+	// Nothing watches the document, so no tools/list_changed will come.
+	if init.status != 200 || len(id) != 22 || !strings.Contains(init.body, `"capabilities":{"tools":{}}`) {
 		t.Fatalf("initialize: %d %v %s", init.status, init.header, init.body)
+	}
+	watched := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), Sessions: session.NewMemoryStore(clk.now), Watched: true})
+	if got := post(t, watched.URL+"/mcp", initializeBody, nil); !strings.Contains(got.body, `"capabilities":{"tools":{"listChanged":true}}`) {
+		t.Errorf("initialize with a watched document: %s, want tools.listChanged", got.body)
 	}
 	for _, tc := range []struct {
 		header map[string]string

@@ -291,6 +291,23 @@ type Config struct {
 	// UnknownToolNotFound answers a tools/call of an unknown tool with 404
 	// and -32601 "Unknown tool: <name>". Default false (200, -32602).
 	UnknownToolNotFound bool
+	// UnknownMethodNotFound answers a request for a method restmcp does not
+	// serve with 404 and -32601 on every wire. Default false (200 before the
+	// 2026-07-28 wire).
+	UnknownMethodNotFound bool
+	// StreamAcceptStrict opens a session's GET stream only for an Accept
+	// that names text/event-stream; anything else (none, */*) is 405.
+	// Default false (a missing Accept or */* opens it).
+	StreamAcceptStrict bool
+	// OriginRefusalText answers a foreign Origin's 403 with a text/plain
+	// body. Default false (a JSON body).
+	OriginRefusalText bool
+	// ResponseMeta adds a top-level "meta" member {time, parameters} to
+	// every tools/call response, success or error. Default false.
+	ResponseMeta bool
+	// MarkdownPage serves a Markdown page of the MCP endpoint at this path
+	// ("/docs/v2_mcp.md"). Empty (default): none.
+	MarkdownPage string
 	// ServerName and ServerVersion are the serverInfo of initialize and the
 	// server card. Empty: restmcp and its own version.
 	ServerName    string
@@ -679,6 +696,13 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.ToolMode != "full" && c.ToolMode != "compact" {
 		bad("tool_mode", "must be full or compact; got %q", c.ToolMode)
+	}
+	if c.MarkdownPage != "" {
+		if err := checkPath(c.MarkdownPage); err != nil {
+			bad("markdown_page", "%v", err)
+		} else if c.MarkdownPage == c.MCPPath || c.MarkdownPage == c.LegacySSEPath {
+			bad("markdown_page", "%q is an MCP endpoint's path too; the page needs its own", c.MarkdownPage)
+		}
 	}
 	if c.LegacySSEPath != "" {
 		if err := checkPath(c.LegacySSEPath); err != nil {

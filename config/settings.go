@@ -298,6 +298,26 @@ func table() []setting {
 			Usage: "Answer a tools/call of a name that is not a tool (a retired one, say) with HTTP 404 and JSON-RPC -32601 \"Unknown tool: <name>\". false: 200 with -32602, as the MCP SDK does.",
 		}, field: func(c *Config) any { return &c.UnknownToolNotFound }},
 		{Setting: Setting{
+			Key: "unknown_method_not_found", Flag: "unknown-method-not-found", Env: "RESTMCP_UNKNOWN_METHOD_NOT_FOUND", Type: "bool",
+			Usage: "Answer a request for a method restmcp does not serve (resources/list without resources, prompts/list, …) with HTTP 404 and JSON-RPC -32601 on every wire. false: 404 on the 2026-07-28 wire, 200 before it, as the MCP SDK does.",
+		}, field: func(c *Config) any { return &c.UnknownMethodNotFound }},
+		{Setting: Setting{
+			Key: "stream_accept_strict", Flag: "stream-accept-strict", Env: "RESTMCP_STREAM_ACCEPT_STRICT", Type: "bool",
+			Usage: "In sessions mode, open a session's GET stream only when Accept names text/event-stream, as MCP clients must send it; a GET without it (no Accept, */*) is 405 with Allow. false: a missing Accept or */* opens the stream too.",
+		}, field: func(c *Config) any { return &c.StreamAcceptStrict }},
+		{Setting: Setting{
+			Key: "origin_refusal_text", Flag: "origin-refusal-text", Env: "RESTMCP_ORIGIN_REFUSAL_TEXT", Type: "bool",
+			Usage: "Answer a request from a foreign Origin with 403 and a text/plain body (\"Forbidden: origin not allowed\"). false: a JSON body {\"error\": …}.",
+		}, field: func(c *Config) any { return &c.OriginRefusalText }},
+		{Setting: Setting{
+			Key: "response_meta", Flag: "response-meta", Env: "RESTMCP_RESPONSE_META", Type: "bool",
+			Usage: "Add a top-level \"meta\" member to every tools/call response, success or error: {\"time\": ms spent, \"parameters\": the call's arguments}, for clients that expect that vendor envelope. The Go MCP SDK ignores the member; the TypeScript SDK refuses such a response (Unrecognized key \"meta\"), so turn it on only for clients that expect it.",
+		}, field: func(c *Config) any { return &c.ResponseMeta }},
+		{Setting: Setting{
+			Key: "markdown_page", Flag: "markdown-page", Env: "RESTMCP_MARKDOWN_PAGE", Type: "path",
+			Usage: "Serve a Markdown page of the MCP endpoint for agents at this path (\"/docs/v2_mcp.md\"): the URL, how to authenticate, each tool with its description and arguments. Empty: none.",
+		}, field: func(c *Config) any { return &c.MarkdownPage }},
+		{Setting: Setting{
 			Key: "server_name", Flag: "server-name", Env: "RESTMCP_SERVER_NAME", Type: "string",
 			Usage: "The server's name in initialize (serverInfo.name), the server card and llms.txt. Empty: restmcp.",
 		}, field: func(c *Config) any { return &c.ServerName }},

@@ -144,8 +144,24 @@ func TestBusinessCheckingExample(t *testing.T) {
 	if got := send(http.MethodPost, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, map[string]string{"Mcp-Session-Id": "gone"}); got.status != 404 || got.body != `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Session not found or expired. Re-initialize."}}` {
 		t.Errorf("unknown session: %d %s", got.status, got.body)
 	}
-	if got := send(http.MethodGet, "", map[string]string{"Mcp-Session-Id": sid, "Accept": "application/json"}); got.status != 405 || got.body != "" {
-		t.Errorf("GET without SSE: %d %q", got.status, got.body)
+	for _, accept := range []string{"application/json", "*/*"} { // stream_accept_strict
+		if got := send(http.MethodGet, "", map[string]string{"Mcp-Session-Id": sid, "Accept": accept}); got.status != 405 || got.body != "" || got.header.Get("Allow") != "GET, POST, DELETE" {
+			t.Errorf("GET with Accept %s: %d %q", accept, got.status, got.body)
+		}
+	}
+	// unknown_method_not_found: 404 -32601 for any method it does not serve.
+	for _, m := range []string{"resources/list", "prompts/list"} {
+		if got := send(http.MethodPost, `{"jsonrpc":"2.0","id":4,"method":"`+m+`"}`, withSession); got.status != 404 || got.body != `{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"method not found: \"`+m+`\""}}` {
+			t.Errorf("%s: %d %s", m, got.status, got.body)
+		}
+	}
+	// origin_refusal_text: a plain-text 403.
+	if got := send(http.MethodPost, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid, "Origin": "https://evil.example"}); got.status != 403 || got.body != "Forbidden: origin not allowed\n" {
+		t.Errorf("foreign Origin: %d %q", got.status, got.body)
+	}
+	// Nothing watches the document: no tools.listChanged.
+	if !strings.Contains(init.body, `"capabilities":{"tools":{}}`) {
+		t.Errorf("initialize: %s, want tools without listChanged", init.body)
 	}
 	req, _ := http.NewRequest(http.MethodGet, root, nil)
 	req.Header.Set("Mcp-Session-Id", sid)

@@ -161,9 +161,39 @@ func TestFinanceDataExample(t *testing.T) {
 			t.Errorf("unknown key: %d %s", r.status, r.body)
 		}
 	}
+	// response_meta (off in the example's file): the vendor's envelope on
+	// every tools/call response, success or error. The go-sdk client
+	// ignores the member; the TypeScript SDK's refuses it (zod: Unrecognized
+	// key "meta"), which is why the example leaves it off.
+	metaURL, _ := startLogged(t, map[string]string{"RESTMCP_CONFIG": "examples/finance-data/restmcp.yaml", "RESTMCP_RESPONSE_META": "true"})
+	for name, tt := range map[string]struct{ key, body, want string }{
+		"tools/call":  {"demo-basic-key", callBody(2, "fx_rates", `{"base":"EUR"}`), `"parameters":{"base":"EUR"}}}`},
+		"unknown key": {"not-a-key", callBody(3, "fx_rates", `{"base":"USD"}`), `"parameters":{"base":"USD"}}}`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, metaURL, strings.NewReader(tt.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-API-Key", tt.key)
+		r := doHTTP(t, req)
+		if !strings.Contains(r.body, `,"meta":{"time":`) || !strings.HasSuffix(strings.TrimSpace(r.body), tt.want) {
+			t.Errorf("response_meta %s: %s, want a top-level meta ending %s", name, r.body, tt.want)
+		}
+	}
+	if res, err := connectKey(metaURL, "demo-basic-key").CallTool(ctx, &mcp.CallToolParams{Name: "fx_rates", Arguments: map[string]any{"base": "USD"}}); err != nil || res.IsError {
+		t.Errorf("go-sdk client with response_meta: %v %v", res, err)
+	}
+
+	// The Markdown page of the endpoint.
+	req, _ := http.NewRequest(http.MethodGet, base+"/docs/v2_mcp.md", nil)
+	page := doHTTP(t, req)
+	for _, want := range []string{"# Finance Data MCP\n", "MCP endpoint (Streamable HTTP): " + mcpURL + "\n", "\n### `etfs_top_holdings`\n", "- `symbol` (string, required)", "## Tools (6)\n"} {
+		if page.status != 200 || !strings.Contains(page.body, want) {
+			t.Errorf("/docs/v2_mcp.md: %d, lacks %q:\n%s", page.status, want, page.body)
+		}
+	}
 
 	// 7.
-	req, _ := http.NewRequest(http.MethodGet, base+"/llms.txt", nil)
+	req, _ = http.NewRequest(http.MethodGet, base+"/llms.txt", nil)
 	llms := doHTTP(t, req)
 	for _, want := range []string{"# Finance Data MCP\n", "MCP endpoint (Streamable HTTP): " + mcpURL + "\n", "- `etfs_top_holdings`: List an ETF's largest holdings\n", "## Tools (6)\n"} {
 		if !strings.Contains(llms.body, want) {

@@ -1,0 +1,124 @@
+package adapter
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/restmcp/restmcp/adapter/session"
+)
+
+// TestVendorBehaviours covers the settings for vendors' documented
+// behaviours, each off by default: unknown methods answered 404, a
+// text/plain 403 for a foreign Origin, the session stream only for an
+// Accept naming text/event-stream, a top-level "meta" on tools/call
+// responses and a Markdown page of the endpoint.
+func TestVendorBehaviours(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"p1"}`))
+	})
+	tools := loadTools(t, "testdata/c23.yaml", up.URL)
+	off := serve(t, Options{Tools: tools})
+	on := serve(t, Options{Tools: tools, UnknownMethodNotFound: true, OriginRefusalText: true, ResponseMeta: true, MarkdownPage: "/docs/v2_mcp.md"})
+
+	t.Run("unknown method", func(t *testing.T) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`
+		const want = `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found: \"prompts/list\""}}`
+		for _, tt := range []struct {
+			url    string
+			status int
+		}{{off.URL, 200}, {on.URL, 404}} {
+			if got := post(t, tt.url+"/mcp", body, nil); got.status != tt.status || got.body != want {
+				t.Errorf("%s: %d %s, want %d %s", tt.url, got.status, got.body, tt.status, want)
+			}
+		}
+	})
+
+	t.Run("foreign origin", func(t *testing.T) {
+		got := post(t, on.URL+"/mcp", pingBody, map[string]string{"Origin": "https://evil.example"})
+		if got.status != 403 || got.body != "Forbidden: origin not allowed\n" || got.header.Get("Content-Type") != "text/plain; charset=utf-8" {
+			t.Errorf("on: %d %q %q", got.status, got.header.Get("Content-Type"), got.body)
+		}
+		got = post(t, off.URL+"/mcp", pingBody, map[string]string{"Origin": "https://evil.example"})
+		if got.status != 403 || got.body != `{"error":"origin not allowed: https://evil.example"}` {
+			t.Errorf("off: %d %q", got.status, got.body)
+		}
+	})
+
+	t.Run("response meta", func(t *testing.T) {
+		meta := regexp.MustCompile(`"meta":\{"time":[0-9]+\.[0-9]{3},`)
+		for _, tt := range []struct {
+			name, args, accept string
+			key                string
+			want               string
+		}{
+			{"result", `{"petId":"p1"}`, "application/json", "k-1",
+				`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"id\":\"p1\"}"}],"structuredContent":{"id":"p1"}},"meta":{"time":T,"parameters":{"petId":"p1"}}}`},
+			{"result on an event stream", `{"petId":"p1"}`, "text/event-stream", "k-1",
+				"event: message\ndata: " + `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"id\":\"p1\"}"}],"structuredContent":{"id":"p1"}},"meta":{"time":T,"parameters":{"petId":"p1"}}}` + "\n\n"},
+			{"invalid arguments", `{"petId":7}`, "application/json", "k-1",
+				`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"invalid arguments: petId: has type integer, want string"}],"isError":true},"meta":{"time":T,"parameters":{"petId":7}}}`},
+			{"refused without a key", `{"petId":"p1"}`, "application/json", "",
+				`{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"},"meta":{"time":T,"parameters":{"petId":"p1"}}}`},
+		} {
+			got := post(t, on.URL+"/mcp", toolsCallBody(1, "get_pet", tt.args), map[string]string{"Accept": tt.accept, "X-API-Key": tt.key})
+			if !meta.MatchString(got.body) {
+				t.Errorf("%s: %s lacks the meta member", tt.name, got.body)
+				continue
+			}
+			if norm := meta.ReplaceAllString(got.body, `"meta":{"time":T,`); norm != tt.want {
+				t.Errorf("%s:\n got %s\nwant %s", tt.name, norm, tt.want)
+			}
+		}
+		// Off: no meta, and other methods never get one.
+		if got := post(t, off.URL+"/mcp", toolsCallBody(1, "get_pet", `{"petId":"p1"}`), map[string]string{"X-API-Key": "k-1"}); strings.Contains(got.body, `"meta"`) {
+			t.Errorf("off: %s", got.body)
+		}
+		if got := post(t, on.URL+"/mcp", pingBody, nil); got.body != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+			t.Errorf("ping with response_meta: %s", got.body)
+		}
+	})
+
+	t.Run("markdown page", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodGet, on.URL+"/docs/v2_mcp.md", nil)
+		got := do(t, req)
+		want := "# restmcp\n\nMCP endpoint (Streamable HTTP): " + on.URL + "/mcp\n\n## Authentication\n\n" +
+			"Send your API key in the `x-api-key` header, as `?api_key=<key>` on the MCP URL, or as `Authorization: Bearer <key>`. `initialize` and `tools/list` need no key; each `tools/call` is metered against your key's plan.\n" +
+			"\n## Calling a tool\n\nPOST a JSON-RPC 2.0 `tools/call` to the endpoint with `Content-Type: application/json` and `Accept: application/json, text/event-stream`:\n\n" +
+			"```json\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"<tool>\",\"arguments\":{}}}\n```\n" +
+			"\n## Tools (1)\n\n### `get_pet`\n\nGET /pets/{petId}\n\nArguments:\n\n- `petId` (string, required)\n"
+		if got.status != 200 || got.body != want || got.header.Get("Content-Type") != "text/markdown; charset=utf-8" {
+			t.Errorf("GET /docs/v2_mcp.md: %d %q\n%s\nwant\n%s", got.status, got.header.Get("Content-Type"), got.body, want)
+		}
+		req, _ = http.NewRequest(http.MethodGet, off.URL+"/docs/v2_mcp.md", nil)
+		if got := do(t, req); got.status != 404 {
+			t.Errorf("off: %d", got.status)
+		}
+	})
+
+	t.Run("stream accept", func(t *testing.T) {
+		clk := &testClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+		for _, strict := range []bool{false, true} {
+			srv := serve(t, Options{Tools: tools, Sessions: session.NewMemoryStore(clk.now), StreamAcceptStrict: strict, SessionStreamLifetime: 50 * time.Millisecond})
+			id := post(t, srv.URL+"/mcp", initializeBody, nil).header.Get("Mcp-Session-Id")
+			for accept, loose := range map[string]int{"": 200, "*/*": 200, "text/event-stream": 200, "application/json": 405, "text/event-stream;q=0": 405} {
+				req, _ := http.NewRequest(http.MethodGet, srv.URL+"/mcp", nil)
+				req.Header.Set("Mcp-Session-Id", id)
+				if accept != "" {
+					req.Header.Set("Accept", accept)
+				}
+				want := loose
+				if strict && accept != "text/event-stream" {
+					want = 405
+				}
+				got := do(t, req)
+				if got.status != want || (want == 405 && (got.body != "" || got.header.Get("Allow") != "GET, POST, DELETE")) {
+					t.Errorf("strict %v, Accept %q: %d Allow %q %q, want %d", strict, accept, got.status, got.header.Get("Allow"), got.body, want)
+				}
+			}
+		}
+	})
+}
