@@ -2,6 +2,8 @@ package adapter
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strconv"
 	"sync"
@@ -37,6 +39,11 @@ const listChangedNotification = `{"jsonrpc":"2.0","method":"notifications/tools/
 // use keeps alive; DELETE ends the session (204); GET with Accept:
 // text/event-stream opens the session's stream, and GET without it is 405.
 // Requests on the 2026-07-28 wire, which has no sessions, pass.
+//
+// A session belongs to a caller (sessionOwner): created with a key, it
+// serves only that key; created without one, it belongs to the first key
+// that calls a tool on it. Another key is answered as for an unknown
+// session, and only the owner may DELETE it (docs/security.md H30).
 func (s *Server) sessionGate(c *gin.Context) {
 	r := c.Request
 	if r.Header.Get("Mcp-Protocol-Version") >= protocolVersionStandardHeaders {
@@ -56,9 +63,10 @@ func (s *Server) sessionGate(c *gin.Context) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
 	defer cancel()
+	owner := sessionOwner(ex.cred)
 	if r.Method == http.MethodPost && ex.msg != nil && ex.msg.method == "initialize" {
 		id := session.NewID()
-		if err := s.opts.Sessions.Create(sctx, id, s.opts.SessionIdleTimeout); err != nil {
+		if err := s.opts.Sessions.Create(sctx, id, owner, s.opts.SessionIdleTimeout); err != nil {
 			unavailable(err)
 			return
 		}
@@ -74,12 +82,22 @@ func (s *Server) sessionGate(c *gin.Context) {
 		abortRPC(c, http.StatusBadRequest, rpcID, codeInvalidRequest, msgMissingSession)
 		return
 	}
-	alive, err := s.opts.Sessions.Touch(sctx, id, s.opts.SessionIdleTimeout)
+	stored, alive, err := s.opts.Sessions.Touch(sctx, id, s.opts.SessionIdleTimeout)
+	if err == nil && alive && stored == "" && owner != "" && ex.msg.isToolsCall() {
+		// A session opened without a key belongs to the first key that
+		// calls a tool on it.
+		stored, alive, err = s.opts.Sessions.Claim(sctx, id, owner)
+	}
 	switch {
 	case err != nil:
 		unavailable(err)
 		return
-	case !alive:
+	case !alive || stored != "" && stored != owner && (owner != "" || r.Method == http.MethodDelete):
+		// Another caller's session is answered as an unknown one: its id
+		// serves nothing to another key, and only its owner ends it. A
+		// request without a key may still read on it (tools/list, ping,
+		// the stream), as before it was claimed: it can call no tool as
+		// the owner, and a keyless call is metered as anonymous.
 		abortRPC(c, http.StatusNotFound, rpcID, codeInvalidRequest, msgUnknownSession)
 		return
 	}
@@ -100,6 +118,17 @@ func (s *Server) sessionGate(c *gin.Context) {
 	default:
 		c.Next()
 	}
+}
+
+// sessionOwner is who a session belongs to: "k:" and the first 128 bits of
+// the SHA-256 of the caller's key (an OAuth access token's key), or "" for
+// a request without a usable key. The key itself is never stored.
+func sessionOwner(cred *credential) string {
+	if cred == nil || cred.key == "" || cred.unsafe != "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(cred.key))
+	return "k:" + hex.EncodeToString(sum[:16])
 }
 
 // serveSessionStream is a session's GET stream: keep-alive comments every

@@ -3,6 +3,7 @@ package adapter
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -181,5 +182,69 @@ func TestSessionStreamListChanged(t *testing.T) {
 	}
 	if took := time.Since(start); took < 250*time.Millisecond {
 		t.Errorf("the stream ended after %v, before its lifetime", took)
+	}
+}
+
+// TestSessionsBelongToTheirCaller: a session created with key A serves only
+// A: key B with A's session id gets the unknown-session answer, on every
+// method, and cannot DELETE it; A's session still works. A session created
+// without a key belongs to the first key that calls a tool on it. A request
+// without a key may read on an owned session but not end it.
+func TestSessionsBelongToTheirCaller(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), Sessions: session.NewMemoryStore(nil)})
+	url := srv.URL + "/mcp"
+	const unknown = `{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"Session not found or expired. Re-initialize."}}`
+	with := func(sid, key string) map[string]string {
+		h := map[string]string{"Mcp-Session-Id": sid}
+		if key != "" {
+			h["X-API-Key"] = key
+		}
+		return h
+	}
+	del := func(sid, key string) int {
+		req, _ := http.NewRequest(http.MethodDelete, url, nil)
+		for k, v := range with(sid, key) {
+			req.Header.Set(k, v)
+		}
+		return do(t, req).status
+	}
+
+	a := post(t, url, initializeBody, map[string]string{"X-API-Key": "key-a"}).header.Get("Mcp-Session-Id")
+	for _, body := range []string{toolsListBody, toolsCallBody(2, "get_pet", `{"petId":"p1"}`)} {
+		got := post(t, url, body, with(a, "key-b"))
+		if got.status != 404 || got.body != fmt.Sprintf(unknown, "2") {
+			t.Errorf("key B on A's session: %d %s", got.status, got.body)
+		}
+	}
+	if st := del(a, "key-b"); st != 404 {
+		t.Errorf("key B DELETE of A's session: %d, want 404", st)
+	}
+	if st := del(a, ""); st != 404 {
+		t.Errorf("keyless DELETE of A's session: %d, want 404", st)
+	}
+	if got := post(t, url, toolsListBody, with(a, "")); got.status != 200 {
+		t.Errorf("keyless tools/list on A's session: %d %s, want 200", got.status, got.body)
+	}
+	if got := post(t, url, toolsCallBody(3, "get_pet", `{"petId":"p1"}`), with(a, "key-a")); got.status != 200 || strings.Contains(got.body, `"isError":true`) {
+		t.Errorf("A on its own session after B: %d %s", got.status, got.body)
+	}
+
+	// Opened without a key: the first key to call a tool owns it.
+	open := post(t, url, initializeBody, nil).header.Get("Mcp-Session-Id")
+	if got := post(t, url, toolsListBody, with(open, "key-b")); got.status != 200 {
+		t.Errorf("key B listing on an unclaimed session: %d", got.status)
+	}
+	if got := post(t, url, toolsCallBody(4, "get_pet", `{"petId":"p1"}`), with(open, "key-a")); got.status != 200 {
+		t.Errorf("key A claiming by a call: %d %s", got.status, got.body)
+	}
+	if got := post(t, url, toolsCallBody(5, "get_pet", `{"petId":"p1"}`), with(open, "key-b")); got.status != 404 || got.body != fmt.Sprintf(unknown, "5") {
+		t.Errorf("key B after A claimed: %d %s", got.status, got.body)
+	}
+	if st := del(open, "key-a"); st != 204 {
+		t.Errorf("A DELETE of its claimed session: %d, want 204", st)
+	}
+	if st := del(a, "key-a"); st != 204 {
+		t.Errorf("A DELETE of its session: %d, want 204", st)
 	}
 }

@@ -9,6 +9,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"crypto/rand"
 	"encoding/base64"
 	"sync"
@@ -17,14 +18,21 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Store holds live session ids. Implementations are safe for concurrent
-// use.
+// Store holds live session ids, each with its owner: the caller it serves
+// (an opaque string the adapter derives from the caller's key; "" while
+// the session has none). Implementations are safe for concurrent use.
 type Store interface {
-	// Create records a new session id that lives for idle unless touched.
-	Create(ctx context.Context, id string, idle time.Duration) error
-	// Touch reports whether the session id is alive and, if so, extends its
-	// life to idle from now.
-	Touch(ctx context.Context, id string, idle time.Duration) (bool, error)
+	// Create records a new session id, owned by owner ("" for none), that
+	// lives for idle unless touched.
+	Create(ctx context.Context, id, owner string, idle time.Duration) error
+	// Touch reports whether the session id is alive and its owner and, if
+	// alive, extends its life to idle from now.
+	Touch(ctx context.Context, id string, idle time.Duration) (owner string, alive bool, err error)
+	// Claim gives a live session without an owner to owner, atomically, and
+	// returns the owner the session has after it: owner when the claim
+	// took, the earlier owner when another caller was first; alive is false
+	// for a session that has ended.
+	Claim(ctx context.Context, id, owner string) (now string, alive bool, err error)
 	// Delete ends the session; a missing one is not an error.
 	Delete(ctx context.Context, id string) error
 }
@@ -40,10 +48,15 @@ func NewID() string {
 // MemoryStore is a Store in process memory; expired sessions are dropped
 // as they are met and by a sweep every thousand creations.
 type MemoryStore struct {
-	mu      sync.Mutex
-	expires map[string]time.Time
-	creates int
-	now     func() time.Time
+	mu       sync.Mutex
+	sessions map[string]memorySession
+	creates  int
+	now      func() time.Time
+}
+
+type memorySession struct {
+	expires time.Time
+	owner   string
 }
 
 // NewMemoryStore returns an empty store; now is its clock (nil: time.Now).
@@ -51,66 +64,126 @@ func NewMemoryStore(now func() time.Time) *MemoryStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryStore{expires: map[string]time.Time{}, now: now}
+	return &MemoryStore{sessions: map[string]memorySession{}, now: now}
 }
 
 // Create implements Store.
-func (m *MemoryStore) Create(_ context.Context, id string, idle time.Duration) error {
+func (m *MemoryStore) Create(_ context.Context, id, owner string, idle time.Duration) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
 	if m.creates++; m.creates%1000 == 0 {
-		for k, exp := range m.expires {
-			if !now.Before(exp) {
-				delete(m.expires, k)
+		for k, ms := range m.sessions {
+			if !now.Before(ms.expires) {
+				delete(m.sessions, k)
 			}
 		}
 	}
-	m.expires[id] = now.Add(idle)
+	m.sessions[id] = memorySession{expires: now.Add(idle), owner: owner}
 	return nil
 }
 
+// live returns the session id if it has not expired; the caller holds m.mu.
+func (m *MemoryStore) live(id string) (memorySession, bool) {
+	ms, ok := m.sessions[id]
+	if !ok || !m.now().Before(ms.expires) {
+		delete(m.sessions, id)
+		return memorySession{}, false
+	}
+	return ms, true
+}
+
 // Touch implements Store.
-func (m *MemoryStore) Touch(_ context.Context, id string, idle time.Duration) (bool, error) {
+func (m *MemoryStore) Touch(_ context.Context, id string, idle time.Duration) (string, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.now()
-	exp, ok := m.expires[id]
-	if !ok || !now.Before(exp) {
-		delete(m.expires, id)
-		return false, nil
+	ms, ok := m.live(id)
+	if !ok {
+		return "", false, nil
 	}
-	m.expires[id] = now.Add(idle)
-	return true, nil
+	ms.expires = m.now().Add(idle)
+	m.sessions[id] = ms
+	return ms.owner, true, nil
+}
+
+// Claim implements Store.
+func (m *MemoryStore) Claim(_ context.Context, id, owner string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ms, ok := m.live(id)
+	if !ok {
+		return "", false, nil
+	}
+	if ms.owner == "" {
+		ms.owner = owner
+		m.sessions[id] = ms
+	}
+	return ms.owner, true, nil
 }
 
 // Delete implements Store.
 func (m *MemoryStore) Delete(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.expires, id)
+	delete(m.sessions, id)
 	return nil
 }
 
 // RedisKeyPrefix starts the Redis key of each session:
-// restmcp:session:<id>, whose TTL is the session's remaining idle time.
+// restmcp:session:<id>, whose value is its owner ("" for none) and whose
+// TTL is the session's remaining idle time.
 const RedisKeyPrefix = "restmcp:session:"
 
-// RedisStore is a Store in Redis: one key per session; each Touch is one
-// PEXPIRE round trip.
+// RedisStore is a Store in Redis: one key per session; each Touch and
+// Claim is one round trip (a script reads the owner and extends or sets it
+// atomically).
 type RedisStore struct{ rdb redis.UniversalClient }
 
 // NewRedisStore returns a Store over rdb.
 func NewRedisStore(rdb redis.UniversalClient) *RedisStore { return &RedisStore{rdb: rdb} }
 
 // Create implements Store.
-func (r *RedisStore) Create(ctx context.Context, id string, idle time.Duration) error {
-	return r.rdb.Set(ctx, RedisKeyPrefix+id, 1, idle).Err()
+func (r *RedisStore) Create(ctx context.Context, id, owner string, idle time.Duration) error {
+	return r.rdb.Set(ctx, RedisKeyPrefix+id, owner, idle).Err()
 }
 
+// touchScript returns the session's owner after extending its TTL to
+// ARGV[1] ms, or false when it has ended.
+var touchScript = redis.NewScript(`
+local v = redis.call("GET", KEYS[1])
+if not v then return false end
+redis.call("PEXPIRE", KEYS[1], ARGV[1])
+return v
+`)
+
+// claimScript sets the owner of a session without one to ARGV[1] and
+// returns the owner it then has, or false when it has ended.
+var claimScript = redis.NewScript(`
+local v = redis.call("GET", KEYS[1])
+if not v then return false end
+if v == "" then redis.call("SET", KEYS[1], ARGV[1], "KEEPTTL"); return ARGV[1] end
+return v
+`)
+
 // Touch implements Store.
-func (r *RedisStore) Touch(ctx context.Context, id string, idle time.Duration) (bool, error) {
-	return r.rdb.PExpire(ctx, RedisKeyPrefix+id, idle).Result()
+func (r *RedisStore) Touch(ctx context.Context, id string, idle time.Duration) (string, bool, error) {
+	return ownerReply(touchScript.Run(ctx, r.rdb, []string{RedisKeyPrefix + id}, idle.Milliseconds()).Text())
+}
+
+// Claim implements Store.
+func (r *RedisStore) Claim(ctx context.Context, id, owner string) (string, bool, error) {
+	return ownerReply(claimScript.Run(ctx, r.rdb, []string{RedisKeyPrefix + id}, owner).Text())
+}
+
+// ownerReply reads a script's owner reply: nil (redis.Nil) means ended.
+func ownerReply(owner string, err error) (string, bool, error) {
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return owner, true, nil
 }
 
 // Delete implements Store.

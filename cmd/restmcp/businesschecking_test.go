@@ -200,8 +200,15 @@ func TestBusinessCheckingExample(t *testing.T) {
 	if got := send(http.MethodPost, `{"jsonrpc":"2.0","id":201,"method":"tools/list"}`, withSession); got.header.Get("RateLimit-Limit") != "" {
 		t.Errorf("rate-limit headers on tools/list: %v", got.header)
 	}
-	// 5: DELETE ends the session.
-	if got := send(http.MethodDelete, "", map[string]string{"Mcp-Session-Id": sid}); got.status != 204 {
+	// 5: DELETE ends the session, for its owner only: the session opened
+	// without a token belongs to tok-2, whose call claimed it.
+	if got := send(http.MethodDelete, "", map[string]string{"Mcp-Session-Id": sid}); got.status != 404 {
+		t.Errorf("DELETE without the owner's token: %d, want 404", got.status)
+	}
+	if got := send(http.MethodDelete, "", map[string]string{"Mcp-Session-Id": sid, "Authorization": "Bearer tok-1"}); got.status != 404 {
+		t.Errorf("DELETE with another token: %d, want 404", got.status)
+	}
+	if got := send(http.MethodDelete, "", map[string]string{"Mcp-Session-Id": sid, "Authorization": "Bearer tok-2"}); got.status != 204 {
 		t.Errorf("DELETE: %d", got.status)
 	}
 	if got := send(http.MethodPost, `{"jsonrpc":"2.0","id":202,"method":"tools/list"}`, withSession); got.status != 404 {
