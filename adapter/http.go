@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -232,16 +233,23 @@ func decisionName(d metering.Decision, err error) string {
 const maxLoggedField = 256
 
 // redactQuery replaces the value of api_key, and any value equal to the
-// caller's key, with REDACTED.
+// caller's key, with REDACTED, and a legacy SSE session id (sessionid, a
+// capability) with "sha256:" and the first 8 hex digits of its hash, which
+// ties a session's lines together without handing it out. A query that does
+// not parse is not logged.
 func redactQuery(raw, key string) string {
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return redact(raw, key)
+		return "(a query that does not parse; not logged)"
 	}
 	for name, vals := range q {
 		for i, v := range vals {
-			if strings.EqualFold(name, apiKeyQuery) || (key != "" && v == key) {
+			switch {
+			case strings.EqualFold(name, apiKeyQuery) || (key != "" && v == key):
 				vals[i] = "REDACTED"
+			case strings.EqualFold(name, "sessionid"):
+				sum := sha256.Sum256([]byte(v))
+				vals[i] = "sha256:" + hex.EncodeToString(sum[:4])
 			}
 		}
 		q[name] = vals

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -28,14 +29,60 @@ type sseOrigin struct {
 
 // serveLegacySSE is the legacy endpoint: a GET (after the origin check and
 // credential extraction) opens the stream, a POST delivers a message.
+//
+// The session URL is the capability the 2024-11-05 transport defines: a
+// POST without a credential runs as the stream's opener. A POST that
+// carries one must carry the opener's (the same key: sessionOwner), else it
+// is answered as for an unknown session and nothing runs. The session id is
+// never logged (the access log shows a hash of it) nor put in an error.
 func (s *Server) serveLegacySSE(c *gin.Context) {
 	if c.Request.Method == http.MethodGet {
 		ex := exchangeFrom(c.Request.Context())
 		ex.sse = &sseOrigin{header: c.Request.Header.Clone(), remoteAddr: c.Request.RemoteAddr}
+		w := &endpointCapture{ResponseWriter: c.Writer}
+		owner := sessionOwner(ex.cred)
+		w.found = func(id string) { s.legacyOwners.Store(id, owner) }
+		s.legacyHandler.ServeHTTP(w, c.Request)
+		if w.id != "" {
+			s.legacyOwners.Delete(w.id)
+		}
+		c.Abort()
+		return
+	}
+	if cred := extractCredential(c.Request); cred.key != "" || cred.unsafe != "" {
+		if owner, ok := s.legacyOwners.Load(c.Query("sessionid")); ok && owner.(string) != sessionOwner(cred) {
+			http.Error(c.Writer, "session not found", http.StatusNotFound) // the SDK's answer for an unknown one
+			c.Abort()
+			return
+		}
 	}
 	s.legacyHandler.ServeHTTP(c.Writer, c.Request)
 	c.Abort()
 }
+
+// endpointCapture passes a legacy SSE stream through and reads its session
+// id from the first event, the "endpoint" event whose data is the message
+// URL (…?sessionid=<id>).
+type endpointCapture struct {
+	gin.ResponseWriter
+	id    string
+	found func(id string)
+}
+
+func (w *endpointCapture) Write(b []byte) (int, error) {
+	if w.id == "" {
+		if _, rest, ok := strings.Cut(string(b), "sessionid="); ok {
+			if i := strings.IndexAny(rest, "&\r\n"); i >= 0 {
+				rest = rest[:i]
+			}
+			w.id = rest
+			w.found(rest)
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *endpointCapture) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
 
 // captureWriter keeps what the gate's steps answer when one refuses a
 // legacy SSE call.

@@ -1,10 +1,14 @@
 package adapter
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,4 +87,78 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return s
+}
+
+// TestLegacySSEPostBelongsToTheOpener: a POST to a legacy session's message
+// URL that carries another key is answered as for an unknown session and
+// runs nothing; one without a key runs as the stream's opener, as the
+// 2024-11-05 transport defines the URL as the capability; the session id
+// appears in no log line.
+func TestLegacySSEPostBelongsToTheOpener(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	})
+	logs := &logBuffer{}
+	meter := &recordingMeter{}
+	keys := fakeKeys{"k-pro": testPlan("pro", `"*"`), "k-other": testPlan("pro", `"*"`)}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/compact.yaml", up.URL), Keys: keys, Meter: meter, LegacySSEPath: "/sse", Logger: newLogger(logs)})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("X-API-Key", "k-pro")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewReader(resp.Body)
+	endpoint := ""
+	for endpoint == "" {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			endpoint = data
+		}
+	}
+	sessionID := endpoint[strings.Index(endpoint, "sessionid=")+len("sessionid="):]
+	send := func(key, body string) rpcResponse {
+		h := map[string]string{"X-API-Key": key}
+		return post(t, srv.URL+endpoint, body, h)
+	}
+	call := toolsCallBody(2, "get_quote", `{"symbol":"A"}`)
+	if got := send("", initializeBody); got.status != http.StatusAccepted {
+		t.Fatalf("initialize: %d %s", got.status, got.body)
+	}
+	if got := send("", `{"jsonrpc":"2.0","method":"notifications/initialized"}`); got.status != http.StatusAccepted {
+		t.Fatalf("initialized: %d %s", got.status, got.body)
+	}
+	if got := send("k-other", call); got.status != http.StatusNotFound || got.body != "session not found\n" {
+		t.Errorf("another key's POST: %d %q, want 404 \"session not found\"", got.status, got.body)
+	}
+	for i, key := range []string{"k-pro", ""} {
+		if got := send(key, toolsCallBody(3+i, "get_quote", `{"symbol":"A"}`)); got.status != http.StatusAccepted {
+			t.Errorf("POST with key %q: %d %s", key, got.status, got.body)
+		}
+	}
+	upHost := strings.TrimPrefix(up.URL, "http://")
+	wantUp := recorded{Method: "GET", RequestURI: "/v1/quotes/A", Host: upHost, Header: upstreamHeaders(map[string]string{"X-Api-Key": "k-pro"})}
+	// The calls run on the stream's goroutine: wait for them (a behaviour,
+	// not a timing), up to 10 s.
+	var got []recorded
+	for deadline := time.Now().Add(10 * time.Second); len(got) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		got = append(got, up.take()...)
+	}
+	if diff := cmp.Diff([]recorded{wantUp, wantUp}, got); diff != "" {
+		t.Errorf("upstream (-want +got):\n%s", diff)
+	}
+	cancel()
+	sum := sha256.Sum256([]byte(sessionID))
+	if l := logs.String(); strings.Contains(l, sessionID) || !strings.Contains(l, "sessionid=sha256%3A"+hex.EncodeToString(sum[:4])) {
+		t.Errorf("the log holds the session id, or not its hash:\n%s", l)
+	}
 }

@@ -365,6 +365,7 @@ type Server struct {
 	jsonHandler   http.Handler
 	sseHandler    http.Handler
 	legacyHandler http.Handler // Options.LegacySSEPath
+	legacyOwners  sync.Map     // legacy SSE session id → its stream opener (sessionOwner)
 
 	engine *gin.Engine
 }
