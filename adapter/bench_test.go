@@ -6,9 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -151,5 +154,63 @@ func BenchmarkToolsCallOAuth(b *testing.B) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		drain(b, c, req)
+	}
+}
+
+// BenchmarkSessionMemory reports what a live session and an open session
+// stream cost this process ("B/session": the memory store's entry, the
+// session cap's and the ids; "B/stream": the server's side of one GET
+// stream, its goroutine and buffers, with the in-process client's share of
+// the connection, so an upper bound).
+func BenchmarkSessionMemory(b *testing.B) {
+	up := benchUpstream(b)
+	srv := serve(b, Options{Tools: loadTools(b, "testdata/c23.yaml", up.URL), Sessions: session.NewMemoryStore(nil), MaxSessions: -1, MaxSessionsPerAddress: -1, MaxStreamsPerSession: -1,
+		SessionStreamLifetime: time.Hour})
+	c := benchClient()
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	const n = 2000
+	before := heap()
+	ids := make([]string, n)
+	for i := range n {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(initializeBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		ids[i] = resp.Header.Get("Mcp-Session-Id")
+	}
+	perSession := float64(heap()-before) / n
+	const streams = 200
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before = heap()
+	sc := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: streams}}
+	var open []*http.Response
+	for i := range streams {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/mcp", nil)
+		req.Header.Set("Mcp-Session-Id", ids[i])
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := sc.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			b.Fatalf("stream %d: %v %v", i, resp, err)
+		}
+		open = append(open, resp)
+	}
+	perStream := float64(heap()-before) / streams
+	for range b.N {
+	}
+	b.ReportMetric(perSession, "B/session")
+	b.ReportMetric(perStream, "B/stream")
+	for _, r := range open {
+		r.Body.Close()
 	}
 }

@@ -37,6 +37,14 @@ type sseOrigin struct {
 // never logged (the access log shows a hash of it) nor put in an error.
 func (s *Server) serveLegacySSE(c *gin.Context) {
 	if c.Request.Method == http.MethodGet {
+		addr := AddressKeyID(c.ClientIP())
+		if !s.legacyCaps.open(addr) {
+			c.Header("Retry-After", "1")
+			c.String(http.StatusTooManyRequests, "too many open streams from this address (%d); close one first\n", s.legacyCaps.max)
+			c.Abort()
+			return
+		}
+		defer s.legacyCaps.close(addr)
 		ex := exchangeFrom(c.Request.Context())
 		ex.sse = &sseOrigin{header: c.Request.Header.Clone(), remoteAddr: c.Request.RemoteAddr}
 		w := &endpointCapture{ResponseWriter: c.Writer}

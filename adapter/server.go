@@ -291,6 +291,15 @@ type Options struct {
 	SessionIdleTimeout    time.Duration
 	SessionStreamLifetime time.Duration
 	SessionKeepAlive      time.Duration
+	// MaxSessions and MaxSessionsPerAddress cap the live sessions this
+	// replica keeps, in total (503) and per client address (429);
+	// MaxStreamsPerSession the GET streams open on one session (429);
+	// MaxLegacyStreamsPerAddress the legacy SSE streams open from one
+	// address (429). Zero: the Default… caps (caps.go); negative: none.
+	MaxSessions                int
+	MaxSessionsPerAddress      int
+	MaxStreamsPerSession       int
+	MaxLegacyStreamsPerAddress int
 
 	// TracerProvider, when set, traces every MCP request (a server span,
 	// a child of the caller's W3C traceparent), each upstream call (a
@@ -365,7 +374,10 @@ type Server struct {
 	jsonHandler   http.Handler
 	sseHandler    http.Handler
 	legacyHandler http.Handler // Options.LegacySSEPath
-	legacyOwners  sync.Map     // legacy SSE session id → its stream opener (sessionOwner)
+	sessionCaps   *sessionCounts
+	streamCaps    *openCounts // GET streams by session id
+	legacyCaps    *openCounts // legacy SSE streams by address group
+	legacyOwners  sync.Map    // legacy SSE session id → its stream opener (sessionOwner)
 
 	engine *gin.Engine
 }
@@ -391,6 +403,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s.tracer = newTracer(opts.TracerProvider)
 	s.streams = newStreamHub()
+	s.sessionCaps = newSessionCounts(capOrDefault(opts.MaxSessions, DefaultMaxSessions), capOrDefault(opts.MaxSessionsPerAddress, DefaultMaxSessionsPerAddress))
+	s.streamCaps = newOpenCounts(capOrDefault(opts.MaxStreamsPerSession, DefaultMaxStreamsPerSession))
 	s.calls = newCallSlots(opts.MaxConcurrentCalls, opts.MaxConcurrentCallsPerHost)
 
 	if opts.Document != nil {
@@ -441,6 +455,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.LegacySSEPath != "" {
 		s.legacyHandler = s.newLegacyHandler()
+		s.legacyCaps = newOpenCounts(capOrDefault(opts.MaxLegacyStreamsPerAddress, DefaultMaxLegacyStreamsPerAddress))
 	}
 	s.jsonHandler = s.streamableHandler(true)
 	s.sseHandler = s.streamableHandler(false)

@@ -66,13 +66,28 @@ func (s *Server) sessionGate(c *gin.Context) {
 	owner := sessionOwner(ex.cred)
 	if r.Method == http.MethodPost && ex.msg != nil && ex.msg.method == "initialize" {
 		id := session.NewID()
+		addr := AddressKeyID(c.ClientIP())
+		switch s.sessionCaps.admit(addr, id, time.Now(), s.opts.SessionIdleTimeout) {
+		case "address":
+			c.Header("Retry-After", strconv.Itoa(int(s.opts.SessionIdleTimeout.Seconds())))
+			abortRPC(c, http.StatusTooManyRequests, rpcID, s.opts.ErrorCodes.RateLimited,
+				"too many live sessions from this address ("+strconv.Itoa(s.sessionCaps.maxAddr)+"): end one with DELETE, or let one go unused for "+s.opts.SessionIdleTimeout.String())
+			return
+		case "total":
+			c.Header("Retry-After", "60")
+			abortRPC(c, http.StatusServiceUnavailable, rpcID, s.opts.ErrorCodes.Unavailable,
+				"this server holds its most live sessions ("+strconv.Itoa(s.sessionCaps.maxAll)+"); retry in 60 seconds")
+			return
+		}
 		if err := s.opts.Sessions.Create(sctx, id, owner, s.opts.SessionIdleTimeout); err != nil {
+			s.sessionCaps.end(addr, id)
 			unavailable(err)
 			return
 		}
 		c.Header("Mcp-Session-Id", id)
 		c.Next()
 		if c.Writer.Status() != http.StatusOK {
+			s.sessionCaps.end(addr, id)
 			_ = s.opts.Sessions.Delete(context.WithoutCancel(ctx), id)
 		}
 		return
@@ -107,6 +122,7 @@ func (s *Server) sessionGate(c *gin.Context) {
 			unavailable(err)
 			return
 		}
+		s.sessionCaps.end(AddressKeyID(c.ClientIP()), id)
 		c.AbortWithStatus(http.StatusNoContent)
 	case http.MethodGet:
 		if _, sse := acceptMode(r.Header.Values("Accept")); !sse || s.opts.StreamAcceptStrict && !namesEventStream(r.Header.Values("Accept")) {
@@ -136,6 +152,13 @@ func sessionOwner(cred *credential) string {
 // closed by the server after SessionStreamLifetime (clients open a new
 // one), when the client leaves, or at shutdown.
 func (s *Server) serveSessionStream(c *gin.Context, id string) {
+	if !s.streamCaps.open(id) {
+		c.Header("Retry-After", "1")
+		abortRPC(c, http.StatusTooManyRequests, nil, s.opts.ErrorCodes.RateLimited,
+			"this session has its most open streams ("+strconv.Itoa(s.streamCaps.max)+"); close one first")
+		return
+	}
+	defer s.streamCaps.close(id)
 	w := c.Writer
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -246,5 +247,95 @@ func TestSessionsBelongToTheirCaller(t *testing.T) {
 	}
 	if st := del(a, "key-a"); st != 204 {
 		t.Errorf("A DELETE of its session: %d, want 204", st)
+	}
+}
+
+// TestSessionCaps: live sessions are capped per client address (429) and
+// in total (503), a DELETE frees a place; GET streams are capped per
+// session (429); legacy SSE streams per address (429). Each answer names
+// the cap.
+func TestSessionCaps(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	tools := loadTools(t, "testdata/c23.yaml", up.URL)
+	srv := serve(t, Options{Tools: tools, Sessions: session.NewMemoryStore(nil), MaxSessions: 4, MaxSessionsPerAddress: 2, MaxStreamsPerSession: 1,
+		TrustedProxies: []string{"127.0.0.1/32"}, LegacySSEPath: "/sse", MaxLegacyStreamsPerAddress: 1})
+	url := srv.URL + "/mcp"
+	from := func(addr string) map[string]string { return map[string]string{"X-Forwarded-For": addr} }
+	var ids []string
+	for i := range 2 {
+		got := post(t, url, initializeBody, from("203.0.113.1"))
+		if got.status != 200 {
+			t.Fatalf("initialize %d: %d %s", i, got.status, got.body)
+		}
+		ids = append(ids, got.header.Get("Mcp-Session-Id"))
+	}
+	got := post(t, url, initializeBody, from("203.0.113.1"))
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-31429,"message":"too many live sessions from this address (2): end one with DELETE, or let one go unused for 30m0s"}}`; got.status != 429 || got.body != want || got.header.Get("Retry-After") != "1800" {
+		t.Errorf("third session from one address: %d %q %s\nwant 429 %s", got.status, got.header.Get("Retry-After"), got.body, want)
+	}
+	// IPv6 addresses of one /64 are one address.
+	for i, addr := range []string{"2001:db8:1:2::a", "2001:db8:1:2::b", "2001:db8:1:2:ffff::1"} {
+		want := 200
+		if i == 2 {
+			want = 429
+		}
+		if got := post(t, url, initializeBody, from(addr)); got.status != want {
+			t.Errorf("session %d from the /64: %d, want %d", i, got.status, want)
+		}
+	}
+	got = post(t, url, initializeBody, from("198.51.100.7"))
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-31503,"message":"this server holds its most live sessions (4); retry in 60 seconds"}}`; got.status != 503 || got.body != want {
+		t.Errorf("fifth session: %d %s\nwant 503 %s", got.status, got.body, want)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Mcp-Session-Id", ids[0])
+	req.Header.Set("X-Forwarded-For", "203.0.113.1")
+	if got := do(t, req); got.status != 204 {
+		t.Fatalf("DELETE: %d", got.status)
+	}
+	if got := post(t, url, initializeBody, from("203.0.113.1")); got.status != 200 {
+		t.Errorf("a session after a DELETE: %d %s", got.status, got.body)
+	}
+
+	// One GET stream per session.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream := func() *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req.Header.Set("Mcp-Session-Id", ids[1])
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first := stream()
+	defer first.Body.Close()
+	second := stream()
+	body, _ := io.ReadAll(second.Body)
+	second.Body.Close()
+	if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-31429,"message":"this session has its most open streams (1); close one first"}}`; first.StatusCode != 200 || second.StatusCode != 429 || string(body) != want {
+		t.Errorf("streams: first %d, second %d %s\nwant 200, 429 %s", first.StatusCode, second.StatusCode, body, want)
+	}
+
+	// One legacy SSE stream per address.
+	legacy := func() *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/sse", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("X-Forwarded-For", "192.0.2.9")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	l1 := legacy()
+	defer l1.Body.Close()
+	l2 := legacy()
+	body, _ = io.ReadAll(l2.Body)
+	l2.Body.Close()
+	if l1.StatusCode != 200 || l2.StatusCode != 429 || string(body) != "too many open streams from this address (1); close one first\n" {
+		t.Errorf("legacy streams: %d, %d %q", l1.StatusCode, l2.StatusCode, body)
 	}
 }

@@ -251,6 +251,15 @@ type Config struct {
 	Sessions string
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// MaxSessions and MaxSessionsPerAddress cap the live sessions a replica
+	// keeps (sessions mode), in total and per client address (an IPv6
+	// address by its /64); MaxStreamsPerSession the GET streams open on one
+	// session; MaxLegacyStreamsPerAddress the legacy SSE streams open from
+	// one address. 0: no cap. Defaults 10000, 100, 4, 16.
+	MaxSessions                int
+	MaxSessionsPerAddress      int
+	MaxStreamsPerSession       int
+	MaxLegacyStreamsPerAddress int
 	// LegacySSEPath serves the legacy HTTP+SSE transport (2024-11-05) at
 	// that path too. Empty: none.
 	LegacySSEPath string
@@ -482,43 +491,47 @@ type Config struct {
 // Default returns a Config holding the Default* values.
 func Default() Config {
 	return Config{
-		Spec:               DefaultSpec,
-		Upstream:           DefaultUpstream,
-		Lenient:            DefaultLenient,
-		Addr:               DefaultAddr,
-		MCPPath:            DefaultMCPPath,
-		OAuthMCPPath:       DefaultOAuthMCPPath,
-		ToolMode:           DefaultToolMode,
-		ToolNameStyle:      "snake",
-		TextContent:        "full",
-		UpstreamErrors:     "error",
-		LLMsTxt:            true,
-		Sessions:           "off",
-		SessionIdleTimeout: 30 * time.Minute,
-		OAuthRedirectURIs:  slices.Clone(DefaultOAuthRedirectURIs),
-		RedisURL:           DefaultRedisURL,
-		RedisMode:          DefaultRedisMode,
-		RateLimit:          DefaultRateLimit,
-		RateWindow:         DefaultRateWindow,
-		UpstreamTimeout:    DefaultUpstreamTimeout,
-		MeterTimeout:       DefaultMeterTimeout,
-		MaxBodyBytes:       DefaultMaxBodyBytes,
-		MaxResponseBytes:   DefaultMaxResponseBytes,
-		AllowedOrigins:     nil,
-		MaxToolNameLength:  DefaultMaxToolNameLength,
-		RequireKey:         DefaultRequireKey,
-		LogLevel:           DefaultLogLevel,
-		LogFormat:          DefaultLogFormat,
-		ShutdownTimeout:    DefaultShutdownTimeout,
-		ReadHeaderTimeout:  DefaultReadHeaderTimeout,
-		ReadTimeout:        DefaultReadTimeout,
-		IdleTimeout:        DefaultIdleTimeout,
-		MaxHeaderBytes:     DefaultMaxHeaderBytes,
-		MaxConnections:     DefaultMaxConnections,
-		PlansFile:          DefaultPlansFile,
-		ListByPlan:         DefaultListByPlan,
-		EventMaxLen:        DefaultEventMaxLen,
-		Metrics:            DefaultMetrics,
+		Spec:                       DefaultSpec,
+		Upstream:                   DefaultUpstream,
+		Lenient:                    DefaultLenient,
+		Addr:                       DefaultAddr,
+		MCPPath:                    DefaultMCPPath,
+		OAuthMCPPath:               DefaultOAuthMCPPath,
+		ToolMode:                   DefaultToolMode,
+		ToolNameStyle:              "snake",
+		TextContent:                "full",
+		UpstreamErrors:             "error",
+		LLMsTxt:                    true,
+		Sessions:                   "off",
+		SessionIdleTimeout:         30 * time.Minute,
+		MaxSessions:                10_000,
+		MaxSessionsPerAddress:      100,
+		MaxStreamsPerSession:       4,
+		MaxLegacyStreamsPerAddress: 16,
+		OAuthRedirectURIs:          slices.Clone(DefaultOAuthRedirectURIs),
+		RedisURL:                   DefaultRedisURL,
+		RedisMode:                  DefaultRedisMode,
+		RateLimit:                  DefaultRateLimit,
+		RateWindow:                 DefaultRateWindow,
+		UpstreamTimeout:            DefaultUpstreamTimeout,
+		MeterTimeout:               DefaultMeterTimeout,
+		MaxBodyBytes:               DefaultMaxBodyBytes,
+		MaxResponseBytes:           DefaultMaxResponseBytes,
+		AllowedOrigins:             nil,
+		MaxToolNameLength:          DefaultMaxToolNameLength,
+		RequireKey:                 DefaultRequireKey,
+		LogLevel:                   DefaultLogLevel,
+		LogFormat:                  DefaultLogFormat,
+		ShutdownTimeout:            DefaultShutdownTimeout,
+		ReadHeaderTimeout:          DefaultReadHeaderTimeout,
+		ReadTimeout:                DefaultReadTimeout,
+		IdleTimeout:                DefaultIdleTimeout,
+		MaxHeaderBytes:             DefaultMaxHeaderBytes,
+		MaxConnections:             DefaultMaxConnections,
+		PlansFile:                  DefaultPlansFile,
+		ListByPlan:                 DefaultListByPlan,
+		EventMaxLen:                DefaultEventMaxLen,
+		Metrics:                    DefaultMetrics,
 
 		ReportMaxTools:            DefaultReportMaxTools,
 		ReportMaxListBytes:        DefaultReportMaxListBytes,
@@ -676,6 +689,15 @@ func (c Config) checkPolicies(bad problemFunc) {
 	}
 	if c.SessionIdleTimeout <= 0 {
 		bad("session_idle_timeout", "must be positive; got %v", c.SessionIdleTimeout)
+	}
+	for _, v := range []struct {
+		key string
+		n   int
+	}{{"max_sessions", c.MaxSessions}, {"max_sessions_per_address", c.MaxSessionsPerAddress},
+		{"max_streams_per_session", c.MaxStreamsPerSession}, {"max_legacy_streams_per_address", c.MaxLegacyStreamsPerAddress}} {
+		if v.n < 0 {
+			bad(v.key, "must be 0 (no cap) or more; got %d", v.n)
+		}
 	}
 	if c.MaxConcurrentCalls < 0 {
 		bad("max_concurrent_calls", "must be 0 (no cap) or more; got %d", c.MaxConcurrentCalls)

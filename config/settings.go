@@ -346,6 +346,22 @@ func table() []setting {
 			Usage: "A session not used for this long ends (each request extends it).",
 		}, field: func(c *Config) any { return &c.SessionIdleTimeout }},
 		{Setting: Setting{
+			Key: "max_sessions", Flag: "max-sessions", Env: "RESTMCP_MAX_SESSIONS", Type: "int",
+			Usage: "Sessions mode: most live sessions one replica keeps; one more initialize is answered 503 with Retry-After. 0: no cap.",
+		}, field: func(c *Config) any { return &c.MaxSessions }},
+		{Setting: Setting{
+			Key: "max_sessions_per_address", Flag: "max-sessions-per-address", Env: "RESTMCP_MAX_SESSIONS_PER_ADDRESS", Type: "int",
+			Usage: "Sessions mode: most live sessions one client address (an IPv6 address by its /64) holds on a replica; one more initialize is answered 429. 0: no cap.",
+		}, field: func(c *Config) any { return &c.MaxSessionsPerAddress }},
+		{Setting: Setting{
+			Key: "max_streams_per_session", Flag: "max-streams-per-session", Env: "RESTMCP_MAX_STREAMS_PER_SESSION", Type: "int",
+			Usage: "Sessions mode: most GET streams open at once on one session; one more is answered 429. 0: no cap.",
+		}, field: func(c *Config) any { return &c.MaxStreamsPerSession }},
+		{Setting: Setting{
+			Key: "max_legacy_streams_per_address", Flag: "max-legacy-streams-per-address", Env: "RESTMCP_MAX_LEGACY_STREAMS_PER_ADDRESS", Type: "int",
+			Usage: "With legacy_sse_path: most legacy SSE streams open at once from one client address; one more is answered 429. 0: no cap.",
+		}, field: func(c *Config) any { return &c.MaxLegacyStreamsPerAddress }},
+		{Setting: Setting{
 			Key: "watch", Flag: "watch", Env: "RESTMCP_WATCH", Type: "bool",
 			Usage: "Reload the spec file when it changes (checked every reload_interval, default 2s): the tools are swapped at once, calls in flight finish on the old ones, and a document that fails to load keeps the current tools (the log says why). SIGHUP reloads at any time.",
 		}, field: func(c *Config) any { return &c.Watch }},

@@ -9,9 +9,9 @@ package session
 
 import (
 	"context"
-	"errors"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"sync"
 	"time"
 
