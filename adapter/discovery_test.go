@@ -272,10 +272,17 @@ func TestProtocolVersions(t *testing.T) {
 			t.Errorf("%s on 2025-11-25: %d %s", body, got.status, got.body)
 		}
 	}
+	// On the 2026-07-28 wire (a _meta protocol version) the refusal is
+	// SEP-2575's UnsupportedProtocolVersionError, with its data.
+	got := post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":6,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0"}}}`,
+		map[string]string{"MCP-Protocol-Version": "v999.0.0"})
+	if want := `{"jsonrpc":"2.0","id":6,"error":{"code":-32022,"message":"unsupported protocol version \"v999.0.0\"; supported: 2025-06-18, 2025-03-26, 2024-11-05","data":{"supported":["2025-06-18","2025-03-26","2024-11-05"],"requested":"v999.0.0"}}}`; got.status != 400 || got.body != want {
+		t.Errorf("server/discover on v999.0.0: %d %s\nwant 400 %s", got.status, got.body, want)
+	}
 	// J3: with only the 2026-07-28 wire listed, initialize (which that wire
 	// does not have) is an error, never a revision outside the list.
 	only := serve(t, Options{Tools: tools, ProtocolVersions: []string{"2026-07-28"}})
-	got := post(t, only.URL+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	got = post(t, only.URL+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
 	if want := `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"initialize is not part of the MCP revisions this server speaks (2026-07-28): send requests with MCP-Protocol-Version and _meta as the 2026-07-28 revision defines, without initialize"}}`; got.status != 400 || got.body != want {
 		t.Errorf("initialize with only 2026-07-28 served: %d %s\nwant 400 %s", got.status, got.body, want)
 	}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/restmcp/restmcp/adapter/oauth"
@@ -684,6 +685,14 @@ func (s *Server) checkCall(c *gin.Context, m *rpcMessage) bool {
 // one (MCP 2025-11-25 "Lifecycle": version negotiation).
 func (s *Server) versionServed(c *gin.Context, m *rpcMessage) bool {
 	if v := c.Request.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(s.versions, v) {
+		if mv := metaProtocolVersion(m); mv != "" {
+			// The 2026-07-28 wire (SEP-2575) names its own error for this:
+			// UnsupportedProtocolVersionError, data {supported, requested}.
+			abortRPCData(c, http.StatusBadRequest, m.id, rpcErrorBody{Code: mcp.CodeUnsupportedProtocolVersion,
+				Message: "unsupported protocol version " + strconv.Quote(truncate(mv, 40)) + "; supported: " + strings.Join(s.versions, ", "),
+				Data:    mcp.UnsupportedProtocolVersionData{Supported: s.versions, Requested: mv}})
+			return false
+		}
 		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(truncate(v, 40))+"; supported: "+strings.Join(s.versions, ", "))
 		return false
 	}
@@ -693,6 +702,23 @@ func (s *Server) versionServed(c *gin.Context, m *rpcMessage) bool {
 		return false
 	}
 	return true
+}
+
+// metaProtocolVersion is the request's params._meta protocol version (the
+// 2026-07-28 wire's), read for methods other than tools/call only here, on
+// the refusal path; "" when absent.
+func metaProtocolVersion(m *rpcMessage) string {
+	if m.metaVersion != "" || m.params == nil {
+		return m.metaVersion
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var v string
+	if json.Unmarshal(m.params, &p) == nil && json.Unmarshal(p.Meta[metaKeyProtocolVersion], &v) == nil {
+		return v
+	}
+	return ""
 }
 
 // protocolVersionStandardHeaders is the first MCP revision whose requests

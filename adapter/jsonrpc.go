@@ -44,17 +44,23 @@ type rpcError struct {
 type rpcErrorBody struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 // abortRPC answers with a JSON-RPC error and HTTP status, and stops the
 // chain. id may be nil (written as null).
 func abortRPC(c *gin.Context, status int, id json.RawMessage, code int, message string) {
+	abortRPCData(c, status, id, rpcErrorBody{Code: code, Message: message})
+}
+
+// abortRPCData is abortRPC with the whole error object, data included.
+func abortRPCData(c *gin.Context, status int, id json.RawMessage, e rpcErrorBody) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
 	c.Header("Content-Type", "application/json")
 	c.Header("Cache-Control", "no-store")
-	body, _ := json.Marshal(rpcError{JSONRPC: "2.0", ID: id, Error: rpcErrorBody{Code: code, Message: message}})
+	body, _ := json.Marshal(rpcError{JSONRPC: "2.0", ID: id, Error: e})
 	c.Status(status)
 	_, _ = c.Writer.Write(body)
 	c.Abort()
