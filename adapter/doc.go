@@ -1,91 +1,59 @@
 // Package adapter serves a set of [openapi.Tool] values as a remote MCP
-// server over Streamable HTTP.
+// server over Streamable HTTP (and, optionally, the legacy HTTP+SSE
+// transport and an OAuth-protected endpoint).
 //
-// One [Server] owns an official go-sdk [mcp.Server] (stateless mode, tools
-// capability only), a gin engine that puts restmcp's own middleware in front
-// of it (panic recovery, request id, access log with secrets redacted, Origin
-// check, body limit, credential extraction, JSON-RPC peek and, for tools/call
-// only, key requirement and metering), and one shared upstream
-// [net/http.Client]. Every tools/call becomes the REST request its tool
-// describes, sent with the caller's own API key, and the upstream response is
-// mapped to a CallToolResult as docs/results.md describes.
+// One [Server] owns an official go-sdk [mcp.Server] (stateless), a gin
+// engine that puts restmcp's own layers in front of it, and one shared
+// upstream [net/http.Client]. Every tools/call becomes the REST request its
+// tool describes, sent with the caller's own API key, and the upstream
+// response is mapped to a CallToolResult as docs/results.md describes.
 //
-// The package imports openapi, the go-sdk and the Prometheus client; it must
-// not import metering, config or cmd. It declares the small interfaces it
-// needs from plans and metering — [KeyResolver] (key → [Plan]: allowed
-// tools, cost, denial text), [Meter] (AdmitCall, Refund, RecordEvent,
-// Report) — with plain value types ([Call], [Decision], [Event]); cmd
-// satisfies them with shims over the metering package.
+// A request meets, in order (each in the file named):
 //
-// HTTP behaviour:
-//   - POST /mcp carries exactly one JSON-RPC message; a batch gets 400.
-//     initialize, server/discover, tools/list (every tool in one page,
-//     sorted by name), ping, notifications and responses need
-//     no key and are never metered; notifications and responses get 202 with
-//     no body. GET and DELETE get 405 with "Allow: POST" (stateless mode).
-//   - tools/call needs a key unless [Options.AllowAnonymous]: without one,
-//     401 with WWW-Authenticate and a JSON-RPC error saying how to send it.
-//     With [Options.Keys], an unknown or revoked key gets 401 (error
-//     "invalid_token") with a JSON-RPC error naming its key_id and how to
-//     get a key; a key store that cannot answer, 503 with Retry-After. A
-//     tool outside the caller's plan is answered by the tool handler with
-//     an isError result naming tool, plan and upgrade path (the gate's
-//     verdict travels in the request's exchange, so the go-sdk writes the
-//     envelope with the request's id); it is neither metered nor sent
-//     upstream. With a [Meter], every admitted or refused tools/call
-//     response carries RateLimit-Limit, RateLimit-Remaining and
-//     RateLimit-Reset (seconds) of the most restrictive limit, the same
-//     values as X-RateLimit-*, and RateLimit-Policy ("30;w=60;
-//     policy=\"per_minute\""); no other method does. Refused: 429 with the
-//     exact Retry-After in whole seconds, rounded up, and a message naming
-//     the limit and plan. Meter error: 503 with Retry-After and no
-//     rate-limit headers. A tools/call naming an unknown tool is never
-//     metered: it is answered with -32602 once the caller is authenticated
-//     (a call without a key where one is required gets the 401 first).
-//   - After the upstream answers, the tool handler refunds the call
-//     ([Options.Counting] success: upstream 5xx, failure, or never sent)
-//     and records a usage [metering.Event], off the response path and
-//     detached from the request, so a client that hung up is still metered:
-//     one writer takes everything queued and makes its refunds in one
-//     call ([RefundBatcher]) and then its events in one call
-//     ([EventBatcher]), each under MeterTimeout.
-//   - tools/list and tools/call are answered by go-sdk receiving
-//     middleware from the adapter's own tool table rather than tools
-//     registered with the SDK's AddTool, which encodes and decodes every
-//     schema to check it (most of the start-up time on large documents);
-//     the answers are the ones the SDK gives.
-//   - [Options.ListByPlan]: go-sdk receiving middleware filters tools/list
-//     to the plan's tools when the request carries a key.
-//   - GET /usage (the caller's key, in any of the three places) answers the
-//     Meter's report as JSON; GET /metrics serves [Options.Metrics].
-//   - Accept is read leniently: a client that accepts application/json gets
-//     a JSON body (also when it accepts text/event-stream as well: a
-//     stateless call has exactly one response and no server-to-client
-//     messages, so a stream adds nothing but proxy trouble); one that accepts
-//     only text/event-stream gets one SSE "message" event; one that accepts
-//     neither gets 406. The go-sdk alone would answer 400 unless both are
-//     listed, so two SDK handlers (JSONResponse true and false) serve the
-//     same mcp.Server and the middleware picks one.
-//   - GET /health is always 200 {"status":"ok"}; GET /ready is 503 while
-//     [Options.Ready] returns an error.
+//   - the HTTP edge (http.go): panic recovery, request id, the access log
+//     (keys and legacy session ids redacted), the Origin check, the body
+//     limit, the caller's credential (apikey.go: x-api-key, Bearer,
+//     ?api_key=; oauthfront.go: an OAuth access token's key);
+//   - the transport (transport.go, message.go): the one JSON-RPC message
+//     decoded once, with the go-sdk's semantics, an ambiguous one refused;
+//     Accept settled; the checks the go-sdk would make after admission made
+//     before it (Content-Type, ids, MCP-Protocol-Version, the 2026-07-28
+//     headers and _meta);
+//   - sessions mode (sessions.go, caps.go, session/): a session issued by
+//     initialize, owned by its caller, capped per address and in total;
+//   - the gate (gate.go): admitCall, the one admission of every call
+//     whatever its door (tools/call, call_operation in compact mode,
+//     resources/read, a legacy SSE message, the OAuth endpoint):
+//     authenticate, the concurrency caps (slots.go), the plan gate and the
+//     [Meter]. It returns an admission or a *refusal and writes nothing;
+//     renderRefusal answers HTTP, refusal.rpcError a stream;
+//   - the tool table (fastpath.go, tool.go, compact.go, resources.go):
+//     tools/list and tools/call answered from restmcp's own table, the
+//     upstream call built by openapi and sent (upstream.go), its response
+//     mapped (result.go, encoding.go), then refunds and usage events written
+//     off the response path (plan.go, events.go, usage.go).
 //
-// The caller's key reaches the tool handler through the request context:
-// in stateless mode the go-sdk connects each POST's session with that POST's
-// context, so a value set by the gin middleware is visible in the handler.
-// The middleware reads the key itself because the SDK never sees the query
-// string, and its auth.TokenInfo carrier can only be filled from a Bearer
-// token by its own middleware.
+// The package imports openapi, metering (for its value types: [Call],
+// [Decision], [Event], [Plan]), the go-sdk and the Prometheus client. It
+// declares the small interfaces it needs: [KeyResolver] (key → plan) and
+// [Meter] (AdmitCall, Refund, RecordEvent, Report), with [RefundBatcher]
+// and [EventBatcher] for batched writes; metering's meters satisfy them.
 //
-// Security notes:
-//   - Inbound HTTP headers are never forwarded upstream. The only caller
-//     data that reaches the upstream are the tool arguments and the caller's
-//     key, placed where the operation's security scheme says.
-//   - The key is never logged; logs carry key_id, the first 12 hex digits of
-//     its SHA-256.
-//   - The go-sdk's localhost (DNS rebinding) protection is turned off because
-//     it refuses every request that reaches a loopback listener with a
-//     non-loopback Host, which is what a reverse proxy or sidecar on the same
-//     machine does. DNS rebinding is stopped instead by the Origin rule: a
-//     browser always sends Origin on a POST, and any Origin that is present
-//     and not listed in [Options.AllowedOrigins] is refused with 403.
+// HTTP contract, in short (the whole of it is in the README's error model):
+// initialize, tools/list, ping, notifications and responses need no key and
+// are never metered; tools/call needs a key unless [Options.AllowAnonymous]
+// (401 with WWW-Authenticate without one); an unknown or revoked key is
+// 401, a key store or Meter that cannot answer 503 with Retry-After; a tool
+// outside the plan is an isError result naming tool, plan and upgrade,
+// unmetered; a refused call is 429 with the exact Retry-After; every
+// tools/call response, admitted or refused, carries the RateLimit and
+// X-RateLimit headers of the most restrictive limit, and no other method
+// does.
+//
+// Security notes (docs/security.md has them all, each with its test): no
+// inbound header reaches the upstream except those [Options.ForwardHeaders]
+// lists; the key is never logged (logs carry key_id, 12 hex digits of its
+// SHA-256); DNS rebinding is stopped by the Origin rule rather than the
+// go-sdk's localhost check, which would refuse every request a reverse
+// proxy on the same machine forwards.
 package adapter

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
@@ -45,149 +46,6 @@ func decisionName(d metering.Decision, err error) string {
 	return "refused"
 }
 
-// gate admits tools/call requests: transport checks the go-sdk would make
-// (checkCall), then authenticate (a key, or anonymous), authorize (the
-// key's plan allows the tool) and admit (the Meter). Each refusal is
-// answered here; the verdict reaches the tool handler in the exchange.
-// initialize, tools/list, ping, notifications and responses pass untouched
-// and are never metered; so is a tools/call naming an unknown tool, which
-// is answered -32602 once the caller is authenticated. After the SDK has
-// answered, an admission no tool handler took (the call never ran) is
-// settled: refunded, and recorded with cost 0 (docs/security.md H4-H7).
-func (s *Server) gate(c *gin.Context) {
-	ex := exchangeFrom(c.Request.Context())
-	if !ex.msg.isToolsCall() {
-		if ex.msg != nil && ex.msg.method == "resources/read" && len(s.opts.Resources) > 0 {
-			s.gateResource(c, ex)
-			return
-		}
-		c.Next()
-		return
-	}
-	start := time.Now()
-	c.Writer = &timingWriter{ResponseWriter: c.Writer, ex: ex, start: start}
-	if s.opts.ResponseMeta {
-		mw := &metaWriter{ResponseWriter: c.Writer, start: start}
-		c.Writer = mw
-		defer mw.finish(ex.msg.arguments)
-	}
-	if !s.checkCall(c, ex.msg) {
-		return
-	}
-	a := &admission{start: start}
-	name := ex.msg.tool
-	if ex.table.compact != nil {
-		switch name {
-		case toolCallOperation:
-			ex.inner = readInnerCall(ex.msg.arguments)
-			name = ex.inner.name // "" when unreadable: answered by call_operation, nothing admitted
-		case toolSearchOperations, toolDescribeOperation:
-			// Catalogue reads, like tools/list: never metered, a key optional.
-			s.catalogue(c.Request.Context(), ex)
-			c.Next()
-			return
-		default:
-			name = "" // operations are called through call_operation only
-		}
-	}
-	tool := ex.table.tools[name]
-	if !s.authenticate(c, ex, tool, a) {
-		return
-	}
-	if tool == nil {
-		if s.opts.UnknownToolNotFound && ex.inner == nil {
-			// A name that is not (or no longer) a tool: 404, as the
-			// deployment asked, instead of the SDK's -32602.
-			abortRPC(c, http.StatusNotFound, ex.msg.id, codeMethodNotFound, "Unknown tool: "+truncate(ex.msg.tool, 128))
-			return
-		}
-		c.Next()
-		return
-	}
-	a.call.Tool = tool.Name
-	release, ok := s.calls.acquire(tool)
-	if !ok {
-		s.callDone(c.Request.Context(), tool.Name, metering.OutcomeRefused)
-		c.Header("Retry-After", "1")
-		abortRPC(c, http.StatusTooManyRequests, ex.msg.id, s.opts.ErrorCodes.RateLimited,
-			orMessage(s.opts.Messages.RateLimited, "too many calls in progress on this server; retry in 1 second"))
-		return
-	}
-	defer release()
-	s.admitAndRun(c, ex, tool, a)
-}
-
-// admitAndRun is the end of the gate for a call of tool (a tools/call or a
-// resources/read): the plan gate, then admission, then the rest of the
-// chain with the admission on the exchange, then the admission settled if
-// nothing below did (a refusal after admission is refunded per Counting).
-func (s *Server) admitAndRun(c *gin.Context, ex *exchange, tool *openapi.Tool, a *admission) {
-	if !s.authorize(c, ex, tool, a) {
-		return
-	}
-	if a.denied == "" && !s.admit(c, ex, a) {
-		return
-	}
-	ex.admission = a
-	c.Next()
-	if a.settle() && a.metered {
-		s.settleUnrun(c.Request.Context(), a)
-	}
-}
-
-// authenticate establishes who the caller is: the key id of a usable key,
-// or AnonymousKeyID when keys are optional and none was sent. It answers
-// 401 for a missing key (when required) or a key with characters no API
-// key has (they could split the upstream header, cookie or query it goes
-// into), and otherwise resolves the key's plan (Options.Keys: 401 for an
-// unknown or revoked key, 503 when the store cannot tell).
-func (s *Server) authenticate(c *gin.Context, ex *exchange, tool *openapi.Tool, a *admission) bool {
-	if s.opts.PublicMode {
-		return s.authenticatePublic(c, ex, tool, a)
-	}
-	cred, id := ex.cred, ex.msg.id
-	refuse := func(msg string) bool {
-		if tool != nil {
-			s.callDone(c.Request.Context(), tool.Name, metering.OutcomeUnauthorized)
-		}
-		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
-		abortRPC(c, http.StatusUnauthorized, id, s.opts.ErrorCodes.Unauthorized, orMessage(s.opts.Messages.Unauthorized, msg))
-		return false
-	}
-	switch {
-	case cred.unsafe != "":
-		return refuse("invalid API key: it contains " + cred.unsafe + ", which no API key has; send the key exactly as issued, in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
-	case cred.keyID != "":
-		a.call.KeyID = cred.keyID
-	case s.opts.AllowAnonymous:
-		a.call.KeyID, a.anonymous = AnonymousKeyID, true
-	default:
-		return refuse("authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
-	}
-	if s.opts.Keys == nil || tool == nil {
-		return true
-	}
-	plan, ok := s.resolveKey(c, cred, id, tool.Name)
-	a.call.Plan = plan
-	return ok
-}
-
-// authenticatePublic makes the caller of a public-mode call its client
-// address: whatever credential the request presented is dropped, so it
-// neither changes the budget the call is metered under nor reaches the
-// upstream API. The plan is the one Options.Keys gives to no key.
-func (s *Server) authenticatePublic(c *gin.Context, ex *exchange, tool *openapi.Tool, a *admission) bool {
-	ex.cred = &credential{}
-	a.call.KeyID = AddressKeyID(c.ClientIP())
-	a.anonymous = true
-	if s.opts.Keys == nil || tool == nil {
-		return true
-	}
-	plan, ok := s.resolveKey(c, ex.cred, ex.msg.id, tool.Name)
-	a.call.Plan = plan
-	return ok
-}
-
 // AddressKeyID is the key id of a public-mode caller at a client address:
 // "addr-" and the first 12 hex digits of the SHA-256 of the address, an
 // IPv6 address by its /64 network (one subscriber's allocation: per-address
@@ -197,112 +55,6 @@ func AddressKeyID(addr string) string {
 		addr = ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 	}
 	return "addr-" + metering.KeyID(addr)
-}
-
-// authorize applies the plan gate: a tool outside the caller's plan is
-// marked denied (answered by the tool handler as a tool error, so that the
-// SDK writes the result envelope; not metered, nothing sent upstream), and
-// an allowed one gets its cost.
-func (s *Server) authorize(_ *gin.Context, _ *exchange, tool *openapi.Tool, a *admission) bool {
-	if a.call.Plan == nil {
-		a.call.Cost = max(tool.Cost, 0)
-		if a.call.Cost == 0 {
-			a.call.Cost = 1
-		}
-		return true
-	}
-	if !a.call.Plan.Allows(tool.Name, tool.Tags) {
-		a.denied = a.call.Plan.DeniedMessage(tool.Name)
-		return true
-	}
-	a.call.Cost = a.call.Plan.Cost(tool.Name, tool.Cost)
-	return true
-}
-
-// admit asks the Meter to admit and count the call, sets the rate-limit
-// headers, and answers 429 (refused, with Retry-After and a usage event)
-// or 503 (the Meter could not decide). Without a Meter every call is
-// admitted, unmetered.
-func (s *Server) admit(c *gin.Context, ex *exchange, a *admission) bool {
-	if s.opts.Meter == nil {
-		return true
-	}
-	d, ok := s.meterAdmit(c, ex.msg.id, a.call, "", func() {
-		e := metering.Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: metering.OutcomeRefused, Latency: time.Since(a.start), Time: a.start}
-		if a.call.Plan != nil {
-			e.Plan = a.call.Plan.Name
-		}
-		s.queueUsage(usageJob{event: e, hasEvent: true})
-	})
-	if !ok {
-		return false
-	}
-	a.decision, a.metered = d, true
-	if s.opts.PublicGlobalPlan != nil {
-		return s.admitGlobal(c, ex, a)
-	}
-	return true
-}
-
-// admitGlobal admits a public-mode call under Options.PublicGlobalPlan too.
-// When that refuses (429) or cannot decide (503), the per-address admission
-// is given back: the call does not run.
-func (s *Server) admitGlobal(c *gin.Context, ex *exchange, a *admission) bool {
-	g := &meteredCall{call: metering.Call{KeyID: PublicKeyID, Plan: s.opts.PublicGlobalPlan, Tool: a.call.Tool,
-		Cost: s.opts.PublicGlobalPlan.Cost(a.call.Tool, ex.table.tools[a.call.Tool].Cost)}}
-	d, ok := s.meterAdmit(c, ex.msg.id, g.call, "the public limit for all anonymous callers together: ", nil)
-	if !ok {
-		s.refundAdmission(a, false)
-		return false
-	}
-	g.decision = d
-	a.also = g
-	return true
-}
-
-// meterAdmit runs Meter.AdmitCall for call under MeterTimeout, with its
-// metrics and rate-limit headers. When the Meter cannot decide it answers
-// 503; when it refuses, it calls refused (if not nil) and answers 429 with
-// prefix and the refusal's text. ok reports whether the call was admitted.
-func (s *Server) meterAdmit(c *gin.Context, id json.RawMessage, call metering.Call, prefix string, refused func()) (d metering.Decision, ok bool) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
-	t := time.Now()
-	d, err := s.opts.Meter.AdmitCall(ctx, call)
-	cancel()
-	took := time.Since(t)
-	s.metrics.meterOp("admit", took, err)
-	s.metrics.decision(d, err)
-	traceAdmission(c.Request.Context(), call, d, err)
-	rec := &exchangeFrom(c.Request.Context()).call
-	rec.meter += took
-	if prefix == "" || err != nil || !d.Allowed { // the caller's own admission, or a refusal of the public global plan's
-		rec.decision = decisionName(d, err)
-	}
-	if prefix == "" {
-		rec.cost = d.Cost
-	}
-	if err != nil {
-		s.callDone(c.Request.Context(), call.Tool, metering.OutcomeUnavailable)
-		s.logger.Error("metering failed; refusing tools/call", "key_id", call.KeyID, "tool", call.Tool, "error", err.Error())
-		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
-		abortRPC(c, http.StatusServiceUnavailable, id, s.opts.ErrorCodes.Unavailable,
-			"usage metering is temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
-		return d, false
-	}
-	if hasLimitHeaders(d) {
-		setRateLimitHeaders(c.Writer.Header(), d)
-	}
-	if d.Allowed {
-		return d, true
-	}
-	retry := ceilSeconds(d.RetryAfter)
-	c.Header("Retry-After", strconv.FormatInt(retry, 10))
-	s.callDone(c.Request.Context(), call.Tool, metering.OutcomeRefused)
-	if refused != nil {
-		refused()
-	}
-	abortRPC(c, http.StatusTooManyRequests, id, s.opts.ErrorCodes.RateLimited, orMessage(s.opts.Messages.RateLimited, prefix+refusalMessage(call.Plan, d, retry)))
-	return d, false
 }
 
 // refundAdmission gives back, off the response path, what a's admissions
@@ -331,58 +83,6 @@ func (s *Server) settleUnrun(ctx context.Context, a *admission) {
 	s.logger.Warn("admitted tools/call was not run; refunding it", "key_id", a.call.KeyID, "tool", a.call.Tool)
 	s.callDone(ctx, a.call.Tool, metering.OutcomeNotRun)
 	s.refundAdmission(a, true)
-}
-
-// resolveKey resolves the caller's key to its plan. On failure it answers
-// (401 for an unknown or revoked key, 503 when the key store cannot
-// decide) and returns false.
-func (s *Server) resolveKey(c *gin.Context, cred *credential, id json.RawMessage, tool string) (*metering.Plan, bool) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.MeterTimeout)
-	t := time.Now()
-	plan, err := s.opts.Keys.ResolveKey(ctx, cred.key)
-	cancel()
-	exchangeFrom(c.Request.Context()).call.meter += time.Since(t)
-	keyErr := errors.Is(err, metering.ErrUnknownKey) || errors.Is(err, metering.ErrRevokedKey)
-	if keyErr {
-		s.metrics.meterOp("resolve", time.Since(t), nil)
-	} else {
-		s.metrics.meterOp("resolve", time.Since(t), err)
-	}
-	if err == nil && plan == nil {
-		err = errors.New("key resolver returned no plan")
-	}
-	if err == nil {
-		return plan, true
-	}
-	if tool != "" {
-		o := metering.OutcomeUnavailable
-		if keyErr {
-			o = metering.OutcomeUnauthorized
-		}
-		s.callDone(c.Request.Context(), tool, o)
-	}
-	msg, status := keyErrorMessage(cred.keyID, err)
-	if status == http.StatusUnauthorized {
-		s.logger.Info("API key refused", "key_id", cred.keyID, "tool", tool, "error", err.Error())
-		c.Header("WWW-Authenticate", s.keyChallenge(cred))
-	} else {
-		s.logger.Error("key lookup failed; refusing request", "key_id", cred.keyID, "tool", tool, "error", err.Error())
-		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
-	}
-	if id == nil && tool == "" {
-		// GET /usage: a plain JSON error.
-		c.Header("Cache-Control", "no-store")
-		c.AbortWithStatusJSON(status, gin.H{"error": msg})
-		return nil, false
-	}
-	code := s.opts.ErrorCodes.Unauthorized
-	if status != http.StatusUnauthorized {
-		code = s.opts.ErrorCodes.Unavailable
-	} else {
-		msg = orMessage(s.opts.Messages.Unauthorized, msg)
-	}
-	abortRPC(c, status, id, code, msg)
-	return nil, false
 }
 
 // orMessage is the deployment's message when it set one, else restmcp's.
@@ -490,4 +190,367 @@ func ceilSecondsMin0(d time.Duration) int64 {
 		return 0
 	}
 	return int64(math.Ceil(d.Seconds()))
+}
+
+// refusal is the gate's answer when a call may not proceed: all that the
+// HTTP answer (renderRefusal) or a stream's JSON-RPC error (rpcError) needs,
+// decided without writing anything.
+type refusal struct {
+	status     int    // HTTP status
+	code       int    // JSON-RPC error code
+	message    string // the JSON-RPC error's message
+	detail     string // the message for a plain JSON error (GET /usage); "" means message
+	retryAfter string // Retry-After, seconds; "" for none
+	challenge  string // WWW-Authenticate; "" for none
+	// limits are the rate-limit headers to set, in order (a later one
+	// replaces an earlier one's).
+	limits []metering.Decision
+}
+
+// renderRefusal answers r on the HTTP path: its headers, then a JSON-RPC
+// error with the request's id.
+func (s *Server) renderRefusal(c *gin.Context, id json.RawMessage, r *refusal) {
+	r.setHeaders(c.Writer.Header())
+	abortRPC(c, r.status, id, r.code, r.message)
+}
+
+// renderPlainRefusal answers r as a plain JSON error {"error": …}, for
+// routes that are not JSON-RPC (GET /usage).
+func (s *Server) renderPlainRefusal(c *gin.Context, r *refusal) {
+	r.setHeaders(c.Writer.Header())
+	c.Header("Cache-Control", "no-store")
+	msg := r.detail
+	if msg == "" {
+		msg = r.message
+	}
+	c.AbortWithStatusJSON(r.status, gin.H{"error": msg})
+}
+
+func (r *refusal) setHeaders(h http.Header) {
+	for _, d := range r.limits {
+		setRateLimitHeaders(h, d)
+	}
+	if r.challenge != "" {
+		h.Set("WWW-Authenticate", r.challenge)
+	}
+	if r.retryAfter != "" {
+		h.Set("Retry-After", r.retryAfter)
+	}
+}
+
+// rpcError is r as the JSON-RPC error a stream carries (legacy SSE), where
+// no HTTP status or header can travel; the message says when to retry.
+func (r *refusal) rpcError() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: int64(r.code), Message: r.message}
+}
+
+// admitCall is the one admission of a call of tool, whatever door it came
+// through (a tools/call on mcp_path or the OAuth endpoint, call_operation,
+// resources/read, a legacy SSE message): authenticate (a key, anonymous,
+// or the client address in public mode), then, for a tool, a place under
+// the concurrency caps, the plan gate (authorize) and the Meter (admit).
+// It fills a and returns nil, or returns the refusal, having given back
+// whatever it took; it writes nothing. ex is the call's exchange (its
+// credential; public mode drops it), clientIP the caller's address as the
+// HTTP edge resolved it. With tool nil (an unknown name) only the caller is
+// authenticated. An admitted a holds a concurrency place until a.done.
+func (s *Server) admitCall(ctx context.Context, ex *exchange, clientIP string, tool *openapi.Tool, a *admission) *refusal {
+	if r := s.authenticate(ctx, ex, clientIP, tool, a); r != nil || tool == nil {
+		return r
+	}
+	a.call.Tool = tool.Name
+	release, ok := s.calls.acquire(tool)
+	if !ok {
+		s.callDone(ctx, tool.Name, metering.OutcomeRefused)
+		return &refusal{status: http.StatusTooManyRequests, code: s.opts.ErrorCodes.RateLimited, retryAfter: "1",
+			message: orMessage(s.opts.Messages.RateLimited, "too many calls in progress on this server; retry in 1 second")}
+	}
+	a.release = release
+	s.authorize(tool, a)
+	if a.denied != "" {
+		return nil // answered by the tool handler as a tool error, unmetered
+	}
+	if r := s.admit(ctx, ex, a); r != nil {
+		a.done()
+		return r
+	}
+	return nil
+}
+
+// gate admits tools/call requests: transport checks the go-sdk would make
+// (checkCall), then admitCall. A refusal is rendered here; the admission
+// reaches the tool handler in the exchange. initialize, tools/list, ping,
+// notifications and responses pass untouched and are never metered; so is
+// a tools/call naming an unknown tool, which is answered -32602 once the
+// caller is authenticated. After the SDK has answered, an admission no tool
+// handler took (the call never ran) is settled: refunded, and recorded with
+// cost 0 (docs/security.md H4-H7).
+func (s *Server) gate(c *gin.Context) {
+	ex := exchangeFrom(c.Request.Context())
+	if !ex.msg.isToolsCall() {
+		if ex.msg != nil && ex.msg.method == "resources/read" && len(s.opts.Resources) > 0 {
+			s.gateResource(c, ex)
+			return
+		}
+		c.Next()
+		return
+	}
+	start := time.Now()
+	c.Writer = &timingWriter{ResponseWriter: c.Writer, ex: ex, start: start}
+	if s.opts.ResponseMeta {
+		mw := &metaWriter{ResponseWriter: c.Writer, start: start}
+		c.Writer = mw
+		defer mw.finish(ex.msg.arguments)
+	}
+	if !s.checkCall(c, ex.msg) {
+		return
+	}
+	name := ex.msg.tool
+	if ex.table.compact != nil {
+		switch name {
+		case toolCallOperation:
+			ex.inner = readInnerCall(ex.msg.arguments)
+			name = ex.inner.name // "" when unreadable: answered by call_operation, nothing admitted
+		case toolSearchOperations, toolDescribeOperation:
+			// Catalogue reads, like tools/list: never metered, a key optional.
+			s.catalogue(c.Request.Context(), ex)
+			c.Next()
+			return
+		default:
+			name = "" // operations are called through call_operation only
+		}
+	}
+	tool := ex.table.tools[name]
+	if tool == nil && s.opts.UnknownToolNotFound && ex.inner == nil {
+		a := &admission{start: start}
+		if r := s.admitCall(c.Request.Context(), ex, c.ClientIP(), nil, a); r != nil {
+			s.renderRefusal(c, ex.msg.id, r)
+			return
+		}
+		// A name that is not (or no longer) a tool: 404, as the
+		// deployment asked, instead of the SDK's -32602.
+		abortRPC(c, http.StatusNotFound, ex.msg.id, codeMethodNotFound, "Unknown tool: "+truncate(ex.msg.tool, 128))
+		return
+	}
+	s.admitAndRun(c, ex, tool, &admission{start: start})
+}
+
+// admitAndRun is the gate's HTTP path for a call of tool (a tools/call or a
+// resources/read; nil: an unknown name, only authenticated): admitCall, its
+// refusal rendered or its rate-limit headers set, then the rest of the
+// chain with the admission on the exchange, then the admission settled if
+// nothing below did (a refusal after admission is refunded per Counting)
+// and its concurrency place given back.
+func (s *Server) admitAndRun(c *gin.Context, ex *exchange, tool *openapi.Tool, a *admission) {
+	if r := s.admitCall(c.Request.Context(), ex, c.ClientIP(), tool, a); r != nil {
+		s.renderRefusal(c, ex.msg.id, r)
+		return
+	}
+	if tool == nil {
+		c.Next()
+		return
+	}
+	defer a.done()
+	for _, d := range a.limits() {
+		setRateLimitHeaders(c.Writer.Header(), d)
+	}
+	ex.admission = a
+	c.Next()
+	if a.settle() && a.metered {
+		s.settleUnrun(c.Request.Context(), a)
+	}
+}
+
+// authenticate establishes who the caller is: the key id of a usable key,
+// or AnonymousKeyID when keys are optional and none was sent. It refuses
+// (401) a missing key (when required) or a key with characters no API key
+// has (they could split the upstream header, cookie or query it goes into),
+// and otherwise resolves the key's plan (Options.Keys: 401 for an unknown
+// or revoked key, 503 when the store cannot tell).
+func (s *Server) authenticate(ctx context.Context, ex *exchange, clientIP string, tool *openapi.Tool, a *admission) *refusal {
+	if s.opts.PublicMode {
+		return s.authenticatePublic(ctx, ex, clientIP, tool, a)
+	}
+	cred := ex.cred
+	refuse := func(msg string) *refusal {
+		if tool != nil {
+			s.callDone(ctx, tool.Name, metering.OutcomeUnauthorized)
+		}
+		return &refusal{status: http.StatusUnauthorized, code: s.opts.ErrorCodes.Unauthorized, message: orMessage(s.opts.Messages.Unauthorized, msg),
+			challenge: `ApiKey realm="restmcp", Bearer realm="restmcp"`}
+	}
+	switch {
+	case cred.unsafe != "":
+		return refuse("invalid API key: it contains " + cred.unsafe + ", which no API key has; send the key exactly as issued, in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
+	case cred.keyID != "":
+		a.call.KeyID = cred.keyID
+	case s.opts.AllowAnonymous:
+		a.call.KeyID, a.anonymous = AnonymousKeyID, true
+	default:
+		return refuse("authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
+	}
+	if s.opts.Keys == nil || tool == nil {
+		return nil
+	}
+	plan, r := s.resolveKey(ctx, cred, tool.Name)
+	a.call.Plan = plan
+	return r
+}
+
+// authenticatePublic makes the caller of a public-mode call its client
+// address: whatever credential the request presented is dropped, so it
+// neither changes the budget the call is metered under nor reaches the
+// upstream API. The plan is the one Options.Keys gives to no key.
+func (s *Server) authenticatePublic(ctx context.Context, ex *exchange, clientIP string, tool *openapi.Tool, a *admission) *refusal {
+	ex.cred = &credential{}
+	a.call.KeyID = AddressKeyID(clientIP)
+	a.anonymous = true
+	if s.opts.Keys == nil || tool == nil {
+		return nil
+	}
+	plan, r := s.resolveKey(ctx, ex.cred, tool.Name)
+	a.call.Plan = plan
+	return r
+}
+
+// authorize applies the plan gate: a tool outside the caller's plan is
+// marked denied (answered by the tool handler as a tool error, so that the
+// SDK writes the result envelope; not metered, nothing sent upstream), and
+// an allowed one gets its cost.
+func (s *Server) authorize(tool *openapi.Tool, a *admission) {
+	if a.call.Plan == nil {
+		a.call.Cost = max(tool.Cost, 0)
+		if a.call.Cost == 0 {
+			a.call.Cost = 1
+		}
+		return
+	}
+	if !a.call.Plan.Allows(tool.Name, tool.Tags) {
+		a.denied = a.call.Plan.DeniedMessage(tool.Name)
+		return
+	}
+	a.call.Cost = a.call.Plan.Cost(tool.Name, tool.Cost)
+}
+
+// admit asks the Meter to admit and count the call: a refusal is 429 (with
+// Retry-After and a usage event) or 503 (the Meter could not decide).
+// Without a Meter every call is admitted, unmetered.
+func (s *Server) admit(ctx context.Context, ex *exchange, a *admission) *refusal {
+	if s.opts.Meter == nil {
+		return nil
+	}
+	d, r := s.meterAdmit(ctx, a.call, "", func() {
+		e := metering.Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: metering.OutcomeRefused, Latency: time.Since(a.start), Time: a.start}
+		if a.call.Plan != nil {
+			e.Plan = a.call.Plan.Name
+		}
+		s.queueUsage(usageJob{event: e, hasEvent: true})
+	})
+	if r != nil {
+		return r
+	}
+	a.decision, a.metered = d, true
+	if s.opts.PublicGlobalPlan != nil {
+		return s.admitGlobal(ctx, ex, a)
+	}
+	return nil
+}
+
+// admitGlobal admits a public-mode call under Options.PublicGlobalPlan too.
+// When that refuses (429) or cannot decide (503), the per-address admission
+// is given back: the call does not run.
+func (s *Server) admitGlobal(ctx context.Context, ex *exchange, a *admission) *refusal {
+	g := &meteredCall{call: metering.Call{KeyID: PublicKeyID, Plan: s.opts.PublicGlobalPlan, Tool: a.call.Tool,
+		Cost: s.opts.PublicGlobalPlan.Cost(a.call.Tool, ex.table.tools[a.call.Tool].Cost)}}
+	d, r := s.meterAdmit(ctx, g.call, "the public limit for all anonymous callers together: ", nil)
+	if r != nil {
+		s.refundAdmission(a, false)
+		r.limits = append(a.limits(), r.limits...)
+		return r
+	}
+	g.decision = d
+	a.also = g
+	return nil
+}
+
+// meterAdmit runs Meter.AdmitCall for call under MeterTimeout, with its
+// metrics. When the Meter cannot decide the refusal is 503; when it
+// refuses, it calls refused (if not nil) and the refusal is 429 with
+// prefix and the refusal's text.
+func (s *Server) meterAdmit(ctx context.Context, call metering.Call, prefix string, refused func()) (metering.Decision, *refusal) {
+	mctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
+	t := time.Now()
+	d, err := s.opts.Meter.AdmitCall(mctx, call)
+	cancel()
+	took := time.Since(t)
+	s.metrics.meterOp("admit", took, err)
+	s.metrics.decision(d, err)
+	traceAdmission(ctx, call, d, err)
+	rec := &exchangeFrom(ctx).call
+	rec.meter += took
+	if prefix == "" || err != nil || !d.Allowed { // the caller's own admission, or a refusal of the public global plan's
+		rec.decision = decisionName(d, err)
+	}
+	if prefix == "" {
+		rec.cost = d.Cost
+	}
+	if err != nil {
+		s.callDone(ctx, call.Tool, metering.OutcomeUnavailable)
+		s.logger.Error("metering failed; refusing tools/call", "key_id", call.KeyID, "tool", call.Tool, "error", err.Error())
+		return d, &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
+			message: "usage metering is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
+	}
+	if d.Allowed {
+		return d, nil
+	}
+	retry := ceilSeconds(d.RetryAfter)
+	s.callDone(ctx, call.Tool, metering.OutcomeRefused)
+	if refused != nil {
+		refused()
+	}
+	r := &refusal{status: http.StatusTooManyRequests, code: s.opts.ErrorCodes.RateLimited, retryAfter: strconv.FormatInt(retry, 10),
+		message: orMessage(s.opts.Messages.RateLimited, prefix+refusalMessage(call.Plan, d, retry))}
+	if hasLimitHeaders(d) {
+		r.limits = []metering.Decision{d}
+	}
+	return d, r
+}
+
+// resolveKey finds the plan of the key in cred (Options.Keys). A key the
+// registry does not know, or has revoked, is refused 401 with a challenge;
+// a registry that cannot tell, 503. tool names the call for the metrics
+// and the log ("" for GET /usage).
+func (s *Server) resolveKey(ctx context.Context, cred *credential, tool string) (*metering.Plan, *refusal) {
+	rctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
+	t := time.Now()
+	plan, err := s.opts.Keys.ResolveKey(rctx, cred.key)
+	cancel()
+	exchangeFrom(ctx).call.meter += time.Since(t)
+	keyErr := errors.Is(err, metering.ErrUnknownKey) || errors.Is(err, metering.ErrRevokedKey)
+	if keyErr {
+		s.metrics.meterOp("resolve", time.Since(t), nil)
+	} else {
+		s.metrics.meterOp("resolve", time.Since(t), err)
+	}
+	if err == nil && plan == nil {
+		err = errors.New("key resolver returned no plan")
+	}
+	if err == nil {
+		return plan, nil
+	}
+	if tool != "" {
+		o := metering.OutcomeUnavailable
+		if keyErr {
+			o = metering.OutcomeUnauthorized
+		}
+		s.callDone(ctx, tool, o)
+	}
+	msg, status := keyErrorMessage(cred.keyID, err)
+	if status == http.StatusUnauthorized {
+		s.logger.Info("API key refused", "key_id", cred.keyID, "tool", tool, "error", err.Error())
+		return nil, &refusal{status: status, code: s.opts.ErrorCodes.Unauthorized, message: orMessage(s.opts.Messages.Unauthorized, msg), detail: msg,
+			challenge: s.keyChallenge(cred)}
+	}
+	s.logger.Error("key lookup failed; refusing request", "key_id", cred.keyID, "tool", tool, "error", err.Error())
+	return nil, &refusal{status: status, code: s.opts.ErrorCodes.Unavailable, message: msg, retryAfter: strconv.Itoa(meterRetryAfterSeconds)}
 }

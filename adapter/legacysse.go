@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,8 +22,8 @@ import (
 // sseOrigin is what a legacy SSE session keeps of the GET that opened it,
 // for admitting each of its calls.
 type sseOrigin struct {
-	header     http.Header
-	remoteAddr string
+	header   http.Header
+	clientIP string // as the HTTP edge resolved it (trusted proxies)
 }
 
 // serveLegacySSE is the legacy endpoint: a GET (after the origin check and
@@ -46,7 +45,7 @@ func (s *Server) serveLegacySSE(c *gin.Context) {
 		}
 		defer s.legacyCaps.close(addr)
 		ex := exchangeFrom(c.Request.Context())
-		ex.sse = &sseOrigin{header: c.Request.Header.Clone(), remoteAddr: c.Request.RemoteAddr}
+		ex.sse = &sseOrigin{header: c.Request.Header.Clone(), clientIP: c.ClientIP()}
 		w := &endpointCapture{ResponseWriter: c.Writer}
 		owner := sessionOwner(ex.cred)
 		w.found = func(id string) { s.legacyOwners.Store(id, owner) }
@@ -92,27 +91,12 @@ func (w *endpointCapture) Write(b []byte) (int, error) {
 
 func (w *endpointCapture) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
 
-// captureWriter keeps what the gate's steps answer when one refuses a
-// legacy SSE call.
-type captureWriter struct {
-	h      http.Header
-	status int
-	body   []byte
-}
-
-func (w *captureWriter) Header() http.Header  { return w.h }
-func (w *captureWriter) WriteHeader(code int) { w.status = code }
-func (w *captureWriter) Write(b []byte) (int, error) {
-	w.body = append(w.body, b...)
-	return len(b), nil
-}
-
-// admitLegacy admits a tools/call that arrived on a legacy SSE session, with
-// exactly the gate's steps (authenticate, authorize, admit) on a request
-// that carries the stream's GET headers and client address. It returns the
-// call's own exchange in ctx, and the admission to settle after the call;
-// a refusal is the JSON-RPC error the gate would have answered (headers
-// such as Retry-After cannot ride on the stream; the message says when).
+// admitLegacy admits a tools/call that arrived on a legacy SSE session
+// through admitCall, as every door does, with the stream's opener as the
+// caller (its credential, forwarded headers and client address). It
+// returns the call's own exchange in ctx, and the admission to settle (and
+// release) after the call; a refusal is its JSON-RPC error (headers such as
+// Retry-After cannot ride on the stream; the message says when).
 func (s *Server) admitLegacy(ctx context.Context, origin *exchange, name string) (context.Context, *admission, error) {
 	call := &exchange{requestID: newRequestID(), cred: origin.cred, forward: origin.forward, table: s.table.Load(),
 		msg: &rpcMessage{method: "tools/call", tool: name, id: json.RawMessage("0")}}
@@ -121,23 +105,9 @@ func (s *Server) admitLegacy(ctx context.Context, origin *exchange, name string)
 	if tool == nil {
 		return ctx, nil, nil // answered as an unknown tool
 	}
-	w := &captureWriter{h: http.Header{}}
-	c := gin.CreateTestContextOnly(w, s.engine)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.opts.LegacySSEPath, http.NoBody)
-	req.Header, req.RemoteAddr = origin.sse.header.Clone(), origin.sse.remoteAddr
-	c.Request = req
 	a := &admission{start: time.Now()}
-	ok := s.authenticate(c, call, tool, a)
-	if ok {
-		a.call.Tool = tool.Name
-		ok = s.authorize(c, call, tool, a) && (a.denied != "" || s.admit(c, call, a))
-	}
-	if !ok {
-		var e rpcError
-		if json.Unmarshal(w.body, &e) != nil {
-			return ctx, nil, &jsonrpc.Error{Code: codeInternalError, Message: "the call was refused"}
-		}
-		return ctx, nil, &jsonrpc.Error{Code: int64(e.Error.Code), Message: e.Error.Message}
+	if r := s.admitCall(ctx, call, origin.sse.clientIP, tool, a); r != nil {
+		return ctx, nil, r.rpcError()
 	}
 	call.admission = a
 	return ctx, a, nil

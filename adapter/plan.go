@@ -67,6 +67,30 @@ type admission struct {
 	// Options.PublicGlobalPlan; nil when there is none. It is refunded
 	// whenever the call is.
 	also *meteredCall
+	// release gives back the call's place under the concurrency caps
+	// (admitCall); done calls it once.
+	release func()
+}
+
+// done gives back the admission's concurrency place, once.
+func (a *admission) done() {
+	if r := a.release; r != nil {
+		a.release = nil
+		r()
+	}
+}
+
+// limits are the decisions whose rate-limit headers an admitted call's
+// answer carries, in order: its own, then the public global plan's.
+func (a *admission) limits() []metering.Decision {
+	var ds []metering.Decision
+	if a.metered && hasLimitHeaders(a.decision) {
+		ds = append(ds, a.decision)
+	}
+	if a.also != nil && hasLimitHeaders(a.also.decision) {
+		ds = append(ds, a.also.decision)
+	}
+	return ds
 }
 
 // meteredCall is one admission: the call and the Meter's decision.

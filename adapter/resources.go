@@ -85,12 +85,7 @@ func (s *Server) gateResource(c *gin.Context, ex *exchange) {
 		c.Next()
 		return
 	}
-	a := &admission{start: time.Now()}
-	if !s.authenticate(c, ex, tool, a) {
-		return
-	}
-	a.call.Tool = tool.Name
-	s.admitAndRun(c, ex, tool, a)
+	s.admitAndRun(c, ex, tool, &admission{start: time.Now()})
 }
 
 // readResource answers resources/read of r by running its tool's handler

@@ -101,6 +101,7 @@ func (s *Server) toolMethods(next mcp.MethodHandler) mcp.MethodHandler {
 						if a.settle() && a.metered {
 							s.settleUnrun(ctx, a)
 						}
+						a.done()
 					}()
 				}
 			}

@@ -35,8 +35,9 @@ func (s *Server) usage(c *gin.Context) {
 	}
 	var plan *metering.Plan
 	if s.opts.Keys != nil {
-		var ok bool
-		if plan, ok = s.resolveKey(c, cred, nil, ""); !ok {
+		var r *refusal
+		if plan, r = s.resolveKey(c.Request.Context(), cred, ""); r != nil {
+			s.renderPlainRefusal(c, r)
 			return
 		}
 	}
