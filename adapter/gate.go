@@ -351,9 +351,7 @@ func (s *Server) admitAndRun(c *gin.Context, ex *exchange, tool *openapi.Tool, a
 		return
 	}
 	defer a.done()
-	for _, d := range a.limits() {
-		setRateLimitHeaders(c.Writer.Header(), d)
-	}
+	a.limits(func(d metering.Decision) { setRateLimitHeaders(c.Writer.Header(), d) })
 	ex.admission = a
 	c.Next()
 	if a.settle() && a.metered {
@@ -465,7 +463,10 @@ func (s *Server) admitGlobal(ctx context.Context, ex *exchange, a *admission) *r
 	d, r := s.meterAdmit(ctx, g.call, "the public limit for all anonymous callers together: ", nil)
 	if r != nil {
 		s.refundAdmission(a, false)
-		r.limits = append(a.limits(), r.limits...)
+		own := r.limits
+		r.limits = nil
+		a.limits(func(d metering.Decision) { r.limits = append(r.limits, d) })
+		r.limits = append(r.limits, own...)
 		return r
 	}
 	g.decision = d

@@ -80,17 +80,15 @@ func (a *admission) done() {
 	}
 }
 
-// limits are the decisions whose rate-limit headers an admitted call's
-// answer carries, in order: its own, then the public global plan's.
-func (a *admission) limits() []metering.Decision {
-	var ds []metering.Decision
+// limits calls f with each decision whose rate-limit headers an admitted
+// call's answer carries, in order: its own, then the public global plan's.
+func (a *admission) limits(f func(metering.Decision)) {
 	if a.metered && hasLimitHeaders(a.decision) {
-		ds = append(ds, a.decision)
+		f(a.decision)
 	}
 	if a.also != nil && hasLimitHeaders(a.also.decision) {
-		ds = append(ds, a.also.decision)
+		f(a.also.decision)
 	}
-	return ds
 }
 
 // meteredCall is one admission: the call and the Meter's decision.
