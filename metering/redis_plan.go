@@ -122,23 +122,11 @@ out[1] = 1
 return out
 `)
 
-// adjustScript adds deltas to the counters of one call's periods, for
-// Refund (negative deltas) and for replaying calls counted while Redis was
-// down (positive deltas). Counters never go below zero, and a negative
-// delta never creates a counter that has expired.
-//
-//	KEYS[1]  day counter
-//	KEYS[2]  month counter
-//	KEYS[3]  month per-tool hash
-//	ARGV[1]  cost delta, units
-//	ARGV[2]  calls delta
-//	ARGV[3]  tool name
-//	ARGV[4]  day counter TTL, s
-//	ARGV[5]  month counter TTL, s
-//	ARGV[6]  deadline, µs in the script's clock, "" for none (as planAdmitScript)
-//	ARGV[7]  "" (use Redis TIME) or now in µs (tests only)
-var adjustScript = redis.NewScript(luaPrelude + `
-if ARGV[6] ~= "" and now_us(ARGV[7]) > tonumber(ARGV[6]) then return redis.error_reply("` + errDeadlinePassed + `") end
+// luaAdjust is the Lua function adjustScript and settleScript share:
+// adjust(key, field, delta, ttl) adds delta to a counter (field nil) or a
+// hash field, never below zero, never creating a counter for a negative
+// delta, and sets ttl on a key that has none.
+const luaAdjust = `
 local function adjust(key, field, delta, ttl)
   if delta == 0 then return end
   if delta < 0 then
@@ -155,6 +143,25 @@ local function adjust(key, field, delta, ttl)
   end
   if redis.call("TTL", key) == -1 then redis.call("EXPIRE", key, ttl) end
 end
+`
+
+// adjustScript adds deltas to the counters of one call's periods, for
+// Refund (negative deltas) and for replaying calls counted while Redis was
+// down (positive deltas). Counters never go below zero, and a negative
+// delta never creates a counter that has expired.
+//
+//	KEYS[1]  day counter
+//	KEYS[2]  month counter
+//	KEYS[3]  month per-tool hash
+//	ARGV[1]  cost delta, units
+//	ARGV[2]  calls delta
+//	ARGV[3]  tool name
+//	ARGV[4]  day counter TTL, s
+//	ARGV[5]  month counter TTL, s
+//	ARGV[6]  deadline, µs in the script's clock, "" for none (as planAdmitScript)
+//	ARGV[7]  "" (use Redis TIME) or now in µs (tests only)
+var adjustScript = redis.NewScript(luaPrelude + luaAdjust + `
+if ARGV[6] ~= "" and now_us(ARGV[7]) > tonumber(ARGV[6]) then return redis.error_reply("` + errDeadlinePassed + `") end
 local cost, calls, tool = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 adjust(KEYS[1], nil, cost, ARGV[4])
 adjust(KEYS[2], nil, cost, ARGV[5])

@@ -115,24 +115,8 @@ func ambiguous(err error) bool {
 // It returns 1 when it changed the counters, else 0. The counters are
 // named from KEYS[1]'s prefix; they share its hash tag, so one Cluster
 // slot.
-var settleScript = redis.NewScript(`
+var settleScript = redis.NewScript(luaAdjust + `
 local base = string.sub(KEYS[1], 1, -6)
-local function adjust(key, field, delta, ttl)
-  if delta == 0 then return end
-  if delta < 0 then
-    if field then
-      if redis.call("HEXISTS", key, field) == 0 then return end
-    elseif redis.call("EXISTS", key) == 0 then
-      return
-    end
-  end
-  local v
-  if field then v = redis.call("HINCRBY", key, field, delta) else v = redis.call("INCRBY", key, delta) end
-  if v < 0 then
-    if field then redis.call("HSET", key, field, 0) else redis.call("SET", key, 0, "KEEPTTL") end
-  end
-  if redis.call("TTL", key) == -1 then redis.call("EXPIRE", key, ttl) end
-end
 local function charge(day, cost, calls, tool)
   local month = string.sub(day, 1, 6)
   adjust(base .. "usage:" .. day, nil, cost, ARGV[10])
