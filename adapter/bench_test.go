@@ -102,7 +102,9 @@ func BenchmarkToolsCallParallel(b *testing.B) {
 
 // BenchmarkToolsListGitHub is one tools/list of the GitHub REST document
 // (692 tools, about 2 MB), over loopback: the fast path writes bytes encoded
-// once per tool table; "sdk" is the go-sdk's handler encoding it per call.
+// once per tool table; "sdk" is the go-sdk's handler encoding it per call;
+// "fast-params" is a tools/list with "params":{} (as most clients send it),
+// answered by the fast path too.
 func BenchmarkToolsListGitHub(b *testing.B) {
 	doc, err := openapi.Load(context.Background(), filepath.Join(corpusDir, "github-rest-v1.1.3/api.github.com.json"),
 		openapi.LoadOptions{Upstream: "http://upstream.test", UpstreamHosts: []string{"*"}})
@@ -110,17 +112,17 @@ func BenchmarkToolsListGitHub(b *testing.B) {
 		b.Fatal(err)
 	}
 	tools := doc.Tools
-	for _, disable := range []bool{false, true} {
-		name := "fast"
-		if disable {
-			name = "sdk"
-		}
-		b.Run(name, func(b *testing.B) {
-			srv := serve(b, Options{Tools: tools, DisableFastPath: disable})
+	for _, tt := range []struct {
+		name    string
+		disable bool
+		body    string
+	}{{"fast", false, toolsListBody}, {"sdk", true, toolsListBody}, {"fast-params", false, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`}} {
+		b.Run(tt.name, func(b *testing.B) {
+			srv := serve(b, Options{Tools: tools, DisableFastPath: tt.disable})
 			c := benchClient()
 			b.ReportAllocs()
 			for b.Loop() {
-				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(toolsListBody))
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(tt.body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
 				drain(b, c, req)

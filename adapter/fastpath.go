@@ -83,9 +83,35 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 	case "tools/call":
 		return true
 	case "tools/list":
-		return m.params == nil
+		return m.params == nil || plainListParams(m.params)
 	}
 	return false
+}
+
+// plainListParams reports whether tools/list params change nothing in the
+// SDK's answer: {} or only _meta (a progress token, say), without the
+// 2026-07-28 protocol version that selects the other wire. A cursor is
+// left to the SDK: every tool is on one page, so only a made-up one comes.
+func plainListParams(params []byte) bool {
+	ms, ok := jsonvalue.Members(params)
+	if !ok {
+		return false
+	}
+	for _, m := range ms {
+		if m.Key != "_meta" {
+			return false
+		}
+		meta, ok := jsonvalue.Members(m.Raw)
+		if !ok {
+			return false
+		}
+		for _, mm := range meta {
+			if mm.Key == metaKeyProtocolVersion {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // listFor is the encoded tools/list result for the caller: every tool, or
