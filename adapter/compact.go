@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/restmcp/restmcp/internal/clip"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/restmcp/restmcp/internal/textsearch"
@@ -123,7 +125,7 @@ func readInnerCall(raw json.RawMessage) *innerCall {
 		case "arguments":
 			in.arguments = value
 		default:
-			return invalidRequest("call_operation takes name and arguments; unknown member %q", truncate(member, 64))
+			return invalidRequest("call_operation takes name and arguments; unknown member %q", clip.String(member, 64))
 		}
 		return nil
 	})
@@ -163,7 +165,7 @@ func (s *Server) callOperation(ctx context.Context, _ *mcp.CallToolRequest) (*mc
 	}
 	h, ok := s.tableFor(ctx).opHandlers[in.name]
 	if !ok {
-		return errorResult("unknown operation " + fmt.Sprintf("%q", truncate(in.name, 64)) + ": search_operations finds the operations and their names"), nil
+		return errorResult("unknown operation " + fmt.Sprintf("%q", clip.String(in.name, 64)) + ": search_operations finds the operations and their names"), nil
 	}
 	return h(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: in.name, Arguments: in.arguments}})
 }
@@ -225,7 +227,7 @@ func (s *Server) describeOperation(ctx context.Context, req *mcp.CallToolRequest
 	}
 	t := s.tableFor(ctx).tools[args.Name]
 	if t == nil {
-		return errorResult(fmt.Sprintf("unknown operation %q: search_operations finds the operations and their names", truncate(args.Name, 64))), nil
+		return errorResult(fmt.Sprintf("unknown operation %q: search_operations finds the operations and their names", clip.String(args.Name, 64))), nil
 	}
 	if plan := exchangeFrom(ctx).catalogPlan; plan != nil && !plan.Allows(t.Name, t.Tags) {
 		return errorResult(plan.DeniedMessage(t.Name)), nil

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/restmcp/restmcp/internal/clip"
+
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -329,7 +331,7 @@ func (s *Server) gate(c *gin.Context) {
 		}
 		// A name that is not (or no longer) a tool: 404, as the
 		// deployment asked, instead of the SDK's -32602.
-		abortRPC(c, http.StatusNotFound, ex.msg.id, codeMethodNotFound, "Unknown tool: "+truncate(ex.msg.tool, 128))
+		abortRPC(c, http.StatusNotFound, ex.msg.id, codeMethodNotFound, "Unknown tool: "+clip.String(ex.msg.tool, 128))
 		return
 	}
 	s.admitAndRun(c, ex, tool, &admission{start: start})

@@ -17,6 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/restmcp/restmcp/internal/clip"
+	"github.com/restmcp/restmcp/internal/loopback"
+
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -180,15 +183,15 @@ func (s *Server) accessLog(c *gin.Context) {
 		attrs = append(attrs, slog.String("key_id", ex.cred.keyID), slog.String("key_source", ex.cred.source))
 	}
 	if q := c.Request.URL.RawQuery; q != "" {
-		attrs = append(attrs, slog.String("query", truncate(redactQuery(q, ex.cred.key), maxLoggedField)))
+		attrs = append(attrs, slog.String("query", clip.String(redactQuery(q, ex.cred.key), maxLoggedField)))
 	}
 	if m := ex.msg; m != nil {
-		attrs = append(attrs, slog.String("rpc_method", truncate(m.method, maxLoggedField)))
+		attrs = append(attrs, slog.String("rpc_method", clip.String(m.method, maxLoggedField)))
 		if m.tool != "" {
-			attrs = append(attrs, slog.String("tool", truncate(m.tool, maxLoggedField)))
+			attrs = append(attrs, slog.String("tool", clip.String(m.tool, maxLoggedField)))
 		}
 		if ex.inner != nil && ex.inner.name != "" {
-			attrs = append(attrs, slog.String("operation", truncate(ex.inner.name, maxLoggedField)))
+			attrs = append(attrs, slog.String("operation", clip.String(ex.inner.name, maxLoggedField)))
 		}
 		if r := ex.call; m.method == "tools/call" && r.outcome != "" {
 			attrs = append(attrs, slog.String("outcome", string(r.outcome)), slog.Int("upstream_status", r.status),
@@ -275,7 +278,7 @@ func (s *Server) originAllowed(origin, host string) bool {
 	o := normalizeOrigin(origin)
 	if len(s.opts.AllowedOrigins) == 0 {
 		u, err := url.Parse(o)
-		return o != "" && err == nil && isLoopbackHost(u.Hostname()) && isLoopbackHost(hostOnly(host))
+		return o != "" && err == nil && loopback.Host(u.Hostname()) && loopback.Host(hostOnly(host))
 	}
 	for _, a := range s.opts.AllowedOrigins {
 		if a == "*" || (o != "" && normalizeOrigin(a) == o) {
@@ -283,15 +286,6 @@ func (s *Server) originAllowed(origin, host string) bool {
 		}
 	}
 	return false
-}
-
-// isLoopbackHost reports whether host (no port) is localhost or a loopback IP.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // hostOnly strips the port from a Host header value.

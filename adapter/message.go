@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/restmcp/restmcp/internal/clip"
+
 	"github.com/gin-gonic/gin"
 )
 
@@ -165,7 +167,7 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 		if version == nil {
 			return nil, invalidRequest(`invalid request: missing "jsonrpc": "2.0"`)
 		}
-		return nil, invalidRequest(`invalid request: "jsonrpc" must be "2.0", got %s`, truncate(string(version), 40))
+		return nil, invalidRequest(`invalid request: "jsonrpc" must be "2.0", got %s`, clip.String(string(version), 40))
 	}
 	// J1: a request id is a string or an integer (JSON-RPC 2.0 §4, MCP
 	// 2025-11-25 "Requests": "MUST be a string or integer", "MUST NOT be
@@ -178,7 +180,7 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 	case id[0] == '"' || isJSONInteger(id):
 		m.id = id
 	default:
-		return nil, invalidRequest("invalid request: id must be a string or an integer, got %s", truncate(string(id), 40))
+		return nil, invalidRequest("invalid request: id must be a string or an integer, got %s", clip.String(string(id), 40))
 	}
 	if method != nil {
 		if method[0] != '"' {
@@ -494,18 +496,6 @@ func (w *idSwap) Write(p []byte) (int, error) {
 }
 
 func (w *idSwap) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
-
-// truncate cuts s to at most n bytes (at a rune boundary), marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
 
 // errorIs reports whether err is a *messageError.
 func asMessageError(err error) (*messageError, bool) {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/restmcp/restmcp/internal/clip"
+
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -51,16 +53,16 @@ func (s *Server) traceMCP(c *gin.Context) {
 	attrs := []attribute.KeyValue{attribute.Int("http.response.status_code", c.Writer.Status())}
 	if m := ex.msg; m != nil && m.method != "" {
 		name := m.method
-		attrs = append(attrs, attribute.String("mcp.method.name", truncate(m.method, maxLoggedField)))
+		attrs = append(attrs, attribute.String("mcp.method.name", clip.String(m.method, maxLoggedField)))
 		if m.tool != "" {
-			name += " " + truncate(m.tool, maxLoggedField)
-			attrs = append(attrs, attribute.String("gen_ai.tool.name", truncate(m.tool, maxLoggedField)))
+			name += " " + clip.String(m.tool, maxLoggedField)
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", clip.String(m.tool, maxLoggedField)))
 		}
 		if ex.inner != nil && ex.inner.name != "" {
-			attrs = append(attrs, attribute.String("restmcp.operation", truncate(ex.inner.name, maxLoggedField)))
+			attrs = append(attrs, attribute.String("restmcp.operation", clip.String(ex.inner.name, maxLoggedField)))
 		}
 		if m.id != nil {
-			attrs = append(attrs, attribute.String("jsonrpc.request.id", truncate(string(m.id), 64)))
+			attrs = append(attrs, attribute.String("jsonrpc.request.id", clip.String(string(m.id), 64)))
 		}
 		span.SetName(name)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/restmcp/restmcp/internal/clip"
+
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,7 +49,7 @@ func (s *Server) decode(c *gin.Context) {
 		if s.opts.UnknownMethodNotFound || c.Request.Header.Get("Mcp-Protocol-Version") >= protocolVersionStandardHeaders {
 			status = http.StatusNotFound
 		}
-		abortRPC(c, status, m.id, codeMethodNotFound, "method not found: "+strconv.Quote(truncate(m.method, 80)))
+		abortRPC(c, status, m.id, codeMethodNotFound, "method not found: "+strconv.Quote(clip.String(m.method, 80)))
 		return
 	}
 	if m.hasMethod && m.id != nil && !s.versionServed(c, m) {
@@ -179,7 +181,7 @@ func (s *Server) checkCall(c *gin.Context, m *rpcMessage) bool {
 		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidParams, "missing or invalid _meta field "+strconv.Quote(metaKeyProtocolVersion))
 		return false
 	case m.metaVersion != version:
-		return fail("Mcp-Protocol-Version header " + strconv.Quote(version) + " does not match _meta " + strconv.Quote(truncate(m.metaVersion, 40)))
+		return fail("Mcp-Protocol-Version header " + strconv.Quote(version) + " does not match _meta " + strconv.Quote(clip.String(m.metaVersion, 40)))
 	case m.metaBadClientInfo:
 		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidParams, "invalid _meta field "+strconv.Quote(metaKeyClientInfo))
 		return false
@@ -187,11 +189,11 @@ func (s *Server) checkCall(c *gin.Context, m *rpcMessage) bool {
 		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidParams, "missing or invalid _meta field "+strconv.Quote(metaKeyClientCapabilities))
 		return false
 	case h.Get("Mcp-Method") != m.method:
-		return fail("Mcp-Method header " + strconv.Quote(truncate(h.Get("Mcp-Method"), 80)) + " does not match the body's method \"tools/call\"")
+		return fail("Mcp-Method header " + strconv.Quote(clip.String(h.Get("Mcp-Method"), 80)) + " does not match the body's method \"tools/call\"")
 	}
 	name, ok := decodeHeaderValue(h.Get("Mcp-Name"))
 	if !ok || name != m.tool {
-		return fail("Mcp-Name header " + strconv.Quote(truncate(h.Get("Mcp-Name"), 80)) + " does not match the body's params.name " + strconv.Quote(truncate(m.tool, 80)))
+		return fail("Mcp-Name header " + strconv.Quote(clip.String(h.Get("Mcp-Name"), 80)) + " does not match the body's params.name " + strconv.Quote(clip.String(m.tool, 80)))
 	}
 	h.Set("Mcp-Name", name)
 	return true
@@ -212,11 +214,11 @@ func (s *Server) versionServed(c *gin.Context, m *rpcMessage) bool {
 			// The 2026-07-28 wire (SEP-2575) names its own error for this:
 			// UnsupportedProtocolVersionError, data {supported, requested}.
 			abortRPCData(c, http.StatusBadRequest, m.id, rpcErrorBody{Code: mcp.CodeUnsupportedProtocolVersion,
-				Message: "unsupported protocol version " + strconv.Quote(truncate(mv, 40)) + "; supported: " + strings.Join(s.versions, ", "),
+				Message: "unsupported protocol version " + strconv.Quote(clip.String(mv, 40)) + "; supported: " + strings.Join(s.versions, ", "),
 				Data:    mcp.UnsupportedProtocolVersionData{Supported: s.versions, Requested: mv}})
 			return false
 		}
-		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(truncate(v, 40))+"; supported: "+strings.Join(s.versions, ", "))
+		abortRPC(c, http.StatusBadRequest, m.id, codeInvalidRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(clip.String(v, 40))+"; supported: "+strings.Join(s.versions, ", "))
 		return false
 	}
 	if m.method == "initialize" && !slices.ContainsFunc(s.versions, func(v string) bool { return v < protocolVersionStandardHeaders }) {

@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/restmcp/restmcp/internal/clip"
+	"github.com/restmcp/restmcp/internal/loopback"
+
 	"github.com/gin-gonic/gin"
 	"golang.org/x/oauth2"
 	"golang.org/x/time/rate"
@@ -62,7 +65,7 @@ func (s *Server) registerClient(c *gin.Context) {
 		return
 	}
 	if ct := c.ContentType(); ct != "application/json" {
-		oauthError(c, http.StatusBadRequest, "invalid_client_metadata", "Content-Type must be application/json, got "+truncate(ct, 60))
+		oauthError(c, http.StatusBadRequest, "invalid_client_metadata", "Content-Type must be application/json, got "+clip.String(ct, 60))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxClientMetadataBytes))
@@ -80,7 +83,7 @@ func (s *Server) registerClient(c *gin.Context) {
 		return
 	}
 	cl := &Client{
-		ID: randomString(16), Name: truncate(req.ClientName, 100), URI: req.ClientURI,
+		ID: randomString(16), Name: clip.String(req.ClientName, 100), URI: req.ClientURI,
 		RedirectURIs: req.RedirectURIs, Created: s.now().Truncate(time.Second),
 	}
 	if err := s.opts.Store.PutClient(c.Request.Context(), cl, DefaultClientTTL); err != nil {
@@ -109,16 +112,16 @@ func (s *Server) checkClientMetadata(m *registrationRequest, documentURL string)
 		}
 	}
 	if a := m.TokenEndpointAuthMethod; a != "" && a != "none" {
-		return "invalid_client_metadata", "token_endpoint_auth_method " + truncate(a, 40) + " is not supported: clients are public (none) and prove themselves with PKCE"
+		return "invalid_client_metadata", "token_endpoint_auth_method " + clip.String(a, 40) + " is not supported: clients are public (none) and prove themselves with PKCE"
 	}
 	for _, g := range m.GrantTypes {
 		if g != "authorization_code" && g != "refresh_token" {
-			return "invalid_client_metadata", "grant_types: " + truncate(g, 40) + " is not supported (authorization_code, refresh_token)"
+			return "invalid_client_metadata", "grant_types: " + clip.String(g, 40) + " is not supported (authorization_code, refresh_token)"
 		}
 	}
 	for _, r := range m.ResponseTypes {
 		if r != "code" {
-			return "invalid_client_metadata", "response_types: " + truncate(r, 40) + " is not supported (code)"
+			return "invalid_client_metadata", "response_types: " + clip.String(r, 40) + " is not supported (code)"
 		}
 	}
 	return "", ""
@@ -131,14 +134,14 @@ func (s *Server) checkClientMetadata(m *registrationRequest, documentURL string)
 func (s *Server) checkRedirectURI(r, documentURL string) error {
 	u, err := url.Parse(r)
 	if err != nil || u.Host == "" || u.Fragment != "" || strings.Contains(r, "#") {
-		return fmt.Errorf("redirect URI %q must be an absolute URL without a fragment", truncate(r, 200))
+		return fmt.Errorf("redirect URI %q must be an absolute URL without a fragment", clip.String(r, 200))
 	}
 	switch u.Scheme {
 	case "http":
-		if isLoopbackHost(u.Hostname()) {
+		if loopback.Host(u.Hostname()) {
 			return nil
 		}
-		return fmt.Errorf("redirect URI %q: http is allowed on loopback only (127.0.0.1, [::1], localhost); use https", truncate(r, 200))
+		return fmt.Errorf("redirect URI %q: http is allowed on loopback only (127.0.0.1, [::1], localhost); use https", clip.String(r, 200))
 	case "https":
 		if s.anyHTTPS || s.allowedRedirects[r] {
 			return nil
@@ -148,19 +151,9 @@ func (s *Server) checkRedirectURI(r, documentURL string) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("redirect URI %q is not allowed by this server (oauth_redirect_uris); loopback http URIs always are", truncate(r, 200))
+		return fmt.Errorf("redirect URI %q is not allowed by this server (oauth_redirect_uris); loopback http URIs always are", clip.String(r, 200))
 	}
-	return fmt.Errorf("redirect URI %q: scheme %q is not allowed; use https, or http on loopback", truncate(r, 200), u.Scheme)
-}
-
-// isLoopbackHost reports whether host (no port) is localhost or a
-// loopback IP.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return fmt.Errorf("redirect URI %q: scheme %q is not allowed; use https, or http on loopback", clip.String(r, 200), u.Scheme)
 }
 
 // lookupClient returns the client of client_id: a registered one, or,
@@ -239,7 +232,7 @@ func (f *metadataFetcher) client(ctx context.Context, id string, check func(*reg
 	u, err := url.Parse(id)
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" || u.User != nil || u.Fragment != "" ||
 		strings.Contains(u.Path, "/./") || strings.Contains(u.Path, "/../") {
-		return nil, &ClientError{Reason: "client_id " + truncate(id, 200) + " is not a valid client metadata document URL (https, with a path, no fragment or dot segments)"}
+		return nil, &ClientError{Reason: "client_id " + clip.String(id, 200) + " is not a valid client metadata document URL (https, with a path, no fragment or dot segments)"}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
 	if err != nil {
@@ -248,11 +241,11 @@ func (f *metadataFetcher) client(ctx context.Context, id string, check func(*reg
 	req.Header.Set("Accept", "application/json")
 	resp, err := f.http.Do(req)
 	if err != nil {
-		return nil, &ClientError{Reason: "fetching the client metadata document " + truncate(id, 200) + ": " + err.Error()}
+		return nil, &ClientError{Reason: "fetching the client metadata document " + clip.String(id, 200) + ": " + err.Error()}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, &ClientError{Reason: fmt.Sprintf("the client metadata document %s answered HTTP %d", truncate(id, 200), resp.StatusCode)}
+		return nil, &ClientError{Reason: fmt.Sprintf("the client metadata document %s answered HTTP %d", clip.String(id, 200), resp.StatusCode)}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxClientMetadataBytes+1))
 	if err != nil {
@@ -269,12 +262,12 @@ func (f *metadataFetcher) client(ctx context.Context, id string, check func(*reg
 		return nil, &ClientError{Reason: "the client metadata document is not JSON client metadata: " + err.Error()}
 	}
 	if doc.ClientID != id {
-		return nil, &ClientError{Reason: "the client metadata document's client_id " + truncate(doc.ClientID, 200) + " is not its own URL " + truncate(id, 200)}
+		return nil, &ClientError{Reason: "the client metadata document's client_id " + clip.String(doc.ClientID, 200) + " is not its own URL " + clip.String(id, 200)}
 	}
 	if code, msg := check(&doc.registrationRequest, id); code != "" {
 		return nil, &ClientError{Reason: "the client metadata document: " + msg}
 	}
-	c := Client{ID: id, Name: truncate(doc.ClientName, 100), URI: doc.ClientURI, RedirectURIs: doc.RedirectURIs, Created: f.now()}
+	c := Client{ID: id, Name: clip.String(doc.ClientName, 100), URI: doc.ClientURI, RedirectURIs: doc.RedirectURIs, Created: f.now()}
 	f.mu.Lock()
 	if len(f.cache) >= 1000 {
 		clear(f.cache)

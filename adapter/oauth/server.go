@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/restmcp/restmcp/internal/clip"
+	"github.com/restmcp/restmcp/internal/loopback"
+
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -172,7 +175,7 @@ func New(opts Options) (*Server, error) {
 		errs = append(errs, errors.New("Issuer is required"))
 	case err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
 		errs = append(errs, fmt.Errorf("Issuer %q must be scheme://host[:port] without path or query", opts.Issuer))
-	case u.Scheme == "http" && !isLoopbackHost(u.Hostname()):
+	case u.Scheme == "http" && !loopback.Host(u.Hostname()):
 		errs = append(errs, fmt.Errorf("Issuer %q must be https: OAuth sends codes and tokens in the clear over http (http is allowed on loopback only)", opts.Issuer))
 	case u.Scheme != "https" && u.Scheme != "http":
 		errs = append(errs, fmt.Errorf("Issuer %q must be an https URL", opts.Issuer))
@@ -450,7 +453,7 @@ func (s *Server) token(c *gin.Context) {
 	case "":
 		oauthError(c, http.StatusBadRequest, "invalid_request", "grant_type is required")
 	default:
-		oauthError(c, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+strconv.Quote(truncate(gt, 40))+" is not supported; use authorization_code or refresh_token")
+		oauthError(c, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+strconv.Quote(clip.String(gt, 40))+" is not supported; use authorization_code or refresh_token")
 	}
 }
 
@@ -460,14 +463,14 @@ func (s *Server) token(c *gin.Context) {
 func parseForm(c *gin.Context) error {
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 64<<10)
 	if ct := c.ContentType(); ct != "application/x-www-form-urlencoded" {
-		return fmt.Errorf("Content-Type must be application/x-www-form-urlencoded, got %q", truncate(ct, 60))
+		return fmt.Errorf("Content-Type must be application/x-www-form-urlencoded, got %q", clip.String(ct, 60))
 	}
 	if err := c.Request.ParseForm(); err != nil {
 		return fmt.Errorf("reading the form: %w", err)
 	}
 	for k, v := range c.Request.PostForm {
 		if len(v) > 1 {
-			return fmt.Errorf("parameter %q is given %d times", truncate(k, 40), len(v))
+			return fmt.Errorf("parameter %q is given %d times", clip.String(k, 40), len(v))
 		}
 	}
 	return nil
@@ -702,13 +705,6 @@ func (s *Server) revoke(c *gin.Context) {
 // §2), with or without a trailing slash.
 func (s *Server) isResource(r string) bool {
 	return r == s.resource || strings.TrimSuffix(r, "/") == s.resource
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // ResourcePath is the OAuth MCP endpoint's path (Options.ResourcePath).

@@ -461,23 +461,23 @@ func writeBench(w io.Writer, runs []benchRun) {
 // rate is the run's calls per second.
 func (r benchRun) rate() float64 { return float64(r.calls) / r.elapsed.Seconds() }
 
-// loopback is an HTTP server on a free loopback port.
-type loopback struct {
+// loopServer is an HTTP server on a free loopback port.
+type loopServer struct {
 	addr string
 	srv  *http.Server
 }
 
-func listenServe(addr string, h http.Handler) (*loopback, error) {
+func listenServe(addr string, h http.Handler) (*loopServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.Serve(ln) }()
-	return &loopback{addr: ln.Addr().String(), srv: s}, nil
+	return &loopServer{addr: ln.Addr().String(), srv: s}, nil
 }
 
-func (l *loopback) close() { _ = l.srv.Close() }
+func (l *loopServer) close() { _ = l.srv.Close() }
 
 // benchMeter is the meter of a benchmark run.
 type benchMeter struct {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/url"
 	"strings"
+
+	"github.com/restmcp/restmcp/internal/loopback"
 )
 
 // clientName is the name client configurations give the server: the API's
@@ -64,17 +66,13 @@ func writeClientConfigs(w io.Writer, mcpURL, oauthURL, title, key string) {
 		b.WriteString("Connectors that take only a URL:\n")
 		fmt.Fprintf(&b, "  %s?api_key=%s\n", mcpURL, url.QueryEscape(key))
 	}
-	if u, err := url.Parse(connector); err == nil && isLoopback(u.Hostname()) {
+	if u, err := url.Parse(connector); err == nil && loopback.Host(u.Hostname()) {
 		b.WriteString("  (a loopback address: cloud connectors cannot reach it; set public_url, RESTMCP_PUBLIC_URL, to the address the internet reaches)\n")
 	}
 	if oauthURL == "" {
 		b.WriteString("  (Claude and ChatGPT connectors send no API key in headers, and Claude's take no ?api_key=: serve them with oauth: true, RESTMCP_OAUTH=true, and paste the OAuth MCP URL it prints.)\n")
 	}
 	_, _ = io.WriteString(w, b.String())
-}
-
-func isLoopback(host string) bool {
-	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1" || host == "[::1]"
 }
 
 // runClients prints the client configurations for the configured document

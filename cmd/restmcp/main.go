@@ -21,8 +21,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/restmcp/restmcp/internal/clip"
 
 	"github.com/gin-gonic/gin"
 	"github.com/restmcp/restmcp/config"
@@ -74,12 +78,16 @@ var commands = []struct{ name, usage string }{
 	{"usage", "print a key's usage report (JSON): usage KEY_ID [--plan P]"},
 	{"clients", "print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors"},
 	{"bench", "measure calls per second and CPU through restmcp against the upstream directly"},
+	{"version", "print restmcp's version, its module version and commit, and the Go it was built with (also --version)"},
 	{"help", "print this help"},
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	gin.SetMode(gin.ReleaseMode)
 	cmd := "serve"
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args[0] = "version"
+	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
@@ -100,12 +108,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runBench(ctx, args, stdout, stderr)
 	case "help":
 		return writeHelp(stdout)
+	case "version":
+		_, err := io.WriteString(stdout, versionLine(debug.ReadBuildInfo())+"\n")
+		return err
 	}
 	names := make([]string, len(commands))
 	for i, c := range commands {
 		names[i] = c.name
 	}
-	return fmt.Errorf("unknown command %q; the commands are %s (restmcp help lists them with the settings)", truncate(cmd, 40), strings.Join(names, ", "))
+	return fmt.Errorf("unknown command %q; the commands are %s (restmcp help lists them with the settings)", clip.String(cmd, 40), strings.Join(names, ", "))
 }
 
 // writeHelp writes the commands, one line each, then every setting.
@@ -122,17 +133,38 @@ func writeHelp(w io.Writer) error {
 	return config.WriteUsage(w)
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 func newLogger(w io.Writer, level slog.Level, format config.LogFormat) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if format == config.LogFormatJSON {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// versionLine is what `restmcp version` prints: restmcp's version, then
+// the module version and VCS commit the binary was built from, when the
+// build recorded them (go build in a git checkout without -buildvcs=false;
+// go install module@version), and the Go release:
+// "restmcp 0.1.0 (module v0.1.0, commit 0e0bba2c1f3a, go1.27.3)".
+func versionLine(info *debug.BuildInfo, ok bool) string {
+	module, commit, goVersion := "(devel)", "unknown", runtime.Version()
+	if ok && info != nil {
+		if info.Main.Version != "" {
+			module = info.Main.Version
+		}
+		for _, st := range info.Settings {
+			switch st.Key {
+			case "vcs.revision":
+				commit = st.Value[:min(len(st.Value), 12)]
+			case "vcs.modified":
+				if st.Value == "true" {
+					commit += "+modified"
+				}
+			}
+		}
+		if info.GoVersion != "" {
+			goVersion = info.GoVersion
+		}
+	}
+	return "restmcp " + version + " (module " + module + ", commit " + commit + ", " + goVersion + ")"
 }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +230,26 @@ func TestCLITellsTheTruth(t *testing.T) {
 	err = run(ctx, []string{"--upstream", "127.0.0.1:9901"}, noEnv, &stdout, io.Discard)
 	if want := `upstream: has no scheme: add http:// or https://, e.g. "http://127.0.0.1:9901"`; err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("upstream without scheme: %v, want …%s", err, want)
+	}
+}
+
+// TestVersionCommand: `restmcp version` and `--version` print one line with
+// restmcp's version, the module version and commit the build recorded, and
+// the Go release.
+func TestVersionCommand(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		var out bytes.Buffer
+		if err := run(context.Background(), args, func(string) string { return "" }, &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		want := versionLine(debug.ReadBuildInfo()) + "\n"
+		if out.String() != want || !strings.HasPrefix(want, "restmcp "+version+" (module ") || !strings.HasSuffix(want, ", "+runtime.Version()+")\n") {
+			t.Errorf("%v printed %q, want %q", args, out.String(), want)
+		}
+	}
+	info := &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "v0.1.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0e0bba2c1f3a4b5c6d7e8f90"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := versionLine(info, true), "restmcp "+version+" (module v0.1.0, commit 0e0bba2c1f3a+modified, go1.27.3)"; got != want {
+		t.Errorf("versionLine = %q, want %q", got, want)
 	}
 }
