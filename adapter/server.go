@@ -217,6 +217,9 @@ type Options struct {
 	// Register at … to obtain an API token."). Empty: restmcp's messages,
 	// which say what went wrong and what to send.
 	Messages Messages
+	// JQFilter gives every tool whose 2xx answer is JSON an optional
+	// jq_filter argument, run on the answer before it is returned (jq.go).
+	JQFilter bool
 	// UnknownMethodNotFound answers a request for a method restmcp does not
 	// serve with HTTP 404 and -32601 on every wire (false: 404 on the
 	// 2026-07-28 wire, 200 before it).
@@ -609,6 +612,9 @@ func (s *Server) newTable(tools []*openapi.Tool) (*toolTable, []error) {
 		if err != nil {
 			toolErrs[i] = fmt.Errorf("Tools[%d] %q: %w", i, tools[i].Name, err)
 			return
+		}
+		if s.opts.JQFilter && tools[i].RespondsJSON() {
+			mt.InputSchema = withJQArgument(tools[i].InputSchema)
 		}
 		listed[i] = mt
 	})

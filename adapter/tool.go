@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"time"
 
+	"github.com/itchyny/gojq"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -191,7 +193,14 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		if cred.source == "bearer" {
 			scheme = "Bearer"
 		}
-		upReq, err := t.NewRequestPresented(callCtx, args, cred.key, scheme)
+		var jq *gojq.Code
+		if s.opts.JQFilter && t.RespondsJSON() {
+			jq, args, err = takeJQFilter(args)
+		}
+		var upReq *http.Request
+		if err == nil {
+			upReq, err = t.NewRequestPresented(callCtx, args, cred.key, scheme)
+		}
 		if err != nil {
 			var argErr *openapi.ArgumentError
 			var credErr *openapi.CredentialError
@@ -220,9 +229,15 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			upReq.Header.Set("User-Agent", s.userAgent)
 		}
 
-		sent := time.Now()
+		sentAt := time.Now()
 		span := s.startUpstreamSpan(callCtx, t, upReq)
-		out := s.send(callCtx, upReq, cred.key)
+		send := s.send
+		if jq != nil {
+			send = func(ctx context.Context, req *http.Request, key string) sent {
+				return s.sendFiltered(ctx, req, key, t, jq)
+			}
+		}
+		out := send(callCtx, upReq, cred.key)
 		endUpstreamSpan(span, out.status, out.failed)
 		out.res = conformToOutputSchema(t, out.res, s.opts.ErrorStructuredContent)
 		outcome := metering.OutcomeOK
@@ -232,7 +247,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		case out.status < 200 || out.status > 299:
 			outcome = metering.OutcomeUpstreamError
 		}
-		took := time.Since(sent)
+		took := time.Since(sentAt)
 		s.metrics.upstream.WithLabelValues(string(outcome)).Observe(took.Seconds())
 		ex.call.status, ex.call.isError, ex.call.upstream = out.status, out.res.IsError, took
 		if s.logger.Enabled(ctx, slog.LevelDebug) {

@@ -300,6 +300,9 @@ type Config struct {
 	// UnknownToolNotFound answers a tools/call of an unknown tool with 404
 	// and -32601 "Unknown tool: <name>". Default false (200, -32602).
 	UnknownToolNotFound bool
+	// JQFilter gives every tool whose 2xx answer is JSON an optional
+	// jq_filter argument. Default false.
+	JQFilter bool
 	// UnknownMethodNotFound answers a request for a method restmcp does not
 	// serve with 404 and -32601 on every wire. Default false (200 before the
 	// 2026-07-28 wire).

@@ -298,6 +298,10 @@ func table() []setting {
 			Usage: "Answer a tools/call of a name that is not a tool (a retired one, say) with HTTP 404 and JSON-RPC -32601 \"Unknown tool: <name>\". false: 200 with -32602, as the MCP SDK does.",
 		}, field: func(c *Config) any { return &c.UnknownToolNotFound }},
 		{Setting: Setting{
+			Key: "jq_filter", Flag: "jq-filter", Env: "RESTMCP_JQ_FILTER", Type: "bool",
+			Usage: "Give every tool whose 2xx answer is JSON an optional string argument jq_filter: the upstream is called as usual and the answer is the filter's output (jq, run sandboxed: 2 s, no environment or input functions, at most max_response_bytes of output, on an answer of at most 16 MiB), so a model gets the fields it needs rather than the whole body.",
+		}, field: func(c *Config) any { return &c.JQFilter }},
+		{Setting: Setting{
 			Key: "unknown_method_not_found", Flag: "unknown-method-not-found", Env: "RESTMCP_UNKNOWN_METHOD_NOT_FOUND", Type: "bool",
 			Usage: "Answer a request for a method restmcp does not serve (resources/list without resources, prompts/list, …) with HTTP 404 and JSON-RPC -32601 on every wire. false: 404 on the 2026-07-28 wire, 200 before it, as the MCP SDK does.",
 		}, field: func(c *Config) any { return &c.UnknownMethodNotFound }},

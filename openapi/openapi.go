@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -273,4 +274,15 @@ func (e *CredentialError) Error() string {
 // be a file path, an http(s) URL, or "" (then external $refs are refused).
 func LoadData(ctx context.Context, data []byte, location string, opts LoadOptions) (*Document, error) {
 	return loadData(ctx, data, location, opts)
+}
+
+// RespondsJSON reports whether the operation's 2xx answers are JSON: the
+// first media type its Accept header lists (Q9, JSON types first) is
+// application/json or a +json type.
+func (t *Tool) RespondsJSON() bool {
+	if t.plan == nil {
+		return false
+	}
+	first, _, _ := strings.Cut(t.plan.accept, ",")
+	return mediaRank(first) <= 1
 }

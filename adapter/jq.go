@@ -1,0 +1,282 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/itchyny/gojq"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/restmcp/restmcp/internal/jsonvalue"
+	"github.com/restmcp/restmcp/openapi"
+)
+
+// Options.JQFilter (docs/results.md "jq filter"): every tool whose 2xx
+// answer is JSON lists an optional string argument jq_filter. restmcp makes
+// the upstream call as usual, runs the filter (github.com/itchyny/gojq, a
+// maintained pure-Go jq) on the whole JSON body, and answers with its
+// output instead of the body, so a model reads the three fields it needs
+// rather than a 100 KB list.
+//
+// The filter runs sandboxed: no environment ($ENV and env are empty), no
+// input or inputs, no modules; within jqTimeout of CPU-bound work, on a body
+// of at most jqMaxInput bytes, its output cut off past MaxResponseBytes (an
+// error, not a truncated answer). A filter that does not parse is invalid
+// arguments, naming the error, before anything is sent (and never billed,
+// as for any invalid argument); one that fails when it runs is an error
+// result naming the error, billed as the call was.
+
+const (
+	jqArgument = "jq_filter"
+	jqTimeout  = 2 * time.Second
+	jqMaxInput = 16 << 20
+	jqProperty = `{"type":"string","description":"Optional jq filter applied to the JSON response; only its output is returned. Example: .items[] | {id, name}"}`
+)
+
+// withJQArgument returns schema, an input schema whose root is
+// {"type":"object","properties":{…},…}, with the jq_filter property added
+// last among its properties; schema itself when it already has one of that
+// name or is not of that shape.
+func withJQArgument(schema json.RawMessage) json.RawMessage {
+	root, ok := jsonvalue.Members(schema)
+	if !ok {
+		return schema
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range root {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		jsonvalue.WriteString(&b, m.Key)
+		b.WriteByte(':')
+		if m.Key != "properties" {
+			b.Write(m.Raw)
+			continue
+		}
+		props, ok := jsonvalue.Members(m.Raw)
+		if !ok {
+			return schema
+		}
+		b.WriteByte('{')
+		for j, p := range props {
+			if p.Key == jqArgument {
+				return schema
+			}
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			jsonvalue.WriteString(&b, p.Key)
+			b.WriteByte(':')
+			b.Write(p.Raw)
+		}
+		if len(props) > 0 {
+			b.WriteByte(',')
+		}
+		jsonvalue.WriteString(&b, jqArgument)
+		b.WriteByte(':')
+		b.WriteString(jqProperty)
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// takeJQFilter removes jq_filter from a tools/call's arguments object and
+// compiles it. It returns the other arguments, and a nil code when there is
+// no filter (absent or null); an invalid one is an *openapi.ArgumentError
+// naming the problem.
+func takeJQFilter(args json.RawMessage) (*gojq.Code, json.RawMessage, error) {
+	members, ok := jsonvalue.Members(args)
+	if !ok {
+		return nil, args, nil // not an object: request building says so
+	}
+	var filter json.RawMessage
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	for _, m := range members {
+		if m.Key == jqArgument {
+			if filter != nil {
+				return nil, nil, &openapi.ArgumentError{Param: jqArgument, Reason: "given more than once"}
+			}
+			filter = m.Raw
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		jsonvalue.WriteString(&b, m.Key)
+		b.WriteByte(':')
+		b.Write(m.Raw)
+	}
+	b.WriteByte('}')
+	if filter == nil {
+		return nil, args, nil
+	}
+	if string(filter) == "null" {
+		return nil, b.Bytes(), nil
+	}
+	var src string
+	if json.Unmarshal(filter, &src) != nil {
+		return nil, nil, &openapi.ArgumentError{Param: jqArgument, Reason: "must be a string: a jq filter"}
+	}
+	code, err := compileJQ(src)
+	if err != nil {
+		return nil, nil, &openapi.ArgumentError{Param: jqArgument, Reason: err.Error()}
+	}
+	return code, b.Bytes(), nil
+}
+
+// compileJQ parses and compiles a filter with no environment, no modules
+// and no input function (input, inputs are errors when run).
+func compileJQ(src string) (*gojq.Code, error) {
+	q, err := gojq.Parse(src)
+	if err != nil {
+		var pe *gojq.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("the filter does not parse at byte %d (%q): %v", pe.Offset, pe.Token, err)
+		}
+		return nil, fmt.Errorf("the filter does not parse: %v", err)
+	}
+	code, err := gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil }))
+	if err != nil {
+		return nil, fmt.Errorf("the filter does not compile: %v", err)
+	}
+	return code, nil
+}
+
+// sendFiltered is send for a call with a jq filter: a 2xx JSON answer is
+// read whole (up to jqMaxInput) and answered with the filter's output;
+// every other answer is mapped as send maps it.
+func (s *Server) sendFiltered(ctx context.Context, req *http.Request, key string, t *openapi.Tool, code *gojq.Code) sent {
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), failed: true}
+	}
+	defer resp.Body.Close()
+	body := &byteCounter{r: resp.Body}
+	resp.Body = body
+	if resp.StatusCode/100 != 2 || !isJSON(contentType(resp.Header.Get("Content-Type"))) {
+		res, err := s.mapResponse(resp)
+		if err != nil {
+			return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), status: resp.StatusCode, bytes: body.n, failed: true}
+		}
+		if res.IsError {
+			redactResult(res, key)
+		}
+		return sent{res: res, status: resp.StatusCode, bytes: body.n}
+	}
+	fail := func(msg string) sent {
+		return sent{res: errorResult(msg), status: resp.StatusCode, bytes: body.n}
+	}
+	if known, err := decodeContent(resp); err != nil || !known {
+		return fail("jq_filter: the upstream's answer is in a content coding restmcp does not decode; not filtered")
+	}
+	data, err := readAtMost(resp.Body, resp.ContentLength, jqMaxInput+1)
+	if err != nil {
+		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), status: resp.StatusCode, bytes: body.n, failed: true}
+	}
+	if len(data) > jqMaxInput {
+		return fail(fmt.Sprintf("jq_filter: the upstream's answer is larger than %d bytes, the most a filter reads; call without jq_filter to get its beginning", jqMaxInput))
+	}
+	res := s.runJQ(ctx, code, data, t)
+	return sent{res: res, status: resp.StatusCode, bytes: body.n}
+}
+
+// runJQ runs code on a JSON body and maps its output to a result: each
+// value it yields as one line of JSON in the text; structuredContent, when
+// the tool has an output schema, the single object the filter yielded made
+// to fit it (R8a), else {} with a text saying so (R8b).
+func (s *Server) runJQ(ctx context.Context, code *gojq.Code, data []byte, t *openapi.Tool) *mcp.CallToolResult {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var input any
+	if err := dec.Decode(&input); err != nil || dec.Decode(new(any)) != io.EOF {
+		return errorResult("jq_filter: the upstream's 2xx answer is not one JSON value, so it was not filtered")
+	}
+	input = jqNumbers(input)
+	ctx, cancel := context.WithTimeout(ctx, jqTimeout)
+	defer cancel()
+	var out bytes.Buffer
+	var values []any
+	iter := code.RunWithContext(ctx, input)
+	for {
+		v, ok := iter.Next()
+		if !ok {
+			break
+		}
+		if err, ok := v.(error); ok {
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				return errorResult(fmt.Sprintf("jq_filter: the filter ran past its %v budget and was stopped", jqTimeout))
+			}
+			var halt *gojq.HaltError
+			if errors.As(err, &halt) && halt.Value() == nil {
+				break
+			}
+			return errorResult("jq_filter: " + err.Error())
+		}
+		b, err := gojq.Marshal(v)
+		if err != nil {
+			return errorResult("jq_filter: " + err.Error())
+		}
+		if out.Len() > 0 {
+			out.WriteByte('\n')
+		}
+		out.Write(b)
+		if out.Len() > s.opts.MaxResponseBytes {
+			return errorResult(fmt.Sprintf("jq_filter: the filter's output is larger than %d bytes (max_response_bytes); narrow it", s.opts.MaxResponseBytes))
+		}
+		values = append(values, v)
+	}
+	res := textResult(out.String(), false)
+	if len(t.OutputSchema) == 0 {
+		return res
+	}
+	if len(values) == 1 {
+		if obj, ok := values[0].(map[string]any); ok {
+			res.StructuredContent = t.ConformStructured(obj)
+			return res
+		}
+	}
+	res.StructuredContent = map[string]any{}
+	note := "the jq_filter output is not one JSON object, so structuredContent is empty; the output follows."
+	res.Content = append([]mcp.Content{&mcp.TextContent{Text: note}}, res.Content...)
+	return res
+}
+
+// jqNumbers turns json.Number values into what gojq computes with: an int,
+// a *big.Int for a larger integer, a float64 otherwise.
+func jqNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil && i >= -(1<<53) && i <= 1<<53 {
+			return int(i)
+		}
+		if !strings.ContainsAny(string(x), ".eE") {
+			if b, ok := new(big.Int).SetString(string(x), 10); ok {
+				return b
+			}
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i, e := range x {
+			x[i] = jqNumbers(e)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jqNumbers(e)
+		}
+	}
+	return v
+}
