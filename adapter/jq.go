@@ -155,42 +155,25 @@ func compileJQ(src string) (*gojq.Code, error) {
 	return code, nil
 }
 
-// sendFiltered is send for a call with a jq filter: a 2xx JSON answer is
-// read whole (up to jqMaxInput) and answered with the filter's output;
-// every other answer is mapped as send maps it.
-func (s *Server) sendFiltered(ctx context.Context, req *http.Request, key string, t *openapi.Tool, code *gojq.Code) sent {
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), failed: true}
-	}
-	defer resp.Body.Close()
-	body := &byteCounter{r: resp.Body}
-	resp.Body = body
+// mapFiltered is mapResponse for a call with a jq filter: a 2xx JSON
+// answer is read whole (up to jqMaxInput) and answered with the filter's
+// output; every other answer is mapped as mapResponse maps it. An error
+// means the body could not be read.
+func (s *Server) mapFiltered(ctx context.Context, resp *http.Response, t *openapi.Tool, code *gojq.Code) (*mcp.CallToolResult, error) {
 	if resp.StatusCode/100 != 2 || !isJSON(contentType(resp.Header.Get("Content-Type"))) {
-		res, err := s.mapResponse(resp)
-		if err != nil {
-			return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), status: resp.StatusCode, bytes: body.n, failed: true}
-		}
-		if res.IsError {
-			redactResult(res, key)
-		}
-		return sent{res: res, status: resp.StatusCode, bytes: body.n}
-	}
-	fail := func(msg string) sent {
-		return sent{res: errorResult(msg), status: resp.StatusCode, bytes: body.n}
+		return s.mapResponse(resp)
 	}
 	if known, err := decodeContent(resp); err != nil || !known {
-		return fail("jq_filter: the upstream's answer is in a content coding restmcp does not decode; not filtered")
+		return errorResult("jq_filter: the upstream's answer is in a content coding restmcp does not decode; not filtered"), nil
 	}
 	data, err := readAtMost(resp.Body, resp.ContentLength, jqMaxInput+1)
 	if err != nil {
-		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), status: resp.StatusCode, bytes: body.n, failed: true}
+		return nil, fmt.Errorf("reading response body: %w", err)
 	}
 	if len(data) > jqMaxInput {
-		return fail(fmt.Sprintf("jq_filter: the upstream's answer is larger than %d bytes, the most a filter reads; call without jq_filter to get its beginning", jqMaxInput))
+		return errorResult(fmt.Sprintf("jq_filter: the upstream's answer is larger than %d bytes, the most a filter reads; call without jq_filter to get its beginning", jqMaxInput)), nil
 	}
-	res := s.runJQ(ctx, code, data, t)
-	return sent{res: res, status: resp.StatusCode, bytes: body.n}
+	return s.runJQ(ctx, code, data, t), nil
 }
 
 // runJQ runs code on a JSON body and maps its output to a result: each

@@ -231,13 +231,11 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 
 		sentAt := time.Now()
 		span := s.startUpstreamSpan(callCtx, t, upReq)
-		send := s.send
+		mapResp := s.mapResponse
 		if jq != nil {
-			send = func(ctx context.Context, req *http.Request, key string) sent {
-				return s.sendFiltered(ctx, req, key, t, jq)
-			}
+			mapResp = func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapFiltered(callCtx, resp, t, jq) }
 		}
-		out := send(callCtx, upReq, cred.key)
+		out := s.send(callCtx, upReq, cred.key, mapResp)
 		endUpstreamSpan(span, out.status, out.failed)
 		out.res = conformToOutputSchema(t, out.res, s.opts.ErrorStructuredContent)
 		outcome := metering.OutcomeOK

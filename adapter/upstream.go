@@ -66,8 +66,10 @@ type sent struct {
 	failed bool  // no usable answer: transport failure or unreadable body
 }
 
-// send performs one upstream request and maps the outcome to a tool result.
-func (s *Server) send(ctx context.Context, req *http.Request, key string) sent {
+// send performs one upstream request and maps the response to a tool
+// result with mapResp (s.mapResponse, or a jq filter's mapping); an error
+// from it means the body could not be read (R6).
+func (s *Server) send(ctx context.Context, req *http.Request, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), failed: true}
@@ -75,7 +77,7 @@ func (s *Server) send(ctx context.Context, req *http.Request, key string) sent {
 	defer resp.Body.Close()
 	body := &byteCounter{r: resp.Body}
 	resp.Body = body
-	res, err := s.mapResponse(resp)
+	res, err := mapResp(resp)
 	if err != nil {
 		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), status: resp.StatusCode, bytes: body.n, failed: true}
 	}
