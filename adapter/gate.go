@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/restmcp/restmcp/internal/netaddr"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -53,10 +53,7 @@ func decisionName(d metering.Decision, err error) string {
 // IPv6 address by its /64 network (one subscriber's allocation: per-address
 // limits would mean nothing if each of its 2^64 addresses had its own).
 func AddressKeyID(addr string) string {
-	if ip := net.ParseIP(addr); ip != nil && ip.To4() == nil {
-		addr = ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
-	}
-	return "addr-" + metering.KeyID(addr)
+	return "addr-" + metering.KeyID(netaddr.Group(addr))
 }
 
 // refundAdmission gives back, off the response path, what a's admissions

@@ -7,12 +7,16 @@ import (
 	"encoding/base64"
 	"errors"
 	"html/template"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/restmcp/restmcp/internal/clip"
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -46,7 +50,7 @@ type authRequest struct {
 	redirectArg string // the redirect_uri parameter as sent ("" when omitted)
 	state       string
 	challenge   string
-	resource    string
+	resource    string // the protected resource the grant is for
 	scope       string
 }
 
@@ -114,8 +118,8 @@ func (s *Server) authorizeSubmit(c *gin.Context) {
 	retry := func(status int, msg string) {
 		s.renderPage(c, status, s.formData(ar, f, cookie, msg))
 	}
-	if !s.signIn.allow(c.ClientIP()) {
-		c.Header("Retry-After", "60")
+	if wait, ok := s.signIn.allow(c.ClientIP()); !ok {
+		c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 		retry(http.StatusTooManyRequests, "Too many sign-in attempts from your network. Wait a minute and try again.")
 		return
 	}
@@ -147,7 +151,7 @@ func (s *Server) authorizeSubmit(c *gin.Context) {
 	id := randomString(16)
 	code, codeHash := newSecret(CodePrefix, id)
 	g := &Grant{
-		ID: id, ClientID: ar.client.ID, RedirectURI: ar.redirectArg, Resource: s.resource, Scope: Scope,
+		ID: id, ClientID: ar.client.ID, RedirectURI: ar.redirectArg, Resource: ar.resource, Scope: Scope,
 		KeyID: keyIDOf(key), SealedKey: s.seal.seal(id, key), Created: s.now(),
 		CodeHash: codeHash, CodeChallenge: ar.challenge,
 	}
@@ -178,7 +182,7 @@ func (s *Server) checkAuthRequest(c *gin.Context, v url.Values) (*authRequest, b
 	if clientID == "" {
 		return fatal(http.StatusBadRequest, "The request from your app is invalid: client_id is missing.")
 	}
-	cl, err := s.lookupClient(c.Request.Context(), clientID)
+	cl, err := s.lookupClient(c.Request.Context(), clientID, c.ClientIP())
 	var ce *ClientError
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -193,14 +197,11 @@ func (s *Server) checkAuthRequest(c *gin.Context, v url.Values) (*authRequest, b
 	ar := &authRequest{client: cl, redirectArg: v.Get("redirect_uri"), state: v.Get("state")}
 	switch {
 	case ar.redirectArg != "":
-		for _, r := range cl.RedirectURIs {
-			if r == ar.redirectArg {
-				ar.redirectURI = r
-			}
-		}
-		if ar.redirectURI == "" {
+		r, ok := matchRedirect(cl.RedirectURIs, ar.redirectArg)
+		if !ok {
 			return fatal(http.StatusBadRequest, "The app's redirect_uri is not one it registered, so this server will not send your sign-in there.")
 		}
+		ar.redirectURI = r
 	case len(cl.RedirectURIs) == 1:
 		ar.redirectURI = cl.RedirectURIs[0]
 	default:
@@ -221,11 +222,13 @@ func (s *Server) checkAuthRequest(c *gin.Context, v url.Values) (*authRequest, b
 	case !validChallenge(ar.challenge):
 		return s.redirectError(c, ar, "invalid_request", "code_challenge must be 43 base64url characters (S256)")
 	}
+	ar.resource = s.resource
 	if r := v.Get("resource"); r != "" {
-		if !s.isResource(r) {
-			return s.redirectError(c, ar, "invalid_target", "resource must be "+s.resource)
+		res, ok := s.resourceOf(r)
+		if !ok {
+			return s.redirectError(c, ar, "invalid_target", "resource "+strconv.Quote(clip.String(r, 200))+" is not served here; use "+strings.Join(slices.Sorted(maps.Keys(s.resources)), " or "))
 		}
-		ar.resource = r
+		ar.resource = res
 	}
 	ar.scope = v.Get("scope")
 	return ar, true

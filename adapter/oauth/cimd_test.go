@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,11 +63,11 @@ func TestClientIDMetadataDocument(t *testing.T) {
 	}
 
 	for path, want := range map[string]string{
-		"/liar.json":      "the client metadata document&#39;s client_id https://other.example/client.json is not its own URL " + ts.URL + "/liar.json",
-		"/elsewhere.json": "the client metadata document: redirect URI &#34;https://evil.example/cb&#34; is not allowed by this server (oauth_redirect_uris); loopback http URIs always are",
-		"/huge.json":      "the client metadata document is larger than 16384 bytes",
-		"/missing.json":   "the client metadata document " + ts.URL + "/missing.json answered HTTP 404",
-		"/moved.json":     "fetching the client metadata document " + ts.URL + "/moved.json: Get &#34;/client.json&#34;: redirects are not followed",
+		"/liar.json":      "its client metadata document&#39;s client_id https://other.example/client.json is not its own URL " + ts.URL + "/liar.json",
+		"/elsewhere.json": "its client metadata document: no acceptable redirect URI: redirect URI &#34;https://evil.example/cb&#34; is not allowed by this server (oauth_redirect_uris); loopback http URIs and private-use schemes always are",
+		"/huge.json":      "its client metadata document is larger than 16384 bytes",
+		"/missing.json":   "its client metadata document " + ts.URL + "/missing.json could not be fetched (it must answer 200 with JSON, from a public address, within 5 seconds)",
+		"/moved.json":     "its client metadata document " + ts.URL + "/moved.json could not be fetched (it must answer 200 with JSON, from a public address, within 5 seconds)",
 	} {
 		q := authQuery(ts.URL + path)
 		w := h.do("GET", PathAuthorize+"?"+q.Encode(), nil)
@@ -84,10 +85,9 @@ func TestMetadataFetchRefusesLocalAddresses(t *testing.T) {
 	}))
 	defer ts.Close()
 	h := newHarness(t, NewMemoryStore(nil), nil)
-	host := strings.TrimPrefix(ts.URL, "https://")
 	for id, want := range map[string]string{
-		ts.URL + "/client.json":        "fetching the client metadata document " + ts.URL + "/client.json: Get &#34;" + ts.URL + "/client.json&#34;: dial tcp " + host + ": address 127.0.0.1 is not public",
-		"https://10.1.2.3/client.json": "fetching the client metadata document https://10.1.2.3/client.json: Get &#34;https://10.1.2.3/client.json&#34;: dial tcp 10.1.2.3:443: address 10.1.2.3 is not public",
+		ts.URL + "/client.json":        "its client metadata document " + ts.URL + "/client.json could not be fetched (it must answer 200 with JSON, from a public address, within 5 seconds)",
+		"https://10.1.2.3/client.json": "its client metadata document https://10.1.2.3/client.json could not be fetched (it must answer 200 with JSON, from a public address, within 5 seconds)",
 		"https://example.com":          "client_id https://example.com is not a valid client metadata document URL (https, with a path, no fragment or dot segments)",
 		"https://example.com/a/../b":   "client_id https://example.com/a/../b is not a valid client metadata document URL (https, with a path, no fragment or dot segments)",
 	} {
@@ -95,5 +95,68 @@ func TestMetadataFetchRefusesLocalAddresses(t *testing.T) {
 		if msg := "The app asking to connect could not be identified: " + want; w.Code != 400 || !strings.Contains(w.Body.String(), msg) {
 			t.Errorf("%s: %d\n%s\nwant %s", id, w.Code, w.Body, msg)
 		}
+	}
+}
+
+// TestMetadataFetchOncePerID: 100 sign-in page requests for one bad
+// client id, 50 of them at once, make one fetch (failures are cached,
+// concurrent requests share the fetch), and the page never shows what the
+// network said: a closed port, a refused address and a 500 read the same
+// (O7). Fetches of ids the cache does not know count against the
+// caller's registration limit.
+func TestMetadataFetchOncePerID(t *testing.T) {
+	var fetches atomic.Int64
+	release := make(chan struct{})
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		<-release
+		http.Error(w, "secret internal detail", http.StatusInternalServerError)
+	}))
+	defer ts.Close()
+	closed := httptest.NewTLSServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+
+	h := newHarness(t, NewMemoryStore(nil), func(o *Options) { o.MetadataClient = ts.Client(); o.RegisterLimit = 3 })
+	id := ts.URL + "/client.json"
+	generic := func(id string) string {
+		return "The app asking to connect could not be identified: its client metadata document " + id + " could not be fetched (it must answer 200 with JSON, from a public address, within 5 seconds)"
+	}
+	var wg sync.WaitGroup
+	bodies := make([]string, 100)
+	for i := range 50 {
+		wg.Go(func() {
+			bodies[i] = h.do("GET", PathAuthorize+"?"+url.Values{"client_id": {id}}.Encode(), nil).Body.String()
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // let the 50 pile up on the one fetch
+	close(release)
+	wg.Wait()
+	for i := 50; i < 100; i++ {
+		bodies[i] = h.do("GET", PathAuthorize+"?"+url.Values{"client_id": {id}}.Encode(), nil).Body.String()
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("100 requests for one bad client id made %d fetches, want 1", n)
+	}
+	for i, b := range bodies {
+		if !strings.Contains(b, generic(id)) || strings.Contains(b, "secret internal detail") || strings.Contains(b, "500") {
+			t.Fatalf("request %d: %s", i+1, b)
+		}
+	}
+	if got := h.srv.metadata.fetches.Load(); got != 1 {
+		t.Errorf("fetcher counted %d fetches", got)
+	}
+	// A closed port reads as the 500 did.
+	w := h.do("GET", PathAuthorize+"?"+url.Values{"client_id": {closedURL + "/c.json"}}.Encode(), nil)
+	if !strings.Contains(w.Body.String(), generic(closedURL+"/c.json")) || strings.Contains(w.Body.String(), "refused") {
+		t.Errorf("closed port: %s", w.Body)
+	}
+	// The registration limit (3 here): the first fetch and the closed port
+	// took two; one more new id is fetched, the next is refused unfetched.
+	h.do("GET", PathAuthorize+"?"+url.Values{"client_id": {ts.URL + "/third.json"}}.Encode(), nil)
+	before := fetches.Load()
+	w = h.do("GET", PathAuthorize+"?"+url.Values{"client_id": {ts.URL + "/fourth.json"}}.Encode(), nil)
+	if fetches.Load() != before || !strings.Contains(w.Body.String(), "too many client metadata documents fetched for your network; retry in a minute") {
+		t.Errorf("past the limit: %d fetches (was %d): %s", fetches.Load(), before, w.Body)
 	}
 }

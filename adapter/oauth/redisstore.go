@@ -25,6 +25,12 @@ type rediser interface {
 	Get(ctx context.Context, key string) *redis.StringCmd
 	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
 	Del(ctx context.Context, keys ...string) *redis.IntCmd
+	PExpire(ctx context.Context, key string, expiration time.Duration) *redis.BoolCmd
+	ZAdd(ctx context.Context, key string, members ...redis.Z) *redis.IntCmd
+	ZAddXX(ctx context.Context, key string, members ...redis.Z) *redis.IntCmd
+	ZRemRangeByScore(ctx context.Context, key, min, max string) *redis.IntCmd
+	ZCard(ctx context.Context, key string) *redis.IntCmd
+	ZPopMin(ctx context.Context, key string, count ...int64) *redis.ZSliceCmd
 }
 
 // RedisStore is a Store in Redis, shared by every replica. Grants are
@@ -41,13 +47,53 @@ func NewRedisStore(rdb redis.UniversalClient) *RedisStore { return &RedisStore{r
 func clientKey(id string) string { return RedisKeyPrefix + "client:" + id }
 func grantKey(id string) string  { return RedisKeyPrefix + "grant:" + id }
 
-// PutClient implements Store.
-func (r *RedisStore) PutClient(ctx context.Context, c *Client, ttl time.Duration) error {
+// clientIndexKey is a sorted set of every stored client id, scored by its
+// expiry (unix ms): what PutClient counts and evicts by.
+const clientIndexKey = RedisKeyPrefix + "clients"
+
+// PutClient implements Store. The client's key and the index are separate
+// commands (they are in different Cluster slots); a client evicted from
+// the index is deleted after it.
+func (r *RedisStore) PutClient(ctx context.Context, c *Client, ttl time.Duration, max int) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	return r.rdb.Set(ctx, clientKey(c.ID), b, ttl).Err()
+	if err := r.rdb.Set(ctx, clientKey(c.ID), b, ttl).Err(); err != nil {
+		return err
+	}
+	now := time.Now()
+	if err := r.rdb.ZAdd(ctx, clientIndexKey, redis.Z{Score: float64(now.Add(ttl).UnixMilli()), Member: c.ID}).Err(); err != nil {
+		return err
+	}
+	if err := r.rdb.ZRemRangeByScore(ctx, clientIndexKey, "-inf", strconv.FormatInt(now.UnixMilli(), 10)).Err(); err != nil {
+		return err
+	}
+	n, err := r.rdb.ZCard(ctx, clientIndexKey).Result()
+	if err != nil || max <= 0 || n <= int64(max) {
+		return err
+	}
+	evicted, err := r.rdb.ZPopMin(ctx, clientIndexKey, n-int64(max)).Result()
+	if err != nil {
+		return err
+	}
+	for _, z := range evicted {
+		if id, ok := z.Member.(string); ok {
+			if err := r.rdb.Del(ctx, clientKey(id)).Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TouchClient implements Store.
+func (r *RedisStore) TouchClient(ctx context.Context, id string, ttl time.Duration) error {
+	ok, err := r.rdb.PExpire(ctx, clientKey(id), ttl).Result()
+	if err != nil || !ok {
+		return err
+	}
+	return r.rdb.ZAddXX(ctx, clientIndexKey, redis.Z{Score: float64(time.Now().Add(ttl).UnixMilli()), Member: id}).Err()
 }
 
 // Client implements Store.

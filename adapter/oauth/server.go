@@ -46,19 +46,12 @@ const (
 	DefaultAccessTokenTTL  = time.Hour
 	DefaultRefreshTokenTTL = 30 * 24 * time.Hour
 	DefaultCodeTTL         = time.Minute
-	DefaultClientTTL       = 90 * 24 * time.Hour
+	DefaultClientTTL       = 24 * time.Hour
 	DefaultTokenCacheTTL   = 10 * time.Second
+	DefaultMaxClients      = 10000
+	DefaultRegisterLimit   = 60
+	DefaultSignInLimit     = 10
 )
-
-// DefaultRedirectURIs are the https redirect URIs clients may register
-// without configuration: the callbacks of Claude's and ChatGPT's custom
-// connectors. Loopback http redirect URIs (native clients) are always
-// allowed.
-var DefaultRedirectURIs = []string{
-	"https://claude.ai/api/mcp/auth_callback",
-	"https://claude.com/api/mcp/auth_callback",
-	"https://chatgpt.com/connector_platform_oauth_redirect",
-}
 
 // Options configures [New]. A zero field is its documented default.
 type Options struct {
@@ -69,6 +62,12 @@ type Options struct {
 	// ResourcePath is the path of the MCP endpoint these tokens are for,
 	// e.g. "/oauth/mcp"; the protected resource is Issuer+ResourcePath.
 	ResourcePath string
+	// KeyPath, when set, is the API-key MCP endpoint's path (e.g. "/mcp"):
+	// a second protected resource, Issuer+KeyPath, whose 401s lead
+	// OAuth clients to the same sign-in (its metadata is served at the
+	// well-known path followed by KeyPath). Tokens of either resource
+	// work on both: both are this deployment.
+	KeyPath string
 	// ResourceName names the API on the sign-in page and in the resource
 	// metadata (the document's title). Empty: "this API".
 	ResourceName string
@@ -88,12 +87,25 @@ type Options struct {
 	// every key is accepted (the upstream API judges it on each call).
 	CheckKey func(ctx context.Context, key string) error
 
-	// RedirectURIs lists the https redirect URIs a client may register,
-	// compared exactly; "*" allows every https URI. Loopback http URIs
-	// (http://127.0.0.1:<port>/…, http://[::1]…, http://localhost…) are
-	// always allowed, and so are a Client ID Metadata Document's https
-	// redirect URIs on the document's own origin. Nil: DefaultRedirectURIs.
+	// RedirectURIs lists the https redirect URIs a client may register:
+	// exact URIs, and patterns https://host/path/* that allow one path
+	// segment after that host and path (never a bare host). Loopback http
+	// URIs (http://127.0.0.1:<port>/…, http://[::1]…, http://localhost…)
+	// are always allowed, and so are a Client ID Metadata Document's https
+	// redirect URIs on the document's own origin. Nil:
+	// DefaultRedirectURIs.
 	RedirectURIs []string
+	// RedirectSchemes are the private-use URI schemes without a dot that
+	// native apps may register (RFC 8252 §7.1); a scheme with a dot is
+	// always accepted. Nil: DefaultRedirectSchemes.
+	RedirectSchemes []string
+	// ClientTTL is how long a registered client lives unused; each token
+	// issued or refreshed for it extends it to RefreshTokenTTL. Zero:
+	// DefaultClientTTL (24 h).
+	ClientTTL time.Duration
+	// MaxClients caps the registered clients kept; past it, the ones
+	// unused longest are dropped. Zero: DefaultMaxClients (10,000).
+	MaxClients int
 
 	// AccessTokenTTL and RefreshTokenTTL are the token lifetimes; a
 	// refresh rotates both. Zero: DefaultAccessTokenTTL (1 h),
@@ -110,9 +122,13 @@ type Options struct {
 	// that refuses redirects and private, loopback and link-local
 	// addresses, with a 5 s timeout. Tests set their own.
 	MetadataClient *http.Client
-	// RegisterLimit and SignInLimit cap requests per client address per
-	// minute to /oauth/register and to sign-in attempts (POST
-	// /oauth/authorize). Zero: 10 each.
+	// RegisterLimit caps registrations (and Client ID Metadata Document
+	// fetches) per address group (an IPv6 address by its /64) per minute;
+	// SignInLimit caps sign-in attempts (POST /oauth/authorize), the guard
+	// against guessing API keys. Zero: DefaultRegisterLimit (60) and
+	// DefaultSignInLimit (10); negative: no limit. The token endpoint is
+	// not limited per address: hosted connectors call it from a few
+	// shared addresses.
 	RegisterLimit int
 	SignInLimit   int
 
@@ -128,14 +144,14 @@ type Options struct {
 // and revocation endpoints around it. Its access tokens stand for the API
 // key; ResolveToken turns one back into the key.
 type Server struct {
-	opts             Options
-	issuer           string
-	resource         string // Issuer + ResourcePath
-	seal             *sealer
-	now              func() time.Time
-	logger           *slog.Logger
-	allowedRedirects map[string]bool // allowed https redirect URIs
-	anyHTTPS         bool
+	opts      Options
+	issuer    string
+	resource  string          // Issuer + ResourcePath
+	resources map[string]bool // every resource of this deployment (ResourcePath, KeyPath)
+	seal      *sealer
+	now       func() time.Time
+	logger    *slog.Logger
+	redirects *redirectPolicy
 
 	metadata *metadataFetcher
 	register *addressLimiter
@@ -183,6 +199,9 @@ func New(opts Options) (*Server, error) {
 	if !strings.HasPrefix(opts.ResourcePath, "/") {
 		errs = append(errs, fmt.Errorf("ResourcePath %q must start with /", opts.ResourcePath))
 	}
+	if opts.KeyPath != "" && (!strings.HasPrefix(opts.KeyPath, "/") || opts.KeyPath == opts.ResourcePath) {
+		errs = append(errs, fmt.Errorf("KeyPath %q must start with / and differ from ResourcePath", opts.KeyPath))
+	}
 	if opts.Store == nil {
 		errs = append(errs, errors.New("Store is required"))
 	}
@@ -193,18 +212,12 @@ func New(opts Options) (*Server, error) {
 	if opts.RedirectURIs == nil {
 		opts.RedirectURIs = DefaultRedirectURIs
 	}
-	redirect := map[string]bool{}
-	anyHTTPS := false
-	for _, r := range opts.RedirectURIs {
-		if r == "*" {
-			anyHTTPS = true
-			continue
-		}
-		if ru, err := url.Parse(r); err != nil || ru.Scheme != "https" || ru.Host == "" || ru.Fragment != "" {
-			errs = append(errs, fmt.Errorf("RedirectURIs: %q is not an https URL without a fragment", r))
-			continue
-		}
-		redirect[r] = true
+	if opts.RedirectSchemes == nil {
+		opts.RedirectSchemes = DefaultRedirectSchemes
+	}
+	redirects, err := newRedirectPolicy(opts.RedirectURIs, opts.RedirectSchemes)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -212,29 +225,34 @@ func New(opts Options) (*Server, error) {
 	orDefault(&opts.AccessTokenTTL, DefaultAccessTokenTTL)
 	orDefault(&opts.RefreshTokenTTL, DefaultRefreshTokenTTL)
 	orDefault(&opts.TokenCacheTTL, DefaultTokenCacheTTL)
-	orDefault(&opts.RegisterLimit, 10)
-	orDefault(&opts.SignInLimit, 10)
+	orDefault(&opts.RegisterLimit, DefaultRegisterLimit)
+	orDefault(&opts.SignInLimit, DefaultSignInLimit)
+	orDefault(&opts.ClientTTL, DefaultClientTTL)
+	orDefault(&opts.MaxClients, DefaultMaxClients)
 	if opts.ResourceName == "" {
 		opts.ResourceName = "this API"
 	}
 	s := &Server{
-		opts:             opts,
-		issuer:           strings.TrimSuffix(opts.Issuer, "/"),
-		seal:             seal,
-		now:              opts.Now,
-		logger:           opts.Logger,
-		allowedRedirects: redirect,
-		anyHTTPS:         anyHTTPS,
-		cache:            map[string]cachedToken{},
+		opts:      opts,
+		issuer:    strings.TrimSuffix(opts.Issuer, "/"),
+		seal:      seal,
+		now:       opts.Now,
+		logger:    opts.Logger,
+		redirects: redirects,
+		cache:     map[string]cachedToken{},
 	}
 	s.resource = s.issuer + opts.ResourcePath
+	s.resources = map[string]bool{s.resource: true}
+	if opts.KeyPath != "" {
+		s.resources[s.issuer+opts.KeyPath] = true
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s.metadata = newMetadataFetcher(opts.MetadataClient, s.now)
+	s.metadata = newMetadataFetcher(opts.MetadataClient, s.now, s.logger)
 	s.register = newAddressLimiter(opts.RegisterLimit, s.now)
 	s.signIn = newAddressLimiter(opts.SignInLimit, s.now)
 	return s, nil
@@ -261,7 +279,13 @@ func (s *Server) ResourceMetadataURL() string {
 // endpoint (RFC 6750 §3, RFC 9728 §5.1): the resource metadata URL and the
 // scope, and with errCode ("invalid_token") the error and its description.
 func (s *Server) Challenge(errCode, description string) string {
-	v := `Bearer resource_metadata="` + s.ResourceMetadataURL() + `", scope="` + Scope + `"`
+	return s.ChallengeFor(s.opts.ResourcePath, errCode, description)
+}
+
+// ChallengeFor is Challenge for the resource at path (ResourcePath or
+// KeyPath): its metadata URL is the well-known path followed by path.
+func (s *Server) ChallengeFor(path, errCode, description string) string {
+	v := `Bearer resource_metadata="` + s.issuer + PathResourceMetadata + path + `", scope="` + Scope + `"`
 	if errCode != "" {
 		v += `, error="` + errCode + `", error_description="` + strings.ReplaceAll(description, `"`, "'") + `"`
 	}
@@ -272,8 +296,14 @@ func (s *Server) Challenge(errCode, description string) string {
 // documents, /oauth/register, /oauth/authorize (GET shows the sign-in
 // page, POST signs in), /oauth/token and /oauth/revoke.
 func (s *Server) Mount(r gin.IRoutes) {
-	r.GET(PathResourceMetadata, s.cors, s.resourceMetadata)
-	r.GET(PathResourceMetadata+s.opts.ResourcePath, s.cors, s.resourceMetadata)
+	r.GET(PathResourceMetadata, s.cors, s.resourceMetadata(s.resource))
+	r.GET(PathResourceMetadata+s.opts.ResourcePath, s.cors, s.resourceMetadata(s.resource))
+	paths := []string{PathResourceMetadata, PathResourceMetadata + s.opts.ResourcePath, PathServerMetadata, PathOpenIDConfiguration, PathRegister, PathToken, PathRevoke}
+	if s.opts.KeyPath != "" {
+		r.GET(PathResourceMetadata+s.opts.KeyPath, s.cors, s.resourceMetadata(s.issuer+s.opts.KeyPath))
+		paths = append(paths, PathResourceMetadata+s.opts.KeyPath)
+	}
+	r.GET(PathRegister+"/:client_id", s.cors, s.readClient)
 	r.GET(PathServerMetadata, s.cors, s.serverMetadata)
 	r.GET(PathOpenIDConfiguration, s.cors, s.serverMetadata)
 	r.GET(PathAuthorize, s.authorizePage)
@@ -281,9 +311,10 @@ func (s *Server) Mount(r gin.IRoutes) {
 	r.POST(PathRegister, s.cors, s.registerClient)
 	r.POST(PathToken, s.cors, s.token)
 	r.POST(PathRevoke, s.cors, s.revoke)
-	for _, p := range []string{PathResourceMetadata, PathResourceMetadata + s.opts.ResourcePath, PathServerMetadata, PathOpenIDConfiguration, PathRegister, PathToken, PathRevoke} {
+	for _, p := range paths {
 		r.OPTIONS(p, s.cors)
 	}
+	r.OPTIONS(PathRegister+"/:client_id", s.cors)
 }
 
 // cors lets browser-based MCP clients (the Inspector's web UI) read the
@@ -302,16 +333,20 @@ func (s *Server) cors(c *gin.Context) {
 	c.Next()
 }
 
-// resourceMetadata serves the Protected Resource Metadata (RFC 9728 §2).
-func (s *Server) resourceMetadata(c *gin.Context) {
-	c.Header("Cache-Control", "public, max-age=3600")
-	c.JSON(http.StatusOK, &oauthex.ProtectedResourceMetadata{
-		Resource:               s.resource,
-		AuthorizationServers:   []string{s.issuer},
-		ScopesSupported:        []string{Scope},
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           s.opts.ResourceName,
-	})
+// resourceMetadata serves the Protected Resource Metadata (RFC 9728 §2)
+// of resource: exactly the URL a connector is given (O9; RFC 9728 §3.3
+// has clients compare it with that URL).
+func (s *Server) resourceMetadata(resource string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("Cache-Control", "public, max-age=3600")
+		c.JSON(http.StatusOK, &oauthex.ProtectedResourceMetadata{
+			Resource:               resource,
+			AuthorizationServers:   []string{s.issuer},
+			ScopesSupported:        []string{Scope},
+			BearerMethodsSupported: []string{"header"},
+			ResourceName:           s.opts.ResourceName,
+		})
+	}
 }
 
 // serverMetadata is the Authorization Server Metadata (RFC 8414 §2), with
@@ -383,6 +418,9 @@ func (s *Server) ResolveToken(ctx context.Context, token string) (Identity, erro
 	if !g.Active || !hashEqual(g.AccessHash, hash) {
 		return Identity{}, &TokenError{Reason: "unknown or revoked; sign in again"}
 	}
+	if !s.resources[g.Resource] {
+		return Identity{}, &TokenError{Reason: "issued for another resource (" + clip.String(g.Resource, 200) + "); sign in to this one"}
+	}
 	if !now.Before(g.AccessExpires) {
 		return Identity{}, &TokenError{Reason: "expired; refresh it or sign in again"}
 	}
@@ -441,8 +479,7 @@ func (s *Server) token(c *gin.Context) {
 		return
 	}
 	f := c.Request.PostForm
-	if c.GetHeader("Authorization") != "" {
-		oauthError(c, http.StatusUnauthorized, "invalid_client", "clients of this server are public (token_endpoint_auth_method none): send client_id in the body and no Authorization header")
+	if !publicClientID(c, f) {
 		return
 	}
 	switch gt := f.Get("grant_type"); gt {
@@ -455,6 +492,31 @@ func (s *Server) token(c *gin.Context) {
 	default:
 		oauthError(c, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+strconv.Quote(clip.String(gt, 40))+" is not supported; use authorization_code or refresh_token")
 	}
+}
+
+// publicClientID settles the client_id of a token or revocation request in
+// f. Clients are public, but one that registered asking for
+// client_secret_basic or client_secret_post may still authenticate so
+// (O1): HTTP Basic with the client id as the user (RFC 6749 §2.3.1) names
+// the client, and a client_secret is ignored (none was issued). Another
+// Authorization scheme, or a Basic user that is not the body's client_id,
+// is invalid_client (401).
+func publicClientID(c *gin.Context, f url.Values) bool {
+	h := c.GetHeader("Authorization")
+	if h == "" {
+		return true
+	}
+	user, _, ok := c.Request.BasicAuth()
+	if ok {
+		user, err := url.QueryUnescape(user) // RFC 6749 §2.3.1: form-encoded
+		if err == nil && user != "" && (f.Get("client_id") == "" || f.Get("client_id") == user) {
+			f.Set("client_id", user)
+			return true
+		}
+	}
+	c.Header("WWW-Authenticate", `Basic realm="restmcp oauth"`)
+	oauthError(c, http.StatusUnauthorized, "invalid_client", "clients of this server are public (token_endpoint_auth_method none): send client_id in the body, or as the user of HTTP Basic, and no other Authorization")
+	return false
 }
 
 // parseForm parses an application/x-www-form-urlencoded body of at most
@@ -525,8 +587,12 @@ func (s *Server) exchangeCode(c *gin.Context, f url.Values) {
 		oauthError(c, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge (PKCE S256)")
 		return
 	}
-	if r := f.Get("resource"); r != "" && !s.isResource(r) {
-		oauthError(c, http.StatusBadRequest, "invalid_target", "resource must be "+s.resource)
+	if r := f.Get("resource"); r != "" && strings.TrimSuffix(r, "/") != g.Resource {
+		oauthError(c, http.StatusBadRequest, "invalid_target", "resource "+strconv.Quote(clip.String(r, 200))+" is not the one this code was issued for, "+g.Resource)
+		return
+	}
+	if !s.resources[g.Resource] {
+		oauthError(c, http.StatusBadRequest, "invalid_grant", "the authorization code was issued for another resource, "+clip.String(g.Resource, 200))
 		return
 	}
 	t, access, refresh := s.newTokens(g.ID)
@@ -542,7 +608,8 @@ func (s *Server) exchangeCode(c *gin.Context, f url.Values) {
 		s.storeFailed(c, "redeeming code", err)
 		return
 	}
-	s.logger.Info("oauth tokens issued", "client_id", g.ClientID, "key_id", g.KeyID, "grant_id", g.ID)
+	s.touchClient(ctx, g.ClientID)
+	s.logger.Info("oauth tokens issued", "client_id", g.ClientID, "key_id", g.KeyID, "grant_id", g.ID, "resource", g.Resource)
 	s.writeTokens(c, access, refresh)
 }
 
@@ -573,6 +640,10 @@ func (s *Server) refresh(c *gin.Context, f url.Values) {
 	}
 	if g.ClientID != clientID {
 		oauthError(c, http.StatusBadRequest, "invalid_grant", "the refresh token was issued to another client")
+		return
+	}
+	if !s.resources[g.Resource] {
+		oauthError(c, http.StatusBadRequest, "invalid_grant", "the refresh token was issued for another resource, "+clip.String(g.Resource, 200))
 		return
 	}
 	if !hashEqual(g.RefreshHash, hashToken(rt)) {
@@ -611,6 +682,7 @@ func (s *Server) refresh(c *gin.Context, f url.Values) {
 		return
 	}
 	s.forget(id) // the previous access token is dead
+	s.touchClient(ctx, g.ClientID)
 	s.logger.Info("oauth tokens refreshed", "client_id", g.ClientID, "key_id", g.KeyID, "grant_id", id)
 	s.writeTokens(c, access, refresh)
 }
@@ -660,6 +732,9 @@ func (s *Server) revoke(c *gin.Context) {
 		return
 	}
 	f := c.Request.PostForm
+	if !publicClientID(c, f) {
+		return
+	}
 	tok := f.Get("token")
 	if tok == "" {
 		oauthError(c, http.StatusBadRequest, "invalid_request", "token is required")
@@ -701,10 +776,23 @@ func (s *Server) revoke(c *gin.Context) {
 	c.Status(http.StatusOK)
 }
 
-// isResource reports whether r names the protected resource (RFC 8707
-// §2), with or without a trailing slash.
-func (s *Server) isResource(r string) bool {
-	return r == s.resource || strings.TrimSuffix(r, "/") == s.resource
+// resourceOf returns the protected resource r names (RFC 8707 §2), with
+// or without a trailing slash: one of this deployment's.
+func (s *Server) resourceOf(r string) (string, bool) {
+	r = strings.TrimSuffix(r, "/")
+	return r, s.resources[r]
+}
+
+// touchClient keeps a registered client that is in use alive as long as
+// its refresh tokens (O6); a client id that is a metadata document URL has
+// nothing stored.
+func (s *Server) touchClient(ctx context.Context, id string) {
+	if strings.HasPrefix(id, "https://") {
+		return
+	}
+	if err := s.opts.Store.TouchClient(ctx, id, s.opts.RefreshTokenTTL); err != nil {
+		s.logger.Warn("oauth store failed", "doing", "extending a client's life", "client_id", id, "error", err.Error())
+	}
 }
 
 // ResourcePath is the OAuth MCP endpoint's path (Options.ResourcePath).

@@ -2,8 +2,11 @@ package oauth
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -49,7 +52,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 ResourcePath "oauth" must start with /
 Store is required
 EncryptionKey: encryption key must be 32 bytes, got 5
-RedirectURIs: "http://x.example/cb" is not an https URL without a fragment`
+RedirectURIs: "http://x.example/cb" is not an https URL without user, query or fragment`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -61,47 +64,193 @@ RedirectURIs: "http://x.example/cb" is not an https URL without a fragment`
 	}
 }
 
-// TestRegistration: RFC 7591 §3.2.1 response, and §3.2.2 errors for
-// redirect URIs that are not https-and-allowed or loopback http, for
-// confidential clients and unknown grant types; the per-address limit.
+// TestRegistration: the RFC 7591 §3.2.1 response with RFC 7592's
+// registration_client_uri and its read endpoint (O9); any
+// token_endpoint_auth_method registers a public client (O1); acceptable
+// redirect URIs kept and the others dropped, a registration refused only
+// when none is acceptable, each refused URI named (O2, O4); identical
+// registrations are one client (O6); the per-address limit with
+// Retry-After (O5).
 func TestRegistration(t *testing.T) {
-	h := newHarness(t, NewMemoryStore(nil), func(o *Options) { o.RegisterLimit = 11 })
-	w := h.do("POST", PathRegister, `{"redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"client_name":"Claude","grant_types":["authorization_code","refresh_token"],"response_types":["code"],"token_endpoint_auth_method":"none","jwks":{"keys":[]}}`)
+	h := newHarness(t, NewMemoryStore(nil), func(o *Options) { o.RegisterLimit = -1 })
+	claude := `{"client_name":"Claude","redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"grant_types":["authorization_code","refresh_token"],"response_types":["code"],"token_endpoint_auth_method":"client_secret_post","jwks":{"keys":[]}}`
+	w := h.do("POST", PathRegister, claude)
 	m := clientIDRE.FindStringSubmatch(w.Body.String())
 	if w.Code != 201 || m == nil {
 		t.Fatalf("register: %d %s", w.Code, w.Body)
 	}
-	want := `{"client_id":"` + m[1] + `","client_id_issued_at":1796126400,"redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],"response_types":["code"],"client_name":"Claude","scope":"mcp"}`
-	if w.Body.String() != want || len(m[1]) != 22 {
+	id := m[1]
+	rat := h.srv.registrationToken(id)
+	want := `{"client_id":"` + id + `","client_id_issued_at":1796126400,"redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],"response_types":["code"],"client_name":"Claude","scope":"mcp","registration_client_uri":"https://mcp.example.com/oauth/register/` + id + `","registration_access_token":"` + rat + `"}`
+	if w.Body.String() != want || len(id) != 22 || len(rat) != len(RegistrationAccessTokenPrefix)+43 {
 		t.Errorf("register:\n%s\nwant\n%s", w.Body, want)
 	}
-	c, err := h.srv.opts.Store.Client(context.Background(), m[1])
-	if err != nil || c.Name != "Claude" || len(c.RedirectURIs) != 1 {
-		t.Errorf("stored client: %+v, %v", c, err)
+	if got := w.Header().Get("Cache-Control"); got != "no-store" {
+		t.Errorf("Cache-Control = %q", got)
+	}
+	// claude.ai registers twice per connect attempt: the same client.
+	h.clock.add(time.Minute)
+	if w := h.do("POST", PathRegister, claude); w.Code != 201 || w.Body.String() != want {
+		t.Errorf("second identical registration: %d\n%s\nwant\n%s", w.Code, w.Body, want)
+	}
+	// The read endpoint (RFC 7592 §2.1).
+	read := func(path, token string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		h.h.ServeHTTP(w, req)
+		return w
+	}
+	if w := read(PathRegister+"/"+id, rat); w.Code != 200 || w.Body.String() != want {
+		t.Errorf("read: %d %s", w.Code, w.Body)
+	}
+	for _, tc := range []struct{ path, token string }{{PathRegister + "/" + id, ""}, {PathRegister + "/" + id, rat + "x"}, {PathRegister + "/unknownclient0000000000", h.srv.registrationToken("unknownclient0000000000")}} {
+		w := read(tc.path, tc.token)
+		if w.Code != 401 || w.Header().Get("WWW-Authenticate") != `Bearer error="invalid_token"` || !strings.HasPrefix(w.Body.String(), `{"error":"invalid_token"`) {
+			t.Errorf("read %s with %q: %d %s", tc.path, tc.token, w.Code, w.Body)
+		}
+	}
+
+	// VS Code: vscode.dev URIs beside the loopback ones, and device_code
+	// among the grant types; the acceptable URIs are kept.
+	vscode := `{"client_name":"Visual Studio Code","redirect_uris":["https://insiders.vscode.dev/redirect","https://vscode.dev/redirect","http://127.0.0.1/","http://127.0.0.1:33418/"],"grant_types":["authorization_code","refresh_token","urn:ietf:params:oauth:grant-type:device_code"],"response_types":["code"],"token_endpoint_auth_method":"none"}`
+	w = h.do("POST", PathRegister, vscode)
+	if w.Code != 201 || !strings.Contains(w.Body.String(), `"redirect_uris":["http://127.0.0.1/","http://127.0.0.1:33418/"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"]`) {
+		t.Errorf("VS Code: %d %s", w.Code, w.Body)
+	}
+	if m := clientIDRE.FindStringSubmatch(w.Body.String()); m == nil || m[1] == id {
+		t.Errorf("VS Code's client id %v is Claude's", m)
+	}
+	// Cursor: its private-use scheme, its hosted callback and a loopback.
+	w = h.do("POST", PathRegister, `{"client_name":"Cursor","redirect_uris":["cursor://anysphere.cursor-mcp/oauth/callback","https://www.cursor.com/agents/mcp/oauth/callback","http://localhost:8787/callback"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],"response_types":["code"]}`)
+	if w.Code != 201 || !strings.Contains(w.Body.String(), `"redirect_uris":["cursor://anysphere.cursor-mcp/oauth/callback","https://www.cursor.com/agents/mcp/oauth/callback","http://localhost:8787/callback"]`) {
+		t.Errorf("Cursor: %d %s", w.Code, w.Body)
+	}
+	for _, ok := range []string{
+		"https://chatgpt.com/connector/oauth/OUbdUMlL15Ct", "https://chatgpt.com/connector_platform_oauth_redirect",
+		"https://claude.com/api/mcp/auth_callback", "com.example.app:/oauth2redirect", "vscode://vscode.github-authentication/did-authenticate",
+		"windsurf://codeium.windsurf/oauth/callback", "http://[::1]:9000/cb",
+	} {
+		if w := h.do("POST", PathRegister, `{"redirect_uris":["`+ok+`"]}`); w.Code != 201 {
+			t.Errorf("%s: %d %s", ok, w.Code, w.Body)
+		}
 	}
 
 	for _, tc := range []struct{ body, code, desc string }{
 		{`{"client_name":"x"}`, "invalid_redirect_uri", "redirect_uris is required: at least one"},
-		{`{"redirect_uris":["http://evil.example/cb"]}`, "invalid_redirect_uri", `redirect URI "http://evil.example/cb": http is allowed on loopback only (127.0.0.1, [::1], localhost); use https`},
-		{`{"redirect_uris":["https://evil.example/cb"]}`, "invalid_redirect_uri", `redirect URI "https://evil.example/cb" is not allowed by this server (oauth_redirect_uris); loopback http URIs always are`},
-		{`{"redirect_uris":["cursor://anysphere.cursor-retrieval/oauth/callback"]}`, "invalid_redirect_uri", `redirect URI "cursor://anysphere.cursor-retrieval/oauth/callback": scheme "cursor" is not allowed; use https, or http on loopback`},
-		{`{"redirect_uris":["http://127.0.0.1:3000/cb#frag"]}`, "invalid_redirect_uri", `redirect URI "http://127.0.0.1:3000/cb#frag" must be an absolute URL without a fragment`},
-		{`{"redirect_uris":["http://localhost:3000/cb"],"token_endpoint_auth_method":"client_secret_basic"}`, "invalid_client_metadata", "token_endpoint_auth_method client_secret_basic is not supported: clients are public (none) and prove themselves with PKCE"},
-		{`{"redirect_uris":["http://[::1]:3000/cb"],"grant_types":["client_credentials"]}`, "invalid_client_metadata", "grant_types: client_credentials is not supported (authorization_code, refresh_token)"},
-		{`{"redirect_uris":["http://[::1]:3000/cb"],"response_types":["token"]}`, "invalid_client_metadata", "response_types: token is not supported (code)"},
+		{`{"redirect_uris":["http://evil.example/cb","https://vscode.dev/redirect"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "http://evil.example/cb": http is allowed on loopback only (127.0.0.1, [::1], localhost); use https; redirect URI "https://vscode.dev/redirect" is not allowed by this server (oauth_redirect_uris); loopback http URIs and private-use schemes always are`},
+		{`{"redirect_uris":["javascript:alert(1)//"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "javascript:alert(1)//": the javascript: scheme is never a redirect URI`},
+		{`{"redirect_uris":["JavaScript:alert(1)"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "JavaScript:alert(1)": the javascript: scheme is never a redirect URI`},
+		{`{"redirect_uris":["data:text/html,hello"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "data:text/html,hello": the data: scheme is never a redirect URI`},
+		{`{"redirect_uris":["file:///etc/passwd"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "file:///etc/passwd": the file: scheme is never a redirect URI`},
+		{`{"redirect_uris":["http://127.0.0.1:3000/cb#frag"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "http://127.0.0.1:3000/cb#frag" has a fragment (#), which RFC 6749 §3.1.2 forbids`},
+		{`{"redirect_uris":["cursor://x/cb#"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "cursor://x/cb#" has a fragment (#), which RFC 6749 §3.1.2 forbids`},
+		{`{"redirect_uris":["myapp://callback"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "myapp://callback": scheme "myapp" is not accepted: use https, http on loopback, a reverse-domain private-use scheme (com.example.app:/callback) or one of oauth_redirect_schemes`},
+		{`{"redirect_uris":["https://chatgpt.com/connector/oauth/a/b"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "https://chatgpt.com/connector/oauth/a/b" is not allowed by this server (oauth_redirect_uris); loopback http URIs and private-use schemes always are`},
+		{`{"redirect_uris":["https://chatgpt.com/connector/oauth/a%2Fb"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "https://chatgpt.com/connector/oauth/a%2Fb" is not allowed by this server (oauth_redirect_uris); loopback http URIs and private-use schemes always are`},
+		{`{"redirect_uris":["https://chatgpt.com/connector/oauth/"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "https://chatgpt.com/connector/oauth/" is not allowed by this server (oauth_redirect_uris); loopback http URIs and private-use schemes always are`},
+		{`{"redirect_uris":["http://user@127.0.0.1:3000/cb"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "http://user@127.0.0.1:3000/cb" has user information (user@host), which a redirect URI must not`},
+		{`{"redirect_uris":["/relative/cb"]}`, "invalid_redirect_uri", `no acceptable redirect URI: redirect URI "/relative/cb" is not an absolute URI`},
+		{`{"redirect_uris":["http://[::1]:3000/cb"],"grant_types":["client_credentials"]}`, "invalid_client_metadata", "grant_types client_credentials has no authorization_code: this server issues authorization codes and refresh tokens only"},
+		{`{"redirect_uris":["http://[::1]:3000/cb"],"response_types":["token"]}`, "invalid_client_metadata", "response_types token has no code: this server answers response_type code only"},
+		{`{"redirect_uris":["http://[::1]:1/1","http://[::1]:1/2","http://[::1]:1/3","http://[::1]:1/4","http://[::1]:1/5","http://[::1]:1/6","http://[::1]:1/7","http://[::1]:1/8","http://[::1]:1/9","http://[::1]:1/10","http://[::1]:1/11","http://[::1]:1/12","http://[::1]:1/13","http://[::1]:1/14","http://[::1]:1/15","http://[::1]:1/16","http://[::1]:1/17","http://[::1]:1/18","http://[::1]:1/19","http://[::1]:1/20","http://[::1]:1/21"]}`, "invalid_redirect_uri", "redirect_uris has 21 URIs; at most 20"},
 		{`[1]`, "invalid_client_metadata", "the body is not client metadata JSON: json: cannot unmarshal array into Go value of type oauth.registrationRequest"},
 	} {
 		wantError(t, h.do("POST", PathRegister, tc.body), 400, tc.code, tc.desc)
 	}
 	wantError(t, h.do("POST", PathRegister, url.Values{"redirect_uris": {"x"}}), 400, "invalid_client_metadata", "Content-Type must be application/json, got application/x-www-form-urlencoded")
+}
 
-	// RegisterLimit per address per minute: the 11 requests above emptied
-	// the bucket.
-	w = h.do("POST", PathRegister, `{"redirect_uris":["http://127.0.0.1:1/cb"]}`)
-	wantError(t, w, 429, "too_many_requests", "too many client registrations from this address; retry in a minute")
-	h.clock.add(6 * time.Second) // one token back (60 s / 11)
-	if w := h.do("POST", PathRegister, `{"redirect_uris":["http://127.0.0.1:1/cb"]}`); w.Code != 201 {
+// TestRegistrationLimit: RegisterLimit registrations per address group
+// per minute, an IPv6 address counted by its /64, then 429 with the
+// seconds until the next one in Retry-After (O5); a negative limit is
+// none.
+func TestRegistrationLimit(t *testing.T) {
+	h := newHarness(t, NewMemoryStore(nil), nil)
+	register := func(addr string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", PathRegister, strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/cb"]}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.RemoteAddr = addr
+		w := httptest.NewRecorder()
+		h.h.ServeHTTP(w, req)
+		return w
+	}
+	for i := range DefaultRegisterLimit {
+		if w := register(fmt.Sprintf("[2001:db8:1:2::%x]:4000", i)); w.Code != 201 {
+			t.Fatalf("registration %d: %d %s", i+1, w.Code, w.Body)
+		}
+	}
+	w := register("[2001:db8:1:2:ffff::1]:4000")
+	wantError(t, w, 429, "temporarily_unavailable", "too many client registrations from this network; retry after the Retry-After seconds")
+	if got := w.Header().Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After = %q, want 1 (one registration a second comes back)", got)
+	}
+	if w := register("[2001:db8:1:3::1]:4000"); w.Code != 201 {
+		t.Errorf("another /64: %d %s", w.Code, w.Body)
+	}
+	h.clock.add(time.Second)
+	if w := register("[2001:db8:1:2::1]:4000"); w.Code != 201 {
 		t.Errorf("after the refill: %d %s", w.Code, w.Body)
+	}
+
+	none := newHarness(t, NewMemoryStore(nil), func(o *Options) { o.RegisterLimit = -1 })
+	for i := range 500 {
+		req := httptest.NewRequest("POST", PathRegister, strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/cb"]}`))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		none.h.ServeHTTP(w, req)
+		if w.Code != 201 {
+			t.Fatalf("unlimited, registration %d: %d %s", i+1, w.Code, w.Body)
+		}
+	}
+}
+
+// TestClientStoreBounded: unused clients expire after ClientTTL; a token
+// issued for one keeps it as long as its refresh token; past MaxClients
+// the longest unused are dropped (O6).
+func TestClientStoreBounded(t *testing.T) {
+	for name, mk := range testStores() {
+		t.Run(name, func(t *testing.T) {
+			store := mk(t)
+			ctx := context.Background()
+			if rs, ok := store.(*RedisStore); ok {
+				if err := rs.rdb.Del(ctx, clientIndexKey).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h := newHarness(t, store, func(o *Options) { o.MaxClients = 3; o.ClientTTL = time.Hour; o.RegisterLimit = -1 })
+			if ms, ok := store.(*MemoryStore); ok {
+				ms.now = h.clock.now
+			}
+			used := h.register(testRedirect)
+			h.tokens(h.exchange(used, h.code(used)))
+			var ids []string
+			for i := range 3 {
+				h.clock.add(time.Minute)
+				time.Sleep(3 * time.Millisecond) // Redis scores by its own clock
+				ids = append(ids, h.register(fmt.Sprintf("http://127.0.0.1:%d/cb", 5000+i)))
+			}
+			for i, id := range ids {
+				_, err := store.Client(ctx, id)
+				if (i == 0) != errors.Is(err, ErrNotFound) {
+					t.Errorf("client %d of 3 after the cap: %v", i+1, err)
+				}
+			}
+			if _, err := store.Client(ctx, used); err != nil {
+				t.Errorf("the client in use was dropped: %v", err)
+			}
+			if name == "memory" { // Redis expires by its own clock
+				h.clock.add(time.Hour)
+				if _, err := store.Client(ctx, ids[2]); !errors.Is(err, ErrNotFound) {
+					t.Errorf("an unused client after ClientTTL: %v", err)
+				}
+				if _, err := store.Client(ctx, used); err != nil {
+					t.Errorf("the client in use after ClientTTL: %v", err)
+				}
+			}
+		})
 	}
 }
 
@@ -208,7 +357,7 @@ func TestAuthorizePage(t *testing.T) {
 		{func(q url.Values) { q.Del("code_challenge_method") }, "error=invalid_request&error_description=code_challenge_method+must+be+S256"},
 		{func(q url.Values) { q.Set("code_challenge", "short") }, "error=invalid_request&error_description=code_challenge+must+be+43+base64url+characters+%28S256%29"},
 		{func(q url.Values) { q.Set("response_type", "token") }, "error=unsupported_response_type&error_description=response_type+must+be+code"},
-		{func(q url.Values) { q.Set("resource", "https://other.example/mcp") }, "error=invalid_target&error_description=resource+must+be+https%3A%2F%2Fmcp.example.com%2Foauth%2Fmcp"},
+		{func(q url.Values) { q.Set("resource", "https://other.example/mcp") }, "error=invalid_target&error_description=resource+%22https%3A%2F%2Fother.example%2Fmcp%22+is+not+served+here%3B+use+https%3A%2F%2Fmcp.example.com%2Foauth%2Fmcp"},
 	} {
 		q := authQuery(id)
 		tc.change(q)
@@ -281,7 +430,7 @@ func TestSignIn(t *testing.T) {
 }
 
 // TestSignInRateLimit: ten attempts per address per minute, then 429 on
-// the page.
+// the page, with the seconds until one more attempt (a minute / 10).
 func TestSignInRateLimit(t *testing.T) {
 	h := newHarness(t, NewMemoryStore(nil), nil)
 	q := authQuery(h.register(testRedirect))
@@ -291,7 +440,7 @@ func TestSignInRateLimit(t *testing.T) {
 		}
 	}
 	w := h.signIn(q, testKey)
-	if w.Code != 429 || w.Header().Get("Retry-After") != "60" || !strings.Contains(w.Body.String(), "Too many sign-in attempts from your network. Wait a minute and try again.") {
+	if w.Code != 429 || w.Header().Get("Retry-After") != "6" || !strings.Contains(w.Body.String(), "Too many sign-in attempts from your network. Wait a minute and try again.") {
 		t.Errorf("11th attempt: %d %s", w.Code, w.Body)
 	}
 }
@@ -316,7 +465,7 @@ func TestTokenFlow(t *testing.T) {
 				{func(f url.Values) { f.Del("code_verifier") }, "invalid_request", "code_verifier is required (PKCE, RFC 7636)"},
 				{func(f url.Values) { f.Set("redirect_uri", "http://127.0.0.1:4567/other") }, "invalid_grant", "redirect_uri must be the one of the authorization request"},
 				{func(f url.Values) { f.Set("client_id", "other") }, "invalid_grant", "the authorization code was issued to another client"},
-				{func(f url.Values) { f.Set("resource", "https://other.example/") }, "invalid_target", "resource must be https://mcp.example.com/oauth/mcp"},
+				{func(f url.Values) { f.Set("resource", "https://other.example/") }, "invalid_target", `resource "https://other.example/" is not the one this code was issued for, https://mcp.example.com/oauth/mcp`},
 				{func(f url.Values) { f.Set("code", code[:len(code)-1]+"x") }, "invalid_grant", "the authorization code is unknown or expired"},
 				{func(f url.Values) { f.Set("code", "garbage") }, "invalid_grant", "the authorization code is not one this server issued"},
 				{func(f url.Values) { f.Set("grant_type", "password") }, "unsupported_grant_type", `grant_type "password" is not supported; use authorization_code or refresh_token`},
@@ -473,5 +622,138 @@ func TestSealedKeyBoundToGrant(t *testing.T) {
 	other, _ := newSealer([]byte("fedcba9876543210fedcba9876543210"))
 	if _, err := other.open("grant-a", sealed); err == nil {
 		t.Error("opened with another encryption key")
+	}
+}
+
+// TestLoopbackRedirectAnyPort: a loopback redirect URI matches on scheme,
+// host and path with any port at authorize and token time (RFC 8252 §7.3,
+// O3), as VS Code needs when its port is taken; other redirect URIs match
+// exactly.
+func TestLoopbackRedirectAnyPort(t *testing.T) {
+	h := newHarness(t, NewMemoryStore(nil), nil)
+	w := h.do("POST", PathRegister, `{"client_name":"Visual Studio Code","redirect_uris":["https://insiders.vscode.dev/redirect","https://vscode.dev/redirect","http://127.0.0.1/","http://127.0.0.1:33418/"],"grant_types":["authorization_code","refresh_token","urn:ietf:params:oauth:grant-type:device_code"],"response_types":["code"],"token_endpoint_auth_method":"none"}`)
+	id := clientIDRE.FindStringSubmatch(w.Body.String())[1]
+	q := authQuery(id)
+	q.Set("redirect_uri", "http://127.0.0.1:59656/")
+	w = h.signIn(q, testKey)
+	loc, _ := url.Parse(w.Header().Get("Location"))
+	if w.Code != 303 || loc.Scheme+"://"+loc.Host+loc.Path != "http://127.0.0.1:59656/" {
+		t.Fatalf("sign-in on an unregistered port: %d %s", w.Code, w.Header().Get("Location"))
+	}
+	f := url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "client_id": {id}, "redirect_uri": {"http://127.0.0.1:33418/"}, "code_verifier": {testVerifier}}
+	wantError(t, h.do("POST", PathToken, f), 400, "invalid_grant", "redirect_uri must be the one of the authorization request")
+	w = h.signIn(q, testKey)
+	loc, _ = url.Parse(w.Header().Get("Location"))
+	f.Set("code", loc.Query().Get("code"))
+	f.Set("redirect_uri", "http://127.0.0.1:59656/")
+	h.tokens(h.do("POST", PathToken, f))
+
+	for _, bad := range []string{"http://127.0.0.1:59656/other", "http://localhost:59656/", "http://127.0.0.1:59656/?x=1", "https://127.0.0.1:59656/", "http://127.0.0.1:59656/#f"} {
+		q.Set("redirect_uri", bad)
+		w := h.do("GET", PathAuthorize+"?"+q.Encode(), nil)
+		if w.Code != 400 || !strings.Contains(w.Body.String(), "The app&#39;s redirect_uri is not one it registered") {
+			t.Errorf("%s: %d %s", bad, w.Code, w.Header().Get("Location"))
+		}
+	}
+}
+
+// TestTokenEndpointClientAuthentication: a client that asked for
+// client_secret_basic or client_secret_post (O1) may send its id as the
+// HTTP Basic user or a client_secret in the body; another Authorization
+// or a Basic user that is not the client is invalid_client.
+func TestTokenEndpointClientAuthentication(t *testing.T) {
+	h := newHarness(t, NewMemoryStore(nil), nil)
+	id := h.register(testRedirect)
+	f := url.Values{"grant_type": {"authorization_code"}, "code": {h.code(id)}, "redirect_uri": {testRedirect}, "code_verifier": {testVerifier}}
+	_, refresh := h.tokens(h.do("POST", PathToken, f, "Authorization", "Basic "+b64std(id+":")))
+	g := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {id}, "client_secret": {""}}
+	_, refresh = h.tokens(h.do("POST", PathToken, g))
+	g.Set("refresh_token", refresh)
+	g.Set("client_secret", "anything")
+	_, refresh = h.tokens(h.do("POST", PathToken, g))
+	g.Set("refresh_token", refresh)
+	for _, auth := range []string{"Bearer abc", "Basic " + b64std("someone-else:"), "Basic !!!"} {
+		w := h.do("POST", PathToken, g, "Authorization", auth)
+		wantError(t, w, 401, "invalid_client", "clients of this server are public (token_endpoint_auth_method none): send client_id in the body, or as the user of HTTP Basic, and no other Authorization")
+	}
+	h.tokens(h.do("POST", PathToken, g))
+}
+
+func b64std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// TestTokensBoundToDeployment: two deployments sharing one store and one
+// encryption key do not accept each other's tokens, codes or refresh
+// tokens; KeyPath is a second resource of the same deployment, with its
+// own metadata, whose tokens work on both.
+func TestTokensBoundToDeployment(t *testing.T) {
+	store := NewMemoryStore(nil)
+	a := newHarness(t, store, func(o *Options) { o.KeyPath = "/mcp" })
+	b := newHarness(t, store, func(o *Options) { o.Issuer = "https://other.example.com"; o.TokenCacheTTL = -1 })
+	id, access, refresh := a.login()
+	if _, err := a.srv.ResolveToken(t.Context(), access); err != nil {
+		t.Fatalf("own token: %v", err)
+	}
+	_, err := b.srv.ResolveToken(t.Context(), access)
+	if te := (*TokenError)(nil); !errors.As(err, &te) || te.Reason != "issued for another resource (https://mcp.example.com/oauth/mcp); sign in to this one" {
+		t.Errorf("another deployment's token: %v", err)
+	}
+	wantError(t, b.do("POST", PathToken, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {id}}), 400, "invalid_grant", "the refresh token was issued for another resource, https://mcp.example.com/oauth/mcp")
+	code := a.code(id)
+	wantError(t, b.do("POST", PathToken, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "client_id": {id}, "redirect_uri": {testRedirect}, "code_verifier": {testVerifier}, "resource": {"https://other.example.com/oauth/mcp"}}), 400, "invalid_target", `resource "https://other.example.com/oauth/mcp" is not the one this code was issued for, https://mcp.example.com/oauth/mcp`)
+	wantError(t, b.do("POST", PathToken, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "client_id": {id}, "redirect_uri": {testRedirect}, "code_verifier": {testVerifier}}), 400, "invalid_grant", "the authorization code was issued for another resource, https://mcp.example.com/oauth/mcp")
+
+	// The KeyPath resource: its metadata, a sign-in for it, its token.
+	w := a.do("GET", PathResourceMetadata+"/mcp", nil)
+	if want := `{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://mcp.example.com"],"scopes_supported":["mcp"],"bearer_methods_supported":["header"],"resource_name":"Demo API"}`; w.Code != 200 || w.Body.String() != want {
+		t.Errorf("KeyPath metadata: %d %s", w.Code, w.Body)
+	}
+	if got := a.srv.ChallengeFor("/mcp", "", ""); got != `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"` {
+		t.Errorf("ChallengeFor = %s", got)
+	}
+	q := authQuery(id)
+	q.Set("resource", "https://mcp.example.com/mcp")
+	w = a.signIn(q, testKey)
+	loc, _ := url.Parse(w.Header().Get("Location"))
+	f := url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "client_id": {id}, "redirect_uri": {testRedirect}, "code_verifier": {testVerifier}, "resource": {"https://mcp.example.com/mcp"}}
+	access, _ = a.tokens(a.do("POST", PathToken, f))
+	g, err := store.Grant(t.Context(), mustGrantID(t, access))
+	if err != nil || g.Resource != "https://mcp.example.com/mcp" {
+		t.Errorf("grant for the KeyPath resource: %+v, %v", g, err)
+	}
+	if _, err := a.srv.ResolveToken(t.Context(), access); err != nil {
+		t.Errorf("KeyPath token: %v", err)
+	}
+	if _, err := b.srv.ResolveToken(t.Context(), access); err == nil {
+		t.Error("another deployment took the KeyPath token")
+	}
+	if w := b.do("GET", PathResourceMetadata+"/mcp", nil); w.Code != 404 {
+		t.Errorf("metadata for a KeyPath b does not have: %d", w.Code)
+	}
+}
+
+func mustGrantID(t *testing.T, access string) string {
+	t.Helper()
+	id, ok := parseSecret(AccessTokenPrefix, access)
+	if !ok {
+		t.Fatalf("%q is not an access token", access)
+	}
+	return id
+}
+
+// TestRedirectPatternsRefused: "*" and a pattern for a whole host are
+// refused at startup, naming the entry; so is a scheme that cannot be a
+// private-use one.
+func TestRedirectPatternsRefused(t *testing.T) {
+	_, err := New(Options{Issuer: testIssuer, ResourcePath: "/m", Store: NewMemoryStore(nil), EncryptionKey: make([]byte, 32),
+		RedirectURIs:    []string{"*", "https://evil.example/*", "https://ok.example/cb/*", "https://x.example/a*b/*"},
+		RedirectSchemes: []string{"javascript", "http", "my app", "windsurf"}})
+	want := `RedirectURIs: "*" (any https URI) is not allowed: list each callback, or a host and path prefix as https://host/path/*
+RedirectURIs: "https://evil.example/*" allows a whole host: a pattern needs a path before the * (https://host/path/*)
+RedirectURIs: "https://x.example/a*b/*": a pattern has one *, as its last path segment (https://host/path/*)
+RedirectSchemes: "javascript" is not a private-use URI scheme (RFC 3986 §3.1 letters, digits, + - .; not http, https or javascript, data, file, blob, about, vbscript)
+RedirectSchemes: "http" is not a private-use URI scheme (RFC 3986 §3.1 letters, digits, + - .; not http, https or javascript, data, file, blob, about, vbscript)
+RedirectSchemes: "my app" is not a private-use URI scheme (RFC 3986 §3.1 letters, digits, + - .; not http, https or javascript, data, file, blob, about, vbscript)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }

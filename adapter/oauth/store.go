@@ -67,8 +67,13 @@ type Tokens struct {
 // every token; the memory store serves one process. Implementations are
 // safe for concurrent use, and Redeem and Rotate are atomic.
 type Store interface {
-	// PutClient stores c for ttl.
-	PutClient(ctx context.Context, c *Client, ttl time.Duration) error
+	// PutClient stores c for ttl. When the store then holds more than max
+	// clients (max > 0), it drops those that would expire first (the
+	// longest unused) until it holds max.
+	PutClient(ctx context.Context, c *Client, ttl time.Duration, max int) error
+	// TouchClient makes client id live ttl from now (it is in use); a
+	// missing client is not an error.
+	TouchClient(ctx context.Context, id string, ttl time.Duration) error
 	// Client returns the client of that id, or ErrNotFound.
 	Client(ctx context.Context, id string) (*Client, error)
 	// CreateGrant stores a pending grant that lives for ttl (the
@@ -115,11 +120,40 @@ func NewMemoryStore(now func() time.Time) *MemoryStore {
 }
 
 // PutClient implements Store.
-func (m *MemoryStore) PutClient(_ context.Context, c *Client, ttl time.Duration) error {
+func (m *MemoryStore) PutClient(_ context.Context, c *Client, ttl time.Duration, max int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.wrote()
 	m.clients[c.ID] = memoryEntry[Client]{v: cloneClient(*c), expires: m.now().Add(ttl)}
+	if max > 0 && len(m.clients) > max {
+		now := m.now()
+		for id, e := range m.clients {
+			if !now.Before(e.expires) {
+				delete(m.clients, id)
+			}
+		}
+		for len(m.clients) > max {
+			var oldest string
+			var at time.Time
+			for id, e := range m.clients {
+				if oldest == "" || e.expires.Before(at) {
+					oldest, at = id, e.expires
+				}
+			}
+			delete(m.clients, oldest)
+		}
+	}
+	return nil
+}
+
+// TouchClient implements Store.
+func (m *MemoryStore) TouchClient(_ context.Context, id string, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.clients[id]; ok && m.now().Before(e.expires) {
+		e.expires = m.now().Add(ttl)
+		m.clients[id] = e
+	}
 	return nil
 }
 

@@ -106,6 +106,7 @@ func validChallenge(c string) bool { return len(c) == 43 && isBase64URL(c) }
 type sealer struct {
 	aead cipher.AEAD
 	csrf []byte // HMAC key for the sign-in form's CSRF token, derived from the same secret
+	ids  []byte // HMAC key for derived client ids and registration tokens
 }
 
 // newSealer takes the 32-byte encryption key.
@@ -123,7 +124,9 @@ func newSealer(key []byte) (*sealer, error) {
 	}
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte("restmcp oauth csrf"))
-	return &sealer{aead: aead, csrf: mac.Sum(nil)}, nil
+	ids := hmac.New(sha256.New, key)
+	ids.Write([]byte("restmcp oauth ids"))
+	return &sealer{aead: aead, csrf: mac.Sum(nil), ids: ids.Sum(nil)}, nil
 }
 
 // seal encrypts key for grant id: nonce ‖ ciphertext.
@@ -160,4 +163,15 @@ func (s *sealer) checkCSRF(cookie, token string) bool {
 		return false
 	}
 	return hmac.Equal([]byte(s.csrfToken(cookie)), []byte(token))
+}
+
+// derive is the HMAC-SHA256 of data for purpose under a key derived from
+// the encryption key, in base64url (43 characters): the same on every
+// replica, unguessable without the key.
+func (s *sealer) derive(purpose string, data []byte) string {
+	mac := hmac.New(sha256.New, s.ids)
+	mac.Write([]byte(purpose))
+	mac.Write([]byte{0})
+	mac.Write(data)
+	return b64.EncodeToString(mac.Sum(nil))
 }
