@@ -373,8 +373,7 @@ func (s *Server) authenticate(ctx context.Context, ex *exchange, clientIP string
 		if tool != nil {
 			s.callDone(ctx, tool.Name, metering.OutcomeUnauthorized)
 		}
-		return &refusal{status: http.StatusUnauthorized, code: s.opts.ErrorCodes.Unauthorized, message: orMessage(s.opts.Messages.Unauthorized, msg),
-			challenge: `ApiKey realm="restmcp", Bearer realm="restmcp"`}
+		return s.keyRefusal(cred, msg, "", cred.keyID != "" || cred.unsafe != "")
 	}
 	switch {
 	case cred.unsafe != "":
@@ -548,8 +547,7 @@ func (s *Server) resolveKey(ctx context.Context, cred *credential, tool string) 
 	msg, status := keyErrorMessage(cred.keyID, err)
 	if status == http.StatusUnauthorized {
 		s.logger.Info("API key refused", "key_id", cred.keyID, "tool", tool, "error", err.Error())
-		return nil, &refusal{status: status, code: s.opts.ErrorCodes.Unauthorized, message: orMessage(s.opts.Messages.Unauthorized, msg), detail: msg,
-			challenge: s.keyChallenge(cred)}
+		return nil, s.keyRefusal(cred, msg, msg, true)
 	}
 	s.logger.Error("key lookup failed; refusing request", "key_id", cred.keyID, "tool", tool, "error", err.Error())
 	return nil, &refusal{status: status, code: s.opts.ErrorCodes.Unavailable, message: msg, retryAfter: strconv.Itoa(meterRetryAfterSeconds)}

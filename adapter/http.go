@@ -77,6 +77,12 @@ func (s *Server) newEngine() *gin.Engine {
 		s.opts.OAuth.Mount(e)
 		// The same chain, with the caller taken from an access token.
 		e.Any(s.opts.OAuth.ResourcePath(), chain(s.oauthCredential)...)
+	} else {
+		for _, p := range []string{"/register", oauth.PathRegister} {
+			if p != s.opts.MCPPath && p != s.opts.LegacySSEPath {
+				e.POST(p, s.noOAuthRegistration)
+			}
+		}
 	}
 	if p := s.opts.LegacySSEPath; p != "" {
 		e.GET(p, s.originCheck, s.extractCredential, s.serveLegacySSE)

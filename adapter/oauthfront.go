@@ -73,15 +73,54 @@ func (s *Server) resolveAccessToken(c *gin.Context, token string) bool {
 	return true
 }
 
-// keyChallenge is the WWW-Authenticate value of a 401 for a key that was
-// refused: the OAuth challenge with invalid_token for a key that came from
-// an access token (the client signs in again), the API key challenge
-// otherwise.
-func (s *Server) keyChallenge(cred *credential) string {
-	if cred.source == sourceOAuth && s.opts.OAuth != nil {
-		return s.opts.OAuth.Challenge("invalid_token", "the API key this token stands for is no longer accepted; sign in again")
+// keyRefusal is the 401 for a caller whose API key is missing (sent is
+// false) or refused, on mcp_path and every door that admits calls (K1 in
+// docs/oauth.md). MCP clients that can sign in with OAuth (the Inspector,
+// mcp-remote, the TypeScript SDK with an auth provider, Claude Code) start
+// a sign-in on any 401, whatever its WWW-Authenticate says, so:
+//   - with the OAuth front, the challenge leads there: for a key that came
+//     from an access token, the OAuth endpoint's with invalid_token (the
+//     client signs in again); otherwise mcp_path's own resource metadata,
+//     whose sign-in gives tokens for mcp_path;
+//   - without it, the challenge names the API key schemes, and the
+//     sign-in those clients attempt ends at restmcp's registration
+//     endpoint, which answers with msg's advice (noOAuthRegistration), so
+//     that they show it instead of hanging.
+//
+// detail is the plain message for GET /usage ("" means msg).
+func (s *Server) keyRefusal(cred *credential, msg, detail string, sent bool) *refusal {
+	r := &refusal{status: http.StatusUnauthorized, code: s.opts.ErrorCodes.Unauthorized, message: orMessage(s.opts.Messages.Unauthorized, msg), detail: detail}
+	switch {
+	case s.opts.OAuth == nil && sent && cred.unsafe == "":
+		r.challenge = `ApiKey realm="restmcp", Bearer realm="restmcp", error="invalid_token"`
+	case s.opts.OAuth == nil:
+		r.challenge = `ApiKey realm="restmcp", Bearer realm="restmcp"`
+	case cred.source == sourceOAuth:
+		r.challenge = s.opts.OAuth.Challenge("invalid_token", "the API key this token stands for is no longer accepted; sign in again")
+	case sent:
+		r.challenge = s.opts.OAuth.ChallengeFor(s.opts.MCPPath, "invalid_token", msg)
+	default:
+		r.challenge = s.opts.OAuth.ChallengeFor(s.opts.MCPPath, "", "")
 	}
-	return `ApiKey realm="restmcp", Bearer realm="restmcp", error="invalid_token"`
+	return r
+}
+
+// noOAuthRegistration answers client registration when there is no OAuth
+// front: at /register (where the MCP TypeScript SDK registers when a
+// server publishes no authorization server metadata) and at
+// /oauth/register. An OAuth-capable client that got a 401 for a missing
+// or refused key lands here, and the RFC 7591 §3.2.2 error it gets says
+// how to send the key; the SDKs show error_description (or the body) to
+// the user. The text avoids the words "Unauthorized", "Not Found" and the
+// numbers 404 and 405, which make mcp-remote sign in again or switch
+// transports instead of stopping.
+func (s *Server) noOAuthRegistration(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{
+		"error": "invalid_client_metadata",
+		"error_description": "this MCP server takes an API key, not an OAuth sign-in: set your API key in your MCP client's configuration, " +
+			"as the x-api-key header, as ?api_key=YOUR_KEY on the MCP URL (" + s.opts.MCPPath + "), or as Authorization: Bearer YOUR_KEY",
+	})
 }
 
 // VerifyKey checks an API key with one upstream call of the named tool,

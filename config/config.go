@@ -351,9 +351,28 @@ type Config struct {
 	// page. Empty: no link.
 	OAuthKeysURL string
 	// OAuthRedirectURIs lists the https redirect URIs OAuth clients may
-	// register ("*": any https URI); loopback http ones always may.
-	// Default: the Claude and ChatGPT connector callbacks.
+	// register: exact URIs and https://host/path/* patterns (one more
+	// path segment); loopback http ones always may. Default: the Claude,
+	// ChatGPT and Cursor connector callbacks.
 	OAuthRedirectURIs []string
+	// OAuthRedirectSchemes are the private-use URI schemes without a dot
+	// that native apps may register redirect URIs with (a scheme with a
+	// dot always may). Default: cursor, vscode, vscode-insiders,
+	// windsurf, claude.
+	OAuthRedirectSchemes []string
+	// OAuthRegisterLimit caps client registrations (and client metadata
+	// document fetches) per client address per minute, an IPv6 address by
+	// its /64. Default 60; 0: no limit.
+	OAuthRegisterLimit int
+	// OAuthSignInLimit caps sign-in attempts per client address per
+	// minute, the guard against guessing keys. Default 10; 0: no limit.
+	OAuthSignInLimit int
+	// OAuthClientTTL is how long a registered client is kept unused; its
+	// tokens keep it as long as they live. Default 24h.
+	OAuthClientTTL time.Duration
+	// OAuthMaxClients caps the registered clients kept; past it, the
+	// longest unused are dropped. Default 10000.
+	OAuthMaxClients int
 	// OAuthVerifyOperation names the tool whose upstream call, made
 	// without arguments, checks a key at sign-in when keys are not in a
 	// registry (key_mode open). Empty: such keys are accepted as typed.
@@ -512,6 +531,11 @@ func Default() Config {
 		MaxStreamsPerSession:       4,
 		MaxLegacyStreamsPerAddress: 16,
 		OAuthRedirectURIs:          slices.Clone(DefaultOAuthRedirectURIs),
+		OAuthRedirectSchemes:       slices.Clone(DefaultOAuthRedirectSchemes),
+		OAuthRegisterLimit:         60,
+		OAuthSignInLimit:           10,
+		OAuthClientTTL:             24 * time.Hour,
+		OAuthMaxClients:            10_000,
 		RedisURL:                   DefaultRedisURL,
 		RedisMode:                  DefaultRedisMode,
 		RateLimit:                  DefaultRateLimit,
@@ -742,6 +766,18 @@ func (c Config) checkPolicies(bad problemFunc) {
 		} else if c.OAuthMCPPath == c.MCPPath {
 			bad("oauth_mcp_path", "%q is mcp_path too; OAuth clients and header clients need one path each", c.OAuthMCPPath)
 		}
+		if c.OAuthRegisterLimit < 0 {
+			bad("oauth_register_limit", "must be 0 (no limit) or more, got %d", c.OAuthRegisterLimit)
+		}
+		if c.OAuthSignInLimit < 0 {
+			bad("oauth_signin_limit", "must be 0 (no limit) or more, got %d", c.OAuthSignInLimit)
+		}
+		if c.OAuthClientTTL < time.Minute {
+			bad("oauth_client_ttl", "must be at least 1m, got %s", c.OAuthClientTTL)
+		}
+		if c.OAuthMaxClients < 1 {
+			bad("oauth_max_clients", "must be 1 or more, got %d", c.OAuthMaxClients)
+		}
 		if c.OAuthEncryptionKey == "" && c.RedisURL != "" {
 			bad("oauth_encryption_key", "is required with redis_url: every replica must open the keys sealed in Redis (make one with: openssl rand -base64 32)")
 		}
@@ -757,8 +793,8 @@ func (c Config) checkPolicies(bad problemFunc) {
 		}
 	}
 	for _, r := range c.OAuthRedirectURIs {
-		if u, err := url.Parse(r); r != "*" && (err != nil || u.Scheme != "https" || u.Host == "" || u.Fragment != "") {
-			bad("oauth_redirect_uris", "%q is not an https URL without a fragment (or *)", r)
+		if u, err := url.Parse(strings.TrimSuffix(r, "/*")); err != nil || u.Scheme != "https" || u.Host == "" || u.Fragment != "" || strings.Contains(r, "#") {
+			bad("oauth_redirect_uris", "%q is not an https URL without a fragment, or a pattern https://host/path/*", r)
 		}
 	}
 	for _, p := range c.TrustedProxies {
@@ -1023,13 +1059,20 @@ func sortedNames(m map[string]string) []string {
 }
 
 // DefaultOAuthRedirectURIs are the https redirect URIs OAuth clients may
-// register by default: the callbacks of Claude's and ChatGPT's custom
+// register by default: the callbacks of Claude's, ChatGPT's (one path
+// segment per connector, and the older fixed one) and Cursor's hosted
 // connectors.
 var DefaultOAuthRedirectURIs = []string{
 	"https://claude.ai/api/mcp/auth_callback",
 	"https://claude.com/api/mcp/auth_callback",
+	"https://chatgpt.com/connector/oauth/*",
 	"https://chatgpt.com/connector_platform_oauth_redirect",
+	"https://www.cursor.com/agents/mcp/oauth/callback",
 }
+
+// DefaultOAuthRedirectSchemes are the private-use URI schemes native apps
+// may register redirect URIs with by default (RFC 8252 §7.1).
+var DefaultOAuthRedirectSchemes = []string{"cursor", "vscode", "vscode-insiders", "windsurf", "claude"}
 
 // OAuthKey decodes OAuthEncryptionKey: 32 bytes in standard or URL-safe
 // base64, padded or not. Empty gives nil.

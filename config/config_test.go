@@ -125,7 +125,7 @@ func TestValidateFields(t *testing.T) {
 		{"oauth key not base64", func(c *Config) { c.OAuthEncryptionKey = "not base64!" }, "oauth_encryption_key: is not base64 (make one with: openssl rand -base64 32)"},
 		{"oauth key 16 bytes", func(c *Config) { c.OAuthEncryptionKey = "MDEyMzQ1Njc4OWFiY2RlZg==" }, "oauth_encryption_key: must be 32 bytes once decoded, got 16 (make one with: openssl rand -base64 32)"},
 		{"oauth key url-safe unpadded", func(c *Config) { c.OAuthEncryptionKey = "-_8AAQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0" }, ""},
-		{"oauth redirect http", func(c *Config) { c.OAuthRedirectURIs = []string{"http://app.example/cb"} }, `oauth_redirect_uris: "http://app.example/cb" is not an https URL without a fragment (or *)`},
+		{"oauth redirect http", func(c *Config) { c.OAuthRedirectURIs = []string{"http://app.example/cb"} }, `oauth_redirect_uris: "http://app.example/cb" is not an https URL without a fragment, or a pattern https://host/path/*`},
 		{"addr all interfaces", func(c *Config) { c.Addr = ":8080" }, ""},
 		{"addr ipv6", func(c *Config) { c.Addr = "[::1]:8080" }, ""},
 		{"addr bad port", func(c *Config) { c.Addr = "127.0.0.1:http" }, `addr: port must be a number from 0 to 65535; got "http"`},

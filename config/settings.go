@@ -395,8 +395,28 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.OAuthKeysURL }},
 		{Setting: Setting{
 			Key: "oauth_redirect_uris", Flag: "oauth-redirect-uris", Env: "RESTMCP_OAUTH_REDIRECT_URIS", Type: "list",
-			Usage: "https redirect URIs OAuth clients may register, compared exactly (* allows any https URI). Loopback http URIs (native clients) are always allowed.",
+			Usage: "https redirect URIs OAuth clients may register: exact URIs, and https://host/path/* for that host and path followed by one path segment (never a bare host). Loopback http URIs (any port) and private-use schemes are always allowed; of several URIs in a registration the acceptable ones are kept.",
 		}, field: func(c *Config) any { return &c.OAuthRedirectURIs }},
+		{Setting: Setting{
+			Key: "oauth_redirect_schemes", Flag: "oauth-redirect-schemes", Env: "RESTMCP_OAUTH_REDIRECT_SCHEMES", Type: "list",
+			Usage: "Private-use URI schemes without a dot that native apps may register redirect URIs with (RFC 8252 §7.1), e.g. cursor://anysphere.cursor-mcp/oauth/callback. A scheme with a dot (com.example.app:/cb) always may; javascript, data, file, blob, about and vbscript never.",
+		}, field: func(c *Config) any { return &c.OAuthRedirectSchemes }},
+		{Setting: Setting{
+			Key: "oauth_register_limit", Flag: "oauth-register-limit", Env: "RESTMCP_OAUTH_REGISTER_LIMIT", Type: "int",
+			Usage: "Client registrations (and client metadata document fetches) per client address per minute, an IPv6 address counted by its /64; then 429 with Retry-After. Hosted connectors register from a few shared addresses on each reconnect. 0: no limit. The token endpoint is never limited per address.",
+		}, field: func(c *Config) any { return &c.OAuthRegisterLimit }},
+		{Setting: Setting{
+			Key: "oauth_signin_limit", Flag: "oauth-signin-limit", Env: "RESTMCP_OAUTH_SIGNIN_LIMIT", Type: "int",
+			Usage: "Sign-in attempts (API keys typed on the sign-in page) per client address per minute, an IPv6 address counted by its /64: the guard against guessing keys. 0: no limit.",
+		}, field: func(c *Config) any { return &c.OAuthSignInLimit }},
+		{Setting: Setting{
+			Key: "oauth_client_ttl", Flag: "oauth-client-ttl", Env: "RESTMCP_OAUTH_CLIENT_TTL", Type: "duration",
+			Usage: "How long a registered OAuth client is kept unused; each token issued or refreshed for it keeps it as long as its refresh token (30 days).",
+		}, field: func(c *Config) any { return &c.OAuthClientTTL }},
+		{Setting: Setting{
+			Key: "oauth_max_clients", Flag: "oauth-max-clients", Env: "RESTMCP_OAUTH_MAX_CLIENTS", Type: "int",
+			Usage: "Registered OAuth clients kept at most (identical registrations are one client); past it, the longest unused are dropped. Each takes at most about 5 KB.",
+		}, field: func(c *Config) any { return &c.OAuthMaxClients }},
 		{Setting: Setting{
 			Key: "oauth_verify_operation", Flag: "oauth-verify-operation", Env: "RESTMCP_OAUTH_VERIFY_OPERATION", Type: "string",
 			Usage: "Tool (by name) whose upstream call, made without arguments, checks a key at sign-in when key_mode is open: 2xx accepts it, 401 or 403 refuses it. Empty: in open mode the sign-in accepts any key and the upstream API judges it on each call. In registry mode the registry checks keys.",

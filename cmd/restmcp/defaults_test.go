@@ -30,6 +30,11 @@ func TestAdapterDefaultsMatchSettings(t *testing.T) {
 		{"schema_budget_bytes", openapi.DefaultSchemaBudget, config.DefaultSchemaBudget},
 		{"output_schema_budget", openapi.DefaultOutputSchemaBudget, config.DefaultOutputSchemaBudget},
 		{"oauth_redirect_uris", strings.Join(oauth.DefaultRedirectURIs, " "), strings.Join(config.DefaultOAuthRedirectURIs, " ")},
+		{"oauth_redirect_schemes", strings.Join(oauth.DefaultRedirectSchemes, " "), strings.Join(config.DefaultOAuthRedirectSchemes, " ")},
+		{"oauth_register_limit", oauth.DefaultRegisterLimit, config.Default().OAuthRegisterLimit},
+		{"oauth_signin_limit", oauth.DefaultSignInLimit, config.Default().OAuthSignInLimit},
+		{"oauth_client_ttl", oauth.DefaultClientTTL, config.Default().OAuthClientTTL},
+		{"oauth_max_clients", oauth.DefaultMaxClients, config.Default().OAuthMaxClients},
 	}
 	for _, p := range pairs {
 		if p.library != p.flag {

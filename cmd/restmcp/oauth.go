@@ -62,7 +62,13 @@ func newOAuthFront(cfg config.Config, doc *openapi.Document, mw *meteringWiring,
 			}
 			return nil
 		},
-		RedirectURIs: cfg.OAuthRedirectURIs,
+		KeyPath:         cfg.MCPPath,
+		RedirectURIs:    cfg.OAuthRedirectURIs,
+		RedirectSchemes: cfg.OAuthRedirectSchemes,
+		RegisterLimit:   noneIfZero(cfg.OAuthRegisterLimit),
+		SignInLimit:     noneIfZero(cfg.OAuthSignInLimit),
+		ClientTTL:       cfg.OAuthClientTTL,
+		MaxClients:      cfg.OAuthMaxClients,
 		Logger:       logger,
 	})
 	if err != nil {
@@ -70,6 +76,15 @@ func newOAuthFront(cfg config.Config, doc *openapi.Document, mw *meteringWiring,
 	}
 	logger.Info("oauth front", "issuer", issuer, "store", storeName, "verify_operation", verify, "key_mode", string(mw.plans.KeyMode))
 	return front, nil
+}
+
+// noneIfZero maps a limit setting (0: no limit) to oauth.Options (negative:
+// no limit, zero: the default).
+func noneIfZero(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // oauthIssuer is the authorization server's issuer: the origin of

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -99,7 +100,11 @@ func TestOAuthTwoReplicasShareRedis(t *testing.T) {
 		"RESTMCP_OAUTH_ENCRYPTION_KEY": "c2hhcmVkLWtleS1mb3ItYm90aC1yZXBsaWNhcy0zMmI=",
 	}
 	a := startApp(t, gatePlans, env)
-	b := startApp(t, gatePlans, env)
+	// Replicas share one public_url (their tokens are for that resource);
+	// here, A's address.
+	envB := maps.Clone(env)
+	envB["RESTMCP_PUBLIC_URL"] = a.url
+	b := startApp(t, gatePlans, envB)
 	cleanupOAuthKeys(t, redisURL)
 	key, keyID := a.createKey(t, redisURL, "free")
 
@@ -140,6 +145,16 @@ func TestOAuthTwoReplicasShareRedis(t *testing.T) {
 	}
 	if n := toolUsage(b.report(t, keyID, "free"))["get_quote"].Calls; n != 2 {
 		t.Errorf("get_quote calls in the shared counters = %d, want 2", n)
+	}
+	// Another deployment on the same Redis and encryption key (its own
+	// public URL) does not take A's token.
+	other := startApp(t, gatePlans, env)
+	got = postOAuth(t, other.url, tok.AccessToken, callBody(1, "get_quote", `{"symbol":"X"}`))
+	if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"invalid access token: issued for another resource (` + a.url + `/oauth/mcp); sign in to this one"}}`; got.status != 401 || got.body != want {
+		t.Errorf("A's token on another deployment: %d %s\nwant 401 %s", got.status, got.body, want)
+	}
+	if keys := other.up.takeKeys(); len(keys) != 0 {
+		t.Errorf("the other deployment sent %v upstream", keys)
 	}
 
 	// B refreshes; the old refresh token replayed on A revokes the grant.
