@@ -69,7 +69,7 @@ func newOAuthFront(cfg config.Config, doc *openapi.Document, mw *meteringWiring,
 		SignInLimit:     noneIfZero(cfg.OAuthSignInLimit),
 		ClientTTL:       cfg.OAuthClientTTL,
 		MaxClients:      cfg.OAuthMaxClients,
-		Logger:       logger,
+		Logger:          logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
