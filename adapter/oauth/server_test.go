@@ -445,6 +445,45 @@ func TestSignInRateLimit(t *testing.T) {
 	}
 }
 
+// TestSignInRateLimitPer64: sign-in attempts from 60 addresses of one
+// IPv6 /64 share one limit: 10 wrong keys answered 401, then 429; another
+// /64 is not affected (O5).
+func TestSignInRateLimitPer64(t *testing.T) {
+	h := newHarness(t, NewMemoryStore(nil), nil)
+	q := authQuery(h.register(testRedirect))
+	statuses := map[int]int{}
+	for i := range 60 {
+		f, cookie := h.form(q)
+		f.Set("api_key", "wrong-key-guess")
+		f.Set("action", "allow")
+		req := httptest.NewRequest("POST", PathAuthorize, strings.NewReader(f.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Cookie", cookie)
+		req.RemoteAddr = fmt.Sprintf("[2001:db8:aa:bb:%x::1]:5000", i+1)
+		w := httptest.NewRecorder()
+		h.h.ServeHTTP(w, req)
+		statuses[w.Code]++
+		if i < 10 && w.Code != 401 || i >= 10 && w.Code != 429 {
+			t.Fatalf("attempt %d from %s: %d", i+1, req.RemoteAddr, w.Code)
+		}
+	}
+	if statuses[401] != 10 || statuses[429] != 50 {
+		t.Errorf("statuses = %v, want 10 × 401 and 50 × 429", statuses)
+	}
+	f, cookie := h.form(q)
+	f.Set("api_key", "wrong-key-guess")
+	f.Set("action", "allow")
+	req := httptest.NewRequest("POST", PathAuthorize, strings.NewReader(f.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", cookie)
+	req.RemoteAddr = "[2001:db8:aa:bc::1]:5000"
+	w := httptest.NewRecorder()
+	h.h.ServeHTTP(w, req)
+	if w.Code != 401 {
+		t.Errorf("another /64: %d", w.Code)
+	}
+}
+
 // TestTokenFlow runs on every store: the code exchange with PKCE, token
 // resolution, expiry, refresh rotation, reuse detection of codes and
 // refresh tokens (the grant is revoked), and revocation.
