@@ -62,6 +62,16 @@ func TestClientIDMetadataDocument(t *testing.T) {
 		t.Errorf("after the cache time: %d fetches, want 2", n)
 	}
 
+	// ChatGPT identifies itself by such a document, calling back to its
+	// per-connector URI on chatgpt.com (another origin, allowed by O8).
+	docs["/chatgpt.json"] = `{"client_id":"` + ts.URL + `/chatgpt.json","client_name":"ChatGPT","redirect_uris":["https://chatgpt.com/connector/oauth/OUbdUMlL15Ct"],"grant_types":["authorization_code","refresh_token"],"response_types":["code"],"token_endpoint_auth_method":"none"}`
+	cq := authQuery(ts.URL + "/chatgpt.json")
+	cq.Set("redirect_uri", "https://chatgpt.com/connector/oauth/OUbdUMlL15Ct")
+	w = h.signIn(cq, testKey)
+	if loc := w.Header().Get("Location"); w.Code != 303 || !strings.HasPrefix(loc, "https://chatgpt.com/connector/oauth/OUbdUMlL15Ct?code=rmcp_ac_") {
+		t.Errorf("ChatGPT by its metadata document: %d %s", w.Code, loc)
+	}
+
 	for path, want := range map[string]string{
 		"/liar.json":      "its client metadata document&#39;s client_id https://other.example/client.json is not its own URL " + ts.URL + "/liar.json",
 		"/elsewhere.json": "its client metadata document: no acceptable redirect URI: redirect URI &#34;https://evil.example/cb&#34; is not allowed by this server (oauth_redirect_uris); loopback http URIs and private-use schemes always are",
