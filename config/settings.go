@@ -415,7 +415,7 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.OAuthClientTTL }},
 		{Setting: Setting{
 			Key: "oauth_max_clients", Flag: "oauth-max-clients", Env: "RESTMCP_OAUTH_MAX_CLIENTS", Type: "int",
-			Usage: "Registered OAuth clients kept at most (identical registrations are one client); past it, the longest unused are dropped. Each takes at most about 5 KB.",
+			Usage: "Registered OAuth clients kept at most (identical registrations are one client); past it, the longest unused are dropped. A client keeps at most 2 KiB of metadata (a typical one about 400 bytes of memory).",
 		}, field: func(c *Config) any { return &c.OAuthMaxClients }},
 		{Setting: Setting{
 			Key: "oauth_verify_operation", Flag: "oauth-verify-operation", Env: "RESTMCP_OAUTH_VERIFY_OPERATION", Type: "string",

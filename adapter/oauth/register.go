@@ -64,7 +64,7 @@ const maxClientMetadataBytes = 16 << 10
 
 // maxStoredClientBytes caps what one client keeps (its name, URI and
 // redirect URIs), so that MaxClients bounds the store's memory.
-const maxStoredClientBytes = 4 << 10
+const maxStoredClientBytes = 2 << 10
 
 // RegistrationAccessTokenPrefix starts the registration access token of
 // RFC 7592 §3, which reads a client's registration.
