@@ -451,36 +451,32 @@ func TestSignInRateLimit(t *testing.T) {
 func TestSignInRateLimitPer64(t *testing.T) {
 	h := newHarness(t, NewMemoryStore(nil), nil)
 	q := authQuery(h.register(testRedirect))
-	statuses := map[int]int{}
-	for i := range 60 {
+	guess := func(addr string) int {
 		f, cookie := h.form(q)
 		f.Set("api_key", "wrong-key-guess")
 		f.Set("action", "allow")
 		req := httptest.NewRequest("POST", PathAuthorize, strings.NewReader(f.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Cookie", cookie)
-		req.RemoteAddr = fmt.Sprintf("[2001:db8:aa:bb:%x::1]:5000", i+1)
+		req.RemoteAddr = addr
 		w := httptest.NewRecorder()
 		h.h.ServeHTTP(w, req)
-		statuses[w.Code]++
-		if i < 10 && w.Code != 401 || i >= 10 && w.Code != 429 {
-			t.Fatalf("attempt %d from %s: %d", i+1, req.RemoteAddr, w.Code)
+		return w.Code
+	}
+	statuses := map[int]int{}
+	for i := range 60 {
+		addr := fmt.Sprintf("[2001:db8:aa:bb:%x::1]:5000", i+1)
+		code := guess(addr)
+		statuses[code]++
+		if i < 10 && code != 401 || i >= 10 && code != 429 {
+			t.Fatalf("attempt %d from %s: %d", i+1, addr, code)
 		}
 	}
 	if statuses[401] != 10 || statuses[429] != 50 {
 		t.Errorf("statuses = %v, want 10 × 401 and 50 × 429", statuses)
 	}
-	f, cookie := h.form(q)
-	f.Set("api_key", "wrong-key-guess")
-	f.Set("action", "allow")
-	req := httptest.NewRequest("POST", PathAuthorize, strings.NewReader(f.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Cookie", cookie)
-	req.RemoteAddr = "[2001:db8:aa:bc::1]:5000"
-	w := httptest.NewRecorder()
-	h.h.ServeHTTP(w, req)
-	if w.Code != 401 {
-		t.Errorf("another /64: %d", w.Code)
+	if code := guess("[2001:db8:aa:bc::1]:5000"); code != 401 {
+		t.Errorf("another /64: %d", code)
 	}
 }
 
