@@ -384,3 +384,50 @@ func TestErrorCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestHaltCallsRefunds: a call whose upstream API has not answered when a
+// shutdown runs out of time is stopped by HaltCalls: its client gets an
+// error result saying to retry, and its admission is refunded and
+// recorded as not_run, under counting admitted too. Close waits for it.
+func TestHaltCallsRefunds(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer up.Close()
+	defer close(release)
+	meter := &fakeMeter{admit: allowedDecision}
+	s, err := New(Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveHandler(t, s)
+	got := make(chan rpcResponse, 1)
+	go func() {
+		got <- post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`), map[string]string{"X-API-Key": "k-free"})
+	}()
+	<-arrived
+	s.HaltCalls()
+	r := <-got
+	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"restmcp is shutting down: the call to get_quote was stopped before the upstream API answered and is not billed; retry it"}],"isError":true}}`
+	if r.status != 200 || r.body != want {
+		t.Errorf("= %d %s\nwant 200 %s", r.status, r.body, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a, rf := meter.calls.Load(), meter.refunds.Load(); a != 1 || rf != 1 {
+		t.Errorf("admissions %d, refunds %d; want 1, 1", a, rf)
+	}
+	ev := meter.settledEvents(t, s, 1)
+	if ev[0].Outcome != metering.OutcomeNotRun || ev[0].Cost != 0 {
+		t.Errorf("event %+v, want not_run at no cost", ev[0])
+	}
+}

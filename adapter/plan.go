@@ -151,12 +151,12 @@ func (s *Server) background(f func()) {
 	}
 }
 
-// Close waits, until ctx ends, for the refunds and usage events still being
-// written in the background. Call it after the HTTP server has stopped
-// taking requests.
+// Close waits, until ctx ends, for the tool calls still running (see
+// HaltCalls) and the refunds and usage events still being written in the
+// background. Call it after the HTTP server has stopped taking requests.
 func (s *Server) Close(ctx context.Context) error {
 	done := make(chan struct{})
-	go func() { s.afterWG.Wait(); close(done) }()
+	go func() { s.running.Wait(); s.afterWG.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():

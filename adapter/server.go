@@ -371,6 +371,11 @@ type Server struct {
 	// Refunds and usage events written after the response (see afterCall).
 	pending chan struct{}
 	afterWG sync.WaitGroup
+	// Tool handlers running an upstream call, and the signal that stops
+	// them (HaltCalls, halt.go).
+	running  sync.WaitGroup
+	halt     chan struct{}
+	haltOnce sync.Once
 
 	// Two go-sdk handlers over the same mcp.Server, one answering with
 	// application/json and one with text/event-stream; see acceptMiddleware.
@@ -397,6 +402,7 @@ func New(opts Options) (*Server, error) {
 		logger:    opts.Logger,
 		client:    opts.HTTPClient,
 		pending:   make(chan struct{}, maxPendingAfterCall),
+		halt:      make(chan struct{}),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))

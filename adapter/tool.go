@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/itchyny/gojq"
@@ -170,17 +171,22 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			callCtx, stop = context.WithCancel(ctx)
 		}
 		defer stop()
-		if gone := ex.clientGone; gone != nil {
-			// A client that hung up gets no answer: stop its upstream call
-			// rather than hold a goroutine and a connection for it.
-			go func() {
-				select {
-				case <-gone:
-					stop()
-				case <-callCtx.Done():
-				}
-			}()
-		}
+		// A client that hung up gets no answer: stop its upstream call
+		// rather than hold a goroutine and a connection for it. So does a
+		// shutdown that ran out of time (HaltCalls).
+		s.running.Add(1)
+		defer s.running.Done()
+		var halted atomic.Bool
+		go func() {
+			select {
+			case <-ex.clientGone: // nil (never) without a client to watch
+				stop()
+			case <-s.halt:
+				halted.Store(true)
+				stop()
+			case <-callCtx.Done():
+			}
+		}()
 
 		var args json.RawMessage
 		if req.Params != nil {
@@ -237,6 +243,9 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		}
 		out := s.send(callCtx, upReq, cred.key, mapResp)
 		endUpstreamSpan(span, out.status, out.failed)
+		if out.failed && halted.Load() {
+			return s.halted(ctx, a), nil
+		}
 		out.res = conformToOutputSchema(t, out.res, s.opts.ErrorStructuredContent)
 		outcome := metering.OutcomeOK
 		switch {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Script deadlines make every counting script's outcome known to the
@@ -18,6 +20,13 @@ import (
 // time by the measured offset between the two clocks. Past it the script
 // changes nothing and answers an error; the replica has already settled
 // the call as not counted (docs/security.md H8).
+//
+// The deadline is also never later than the Redis client's read timeout
+// from now: a single Redis's client gives up on an answer at its read
+// timeout, and a script that applied after that would count a call the
+// replica had refused. (go-redis's Cluster client waits past its read
+// timeout until the context ends; the bound holds there too, so a call's
+// outcome is known within the read timeout on every client.)
 
 // maxDeadlineMargin is the most of a context's remaining time kept back
 // from a script's deadline, so that a script that applies does so while the
@@ -54,6 +63,9 @@ func (o *clockOffset) observe(t0, t1 time.Time, redisUS int64) {
 // the error is returned and the script must not be sent.
 func (m *RedisMeter) scriptDeadline(ctx context.Context) (string, error) {
 	d, ok := ctx.Deadline()
+	if rt := m.readTimeout; rt > 0 && (!ok || time.Until(d) > rt) {
+		d, ok = time.Now().Add(rt), true
+	}
 	if !ok {
 		return "", nil
 	}
@@ -75,3 +87,19 @@ func (m *RedisMeter) scriptDeadline(ctx context.Context) (string, error) {
 	}
 	return strconv.FormatInt(d.Add(-margin).UnixMicro()+m.offset.us.Load(), 10), nil
 }
+
+// clientReadTimeout is the read timeout of a go-redis client (0 when it
+// has none, or for another client).
+func clientReadTimeout(c any) time.Duration {
+	switch c := c.(type) {
+	case *redis.Client:
+		return positive(c.Options().ReadTimeout)
+	case *redis.ClusterClient:
+		return positive(c.Options().ReadTimeout)
+	}
+	return 0
+}
+
+// positive is d, or 0 when d is not positive (go-redis's -1 and -2 mean
+// no timeout).
+func positive(d time.Duration) time.Duration { return max(d, 0) }

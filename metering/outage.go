@@ -40,8 +40,12 @@ type OutageOptions struct {
 // OutageStats are an OutageMeter's counters since it was created, for
 // metrics.
 type OutageStats struct {
-	// Down is true while Redis is considered down (fail_open only).
+	// Down is true while Redis, or one shard of a Redis Cluster, is
+	// considered down (fail_open only).
 	Down bool
+	// DownShards is how many shards are down (fail_open only): masters of
+	// a Redis Cluster by address, or the one Redis.
+	DownShards int
 	// Buffered is the number of entries waiting to be replayed: one per
 	// call or refund, fewer after a failed replay put back aggregates.
 	Buffered int
@@ -51,8 +55,14 @@ type OutageStats struct {
 	Dropped int64
 	// Replayed counts calls and refunds written back to Redis.
 	Replayed int64
-	// DroppedEvents counts usage events lost while Redis was down.
+	// DroppedEvents counts usage events lost because Redis could not take
+	// them and the events kept waiting for it (BufferSize) were too many.
 	DroppedEvents int64
+	// EventsKept is the number of usage events waiting for Redis to take
+	// them, oldest first.
+	EventsKept int
+	// EventsReplayed counts kept events written once Redis answered.
+	EventsReplayed int64
 	// Unsettled is the number of calls waiting to be settled by id: sent
 	// to Redis without an answer and not served, or refunds that did not
 	// reach it (settle.go).
@@ -72,18 +82,21 @@ type OutageStats struct {
 // Retry-After.
 //
 // Under fail_open, a call that fails with ErrUnavailable (and not because
-// its own context ended) marks Redis down and is admitted with a Degraded
+// its own context ended) marks its shard down (shards.go: the one Redis,
+// or on a Redis Cluster the master of the key's slot, so that the keys of
+// the other masters stay metered) and is admitted with a Degraded
 // Decision: no rate limit or quota is checked, and its cost is kept in a
 // bounded local buffer (the oldest entries are dropped beyond BufferSize,
-// counted in OutageStats.Dropped and logged). While down, calls do not
-// wait for Redis at all. A background goroutine probes Redis every
-// RetryInterval and, once it answers, replays the buffer into the day,
-// month and per-tool counters of each call's time (by this replica's
-// clock), aggregated per key, tool and day, then sends calls to Redis
-// again. Replay is at least once: if Redis fails after applying an
-// aggregate but before answering, that aggregate is counted twice. Usage
-// events are not buffered: those recorded while down are dropped and
-// counted. Rate-limit state (GCRA) is not replayed.
+// counted in OutageStats.Dropped and logged). While its shard is down, a
+// call does not wait for Redis at all. A background goroutine probes each
+// down shard every RetryInterval (after asking for a fresh slot map) and,
+// once it answers, replays that shard's buffer into the day, month and
+// per-tool counters of each call's time (by this replica's clock),
+// aggregated per key, tool and day, then sends its calls to Redis again.
+// Rate-limit state (GCRA) is not replayed.
+//
+// Under both policies, usage events that Redis cannot take are kept
+// (bounded by BufferSize) and written in order once it answers.
 //
 // Under both policies, a call whose admission was sent but not answered is
 // settled by its id once Redis answers (settle.go): given back when it was
@@ -99,11 +112,12 @@ type OutageMeter struct {
 	log    *slog.Logger
 
 	mu        sync.Mutex
-	down      bool
-	buf       []pending // ring of at most size entries
-	head      int       // index of the oldest entry
-	n         int       // entries in buf
+	down      map[string]string // down shard → a key id of it, to probe with (shards.go)
+	buf       []pending         // ring of at most size entries
+	head      int               // index of the oldest entry
+	n         int               // entries in buf
 	unsettled []settleOp
+	events    []Event // kept while Redis could not take them, oldest first
 	stats     OutageStats
 
 	wake   chan struct{}
@@ -117,6 +131,7 @@ type OutageMeter struct {
 // already sent once.
 type pending struct {
 	keyID, tool string
+	shard       string // the key's shard when it was buffered
 	at          time.Time
 	cost, calls int64
 	entries     int64 // buffered calls and refunds aggregated into this one
@@ -135,6 +150,7 @@ func NewOutageMeter(ctx context.Context, m *RedisMeter, opts OutageOptions) *Out
 		log:    opts.Logger,
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
+		down:   map[string]string{},
 	}
 	if o.policy == "" {
 		o.policy = OutageFailClosed
@@ -160,6 +176,9 @@ func (o *OutageMeter) Policy() Outage { return o.policy }
 func (o *OutageMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	if o.policy != OutageFailOpen {
 		d, err := o.m.AdmitCall(ctx, c)
+		if errors.Is(err, ErrUnavailable) {
+			o.m.refreshTopology()
+		}
 		if op := unsettled(err); op != nil {
 			o.queueSettle(*op) // answered 503: give it back if it counted
 		}
@@ -168,11 +187,12 @@ func (o *OutageMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	if err := c.validate(); err != nil {
 		return Decision{}, err
 	}
+	shard := o.m.shardOf(c.KeyID)
 	var ref callRef
-	if !o.isDown() {
+	if !o.isDown(shard) {
 		d, err := o.m.AdmitCall(ctx, c)
 		op := unsettled(err)
-		if !o.failsOpen(ctx, err) {
+		if !o.failsOpen(ctx, err, shard, c.KeyID) {
 			if op != nil {
 				o.queueSettle(*op) // not served (the client left)
 			}
@@ -183,7 +203,7 @@ func (o *OutageMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 		}
 	}
 	at := o.m.replicaNow().UTC()
-	o.push(pending{keyID: c.KeyID, tool: c.Tool, at: at, cost: c.Cost, calls: 1, entries: 1, ref: ref}, true)
+	o.push(pending{keyID: c.KeyID, tool: c.Tool, shard: shard, at: at, cost: c.Cost, calls: 1, entries: 1, ref: ref}, true)
 	return Decision{Allowed: true, Degraded: true, Plan: c.Plan.Name, Cost: c.Cost, At: at}, nil
 }
 
@@ -195,24 +215,26 @@ func (o *OutageMeter) Refund(ctx context.Context, c Call, d Decision) error {
 		// sent again, under either policy.
 		err := o.m.Refund(ctx, c, d)
 		if errors.Is(err, ErrUnavailable) {
+			o.m.refreshTopology()
 			o.queueSettle(undoOp(c, d))
 			if o.policy == OutageFailOpen {
-				o.failsOpen(ctx, err)
+				o.failsOpen(ctx, err, o.m.shardOf(c.KeyID), c.KeyID)
 			}
 			return nil
 		}
 		return err
 	}
-	if o.policy != OutageFailOpen || (!d.Degraded && !o.isDown()) {
+	shard := o.m.shardOf(c.KeyID)
+	if o.policy != OutageFailOpen || (!d.Degraded && !o.isDown(shard)) {
 		err := o.m.Refund(ctx, c, d)
-		if o.policy != OutageFailOpen || !o.failsOpen(ctx, err) {
+		if o.policy != OutageFailOpen || !o.failsOpen(ctx, err, shard, c.KeyID) {
 			return err
 		}
 	}
 	if !d.Allowed {
 		return nil
 	}
-	o.push(pending{keyID: c.KeyID, tool: c.Tool, at: d.At, cost: -d.Cost, calls: -1, entries: 1}, false)
+	o.push(pending{keyID: c.KeyID, tool: c.Tool, shard: shard, at: d.At, cost: -d.Cost, calls: -1, entries: 1}, false)
 	return nil
 }
 
@@ -222,43 +244,74 @@ func (o *OutageMeter) Report(ctx context.Context, keyID string, plan *Plan) (Rep
 	return o.m.Report(ctx, keyID, plan)
 }
 
-// RecordEvent is [RedisMeter.RecordEvent]; under fail_open an event that
-// cannot be written is dropped and counted, not returned as an error.
+// RecordEvent is [RedisMeter.RecordEvent] under the outage policy: see
+// RecordEvents.
 func (o *OutageMeter) RecordEvent(ctx context.Context, e Event) error {
-	if o.policy == OutageFailOpen && o.isDown() {
-		o.mu.Lock()
-		o.stats.DroppedEvents++
-		o.mu.Unlock()
-		return nil
-	}
-	err := o.m.RecordEvent(ctx, e)
-	if o.policy == OutageFailOpen && o.failsOpen(ctx, err) {
-		o.mu.Lock()
-		o.stats.DroppedEvents++
-		o.mu.Unlock()
-		return nil
-	}
-	return err
+	return o.RecordEvents(ctx, []Event{e})
 }
 
-// RecordEvents is [RedisMeter.RecordEvents] under the policy, as
-// RecordEvent: under fail_open events that cannot be written are dropped
-// and counted.
+// RecordEvents is [RedisMeter.RecordEvents], under either policy: events
+// that Redis cannot take now are kept, oldest first, and written once it
+// answers (at most BufferSize; beyond it the oldest are dropped, counted
+// in OutageStats.DroppedEvents and logged). While events are kept, new
+// ones wait behind them, so the stream keeps their order.
 func (o *OutageMeter) RecordEvents(ctx context.Context, events []Event) error {
-	if o.policy == OutageFailOpen && o.isDown() {
-		o.mu.Lock()
-		o.stats.DroppedEvents += int64(len(events))
-		o.mu.Unlock()
+	if len(events) == 0 {
 		return nil
 	}
-	err := o.m.RecordEvents(ctx, events)
-	if o.policy == OutageFailOpen && o.failsOpen(ctx, err) {
-		o.mu.Lock()
-		o.stats.DroppedEvents += int64(len(events))
-		o.mu.Unlock()
-		return nil
+	o.mu.Lock()
+	waiting := len(o.events) > 0
+	o.mu.Unlock()
+	if !waiting {
+		err := o.m.RecordEvents(ctx, events)
+		if err == nil || !errors.Is(err, ErrUnavailable) || errors.Is(ctx.Err(), context.Canceled) {
+			return err
+		}
+		o.m.refreshTopology()
 	}
-	return err
+	o.keepEvents(events)
+	return nil
+}
+
+// keepEvents adds events to those waiting for Redis, dropping the oldest
+// beyond BufferSize.
+func (o *OutageMeter) keepEvents(events []Event) {
+	o.mu.Lock()
+	o.events = append(o.events, events...)
+	over := len(o.events) - o.size
+	if over > 0 {
+		o.events = append(o.events[:0:0], o.events[over:]...)
+		o.stats.DroppedEvents += int64(over)
+	}
+	dropped := o.stats.DroppedEvents
+	o.mu.Unlock()
+	if over > 0 {
+		o.log.Warn("metering: usage events kept for Redis past the buffer; dropping the oldest", "dropped_events", dropped, "buffer_size", o.size)
+	}
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// flushEvents writes the kept events, 1,000 at a time; on a failure the
+// rest stay kept.
+func (o *OutageMeter) flushEvents(ctx context.Context) error {
+	for {
+		o.mu.Lock()
+		batch := o.events[:min(len(o.events), 1000)]
+		o.mu.Unlock()
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := o.m.RecordEvents(ctx, batch); err != nil {
+			return err
+		}
+		o.mu.Lock()
+		o.events = o.events[len(batch):]
+		o.stats.EventsReplayed += int64(len(batch))
+		o.mu.Unlock()
+	}
 }
 
 // Ping is [RedisMeter.Ping]: readiness reflects Redis whatever the policy.
@@ -269,7 +322,7 @@ func (o *OutageMeter) Stats() OutageStats {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.stats
-	s.Down, s.Buffered, s.Unsettled = o.down, o.n, len(o.unsettled)
+	s.Down, s.DownShards, s.Buffered, s.Unsettled, s.EventsKept = len(o.down) > 0, len(o.down), o.n, len(o.unsettled), len(o.events)
 	return s
 }
 
@@ -282,11 +335,13 @@ func (o *OutageMeter) Close(ctx context.Context) error {
 	if err := o.settleAll(ctx); err != nil {
 		return fmt.Errorf("metering: %d calls not settled: %w", o.Stats().Unsettled, err)
 	}
-	if o.Stats().Buffered == 0 {
-		return nil
+	if o.Stats().Buffered > 0 {
+		if err := o.Flush(ctx); err != nil {
+			return fmt.Errorf("metering: %d buffered calls not replayed: %w", o.Stats().Buffered, err)
+		}
 	}
-	if err := o.Flush(ctx); err != nil {
-		return fmt.Errorf("metering: %d buffered calls not replayed: %w", o.Stats().Buffered, err)
+	if err := o.flushEvents(ctx); err != nil {
+		return fmt.Errorf("metering: %d usage events not written: %w", o.Stats().EventsKept, err)
 	}
 	return nil
 }
@@ -307,25 +362,45 @@ func (o *OutageMeter) queueSettle(op settleOp) {
 	}
 }
 
-// settleAll settles every queued call, oldest first; on a failure the rest
-// stay queued and the error is returned.
+// settleAll settles every queued call, oldest first. An op of a shard
+// that is down waits; one that fails stays queued, and the first error is
+// returned. Once ctx ends the rest stay queued.
 func (o *OutageMeter) settleAll(ctx context.Context) error {
 	o.mu.Lock()
 	ops := o.unsettled
 	o.unsettled = nil
 	o.mu.Unlock()
+	var keep []settleOp
+	var first error
 	for i, op := range ops {
+		if ctx.Err() != nil {
+			keep = append(keep, ops[i:]...)
+			break
+		}
+		if o.isDown(o.m.shardOf(op.keyID)) {
+			keep = append(keep, op)
+			continue
+		}
 		if err := o.m.settle(ctx, op); err != nil {
-			o.mu.Lock()
-			o.unsettled = append(ops[i:], o.unsettled...)
-			o.mu.Unlock()
-			return err
+			keep = append(keep, op)
+			if first == nil {
+				first = err
+			}
+			continue
 		}
 		o.mu.Lock()
 		o.stats.Settled++
 		o.mu.Unlock()
 	}
-	return nil
+	if len(keep) > 0 {
+		o.mu.Lock()
+		o.unsettled = append(keep, o.unsettled...)
+		o.mu.Unlock()
+		if first == nil {
+			first = fmt.Errorf("%w: %d calls wait for their shard", ErrUnavailable, len(keep))
+		}
+	}
+	return first
 }
 
 // failsOpen reports whether err is a store failure to fail open on, and
@@ -334,25 +409,41 @@ func (o *OutageMeter) settleAll(ctx context.Context) error {
 // A call whose own context ran out of time while waiting for Redis counts
 // as a store failure (a stalled Redis looks exactly like that); one whose
 // context was cancelled (the client left) does not.
-func (o *OutageMeter) failsOpen(ctx context.Context, err error) bool {
+//
+// Only shard, the shard of keyID (shards.go), is marked down: on a Redis
+// Cluster the keys of the other masters stay metered.
+func (o *OutageMeter) failsOpen(ctx context.Context, err error, shard, keyID string) bool {
 	if err == nil || !errors.Is(err, ErrUnavailable) || errors.Is(ctx.Err(), context.Canceled) {
 		return false
 	}
+	o.m.refreshTopology()
 	o.mu.Lock()
-	wasDown := o.down
-	o.down = true
+	_, wasDown := o.down[shard]
+	if !wasDown {
+		o.down[shard] = keyID
+	}
 	o.mu.Unlock()
 	if !wasDown {
 		o.log.Warn("metering store down; failing open: calls admitted without limits and counted locally",
-			"error", err, "buffer_size", o.size)
+			"shard", shardName(shard), "error", err, "buffer_size", o.size)
 	}
 	return true
 }
 
-func (o *OutageMeter) isDown() bool {
+// shardName is a shard for the log: "redis" for the one Redis.
+func shardName(shard string) string {
+	if shard == "" {
+		return "redis"
+	}
+	return shard
+}
+
+// isDown reports whether shard is down.
+func (o *OutageMeter) isDown(shard string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.down
+	_, down := o.down[shard]
+	return down
 }
 
 // push buffers p, dropping the oldest entry when full.
@@ -383,11 +474,26 @@ func (o *OutageMeter) push(p pending, degraded bool) {
 	}
 }
 
-// take removes and returns every buffered entry, oldest first.
-func (o *OutageMeter) take() []pending {
+// take removes and returns the buffered entries for which keep is true
+// (every one when keep is nil), oldest first; the others stay.
+func (o *OutageMeter) take(keep func(pending) bool) []pending {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.take0()
+	all := o.take0()
+	if keep == nil {
+		return all
+	}
+	var out, stay []pending
+	for _, p := range all {
+		if keep(p) {
+			out = append(out, p)
+		} else {
+			stay = append(stay, p)
+		}
+	}
+	copy(o.buf, stay)
+	o.head, o.n = 0, len(stay)
+	return out
 }
 
 // putBack returns unreplayed entries to the front of the buffer (as far as
@@ -423,8 +529,11 @@ func (o *OutageMeter) take0() []pending {
 // Flush replays the buffer into Redis now, aggregated per key, tool and
 // day. On failure the unreplayed entries stay buffered and the error
 // (wrapping ErrUnavailable) is returned.
-func (o *OutageMeter) Flush(ctx context.Context) error {
-	ps := o.take()
+func (o *OutageMeter) Flush(ctx context.Context) error { return o.flush(ctx, nil) }
+
+// flush is Flush of the entries for which which is true (all when nil).
+func (o *OutageMeter) flush(ctx context.Context, which func(pending) bool) error {
+	ps := o.take(which)
 	if len(ps) == 0 {
 		return nil
 	}
@@ -444,7 +553,7 @@ func (o *OutageMeter) Flush(ctx context.Context) error {
 		k := aggKey{p.keyID, p.tool, dayPeriod(p.at)}
 		a := agg[k]
 		if a == nil {
-			a = &pending{keyID: p.keyID, tool: p.tool, at: p.at, ref: callRef{id: nonce(), minutes: [3]int64{minute}}}
+			a = &pending{keyID: p.keyID, tool: p.tool, shard: p.shard, at: p.at, ref: callRef{id: nonce(), minutes: [3]int64{minute}}}
 			agg[k] = a
 			out = append(out, a)
 		}
@@ -474,8 +583,8 @@ func (o *OutageMeter) Flush(ctx context.Context) error {
 	return nil
 }
 
-// run probes Redis while it is down and replays the buffer once it
-// answers.
+// run probes the down shards, settles, replays and writes kept events
+// once Redis answers.
 func (o *OutageMeter) run(ctx context.Context) {
 	defer close(o.done)
 	t := time.NewTicker(o.retry)
@@ -486,44 +595,67 @@ func (o *OutageMeter) run(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-o.wake:
-			if o.isDown() {
+			if o.Stats().Down {
 				continue // wait for the ticker: no probe per call
 			}
 		}
-		if s := o.Stats(); s.Buffered == 0 && s.Unsettled == 0 && !s.Down {
+		if s := o.Stats(); s.Buffered == 0 && s.Unsettled == 0 && !s.Down && s.EventsKept == 0 {
 			continue
 		}
 		o.recover(ctx)
 	}
 }
 
-// recover replays the buffer if Redis answers, and marks it up once the
-// buffer is empty.
+// recover probes each down shard (after asking for a fresh slot map: a
+// replica may hold its slots now), replays a shard's buffer once it
+// answers and marks it up when nothing of it is left; it then settles
+// queued calls, replays what is buffered for shards that are up, and
+// writes the kept events.
 func (o *OutageMeter) recover(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, o.retry)
 	defer cancel()
-	if err := o.m.Ping(pctx); err != nil {
-		return
+	o.mu.Lock()
+	down := make(map[string]string, len(o.down))
+	for shard, keyID := range o.down {
+		down[shard] = keyID
 	}
-	if err := o.settleAll(pctx); err != nil {
-		return
+	o.mu.Unlock()
+	if len(down) > 0 {
+		o.m.refreshTopology()
 	}
-	for range 3 { // calls still degrade while replaying; catch up a few times
-		if err := o.Flush(pctx); err != nil {
-			return
+	for shard, keyID := range down {
+		if o.m.pingShardOf(pctx, keyID) != nil {
+			continue
 		}
-		o.mu.Lock()
-		if o.n == 0 {
-			wasDown := o.down
-			o.down = false
-			s := o.stats
-			o.mu.Unlock()
-			if wasDown {
-				o.log.Info("metering store answering again; buffered counts replayed",
-					"replayed", s.Replayed, "dropped", s.Dropped, "degraded", s.Degraded)
+		for range 3 { // calls still degrade while replaying; catch up a few times
+			if err := o.flush(pctx, func(p pending) bool { return p.shard == shard }); err != nil {
+				break
 			}
-			return
+			o.mu.Lock()
+			left := 0
+			for i := range o.n {
+				if o.buf[(o.head+i)%o.size].shard == shard {
+					left++
+				}
+			}
+			if left == 0 {
+				delete(o.down, shard)
+				s := o.stats
+				o.mu.Unlock()
+				o.log.Info("metering store answering again; buffered counts replayed",
+					"shard", shardName(shard), "replayed", s.Replayed, "dropped", s.Dropped, "degraded", s.Degraded)
+				break
+			}
+			o.mu.Unlock()
 		}
-		o.mu.Unlock()
 	}
+	_ = o.settleAll(pctx)
+	o.mu.Lock()
+	stillDown := make(map[string]bool, len(o.down))
+	for shard := range o.down {
+		stillDown[shard] = true
+	}
+	o.mu.Unlock()
+	_ = o.flush(pctx, func(p pending) bool { return !stillDown[p.shard] }) // take holds o.mu: a copy of the set
+	_ = o.flushEvents(pctx)
 }

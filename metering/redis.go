@@ -78,6 +78,9 @@ type RedisMeter struct {
 
 	// offset is Redis TIME minus the replica's clock (see scriptDeadline).
 	offset clockOffset
+
+	// readTimeout bounds every script deadline (deadline.go).
+	readTimeout time.Duration
 }
 
 // NewRedis returns a meter backed by client, which may be a single node,
@@ -87,7 +90,7 @@ func NewRedis(client redis.UniversalClient, opts Options) *RedisMeter {
 	if client == nil {
 		panic("metering: NewRedis with a nil client")
 	}
-	m := &RedisMeter{rdb: client, eventStream: opts.EventStream, eventMaxLen: opts.EventMaxLen}
+	m := &RedisMeter{rdb: client, eventStream: opts.EventStream, eventMaxLen: opts.EventMaxLen, readTimeout: clientReadTimeout(client)}
 	if m.eventStream == "" {
 		m.eventStream = DefaultEventStream
 	}

@@ -128,7 +128,7 @@ func (o *OutageMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
 	var toRedis []RefundRequest
 	var at []int
 	for i, r := range rs {
-		if o.policy != OutageFailOpen || (!r.Decision.Degraded && !o.isDown()) {
+		if o.policy != OutageFailOpen || (!r.Decision.Degraded && !o.isDown(o.m.shardOf(r.Call.KeyID))) {
 			toRedis = append(toRedis, r)
 			at = append(at, i)
 			continue
@@ -137,15 +137,18 @@ func (o *OutageMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
 	}
 	for j, err := range o.m.Refunds(ctx, toRedis) {
 		r := toRedis[j]
+		if errors.Is(err, ErrUnavailable) {
+			o.m.refreshTopology()
+		}
 		if r.Decision.ref.id != "" && errors.Is(err, ErrUnavailable) {
 			// By the call's record: kept and sent again (settle.go).
 			o.queueSettle(undoOp(r.Call, r.Decision))
 			if o.policy == OutageFailOpen {
-				o.failsOpen(ctx, err)
+				o.failsOpen(ctx, err, o.m.shardOf(r.Call.KeyID), r.Call.KeyID)
 			}
 			continue
 		}
-		if o.policy == OutageFailOpen && o.failsOpen(ctx, err) {
+		if o.policy == OutageFailOpen && o.failsOpen(ctx, err, o.m.shardOf(r.Call.KeyID), r.Call.KeyID) {
 			o.buffer(r)
 			continue
 		}
@@ -159,5 +162,5 @@ func (o *OutageMeter) buffer(r RefundRequest) {
 	if !r.Decision.Allowed {
 		return
 	}
-	o.push(pending{keyID: r.Call.KeyID, tool: r.Call.Tool, at: r.Decision.At, cost: -r.Decision.Cost, calls: -1, entries: 1}, false)
+	o.push(pending{keyID: r.Call.KeyID, tool: r.Call.Tool, shard: o.m.shardOf(r.Call.KeyID), at: r.Decision.At, cost: -r.Decision.Cost, calls: -1, entries: 1}, false)
 }

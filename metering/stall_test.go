@@ -79,3 +79,40 @@ func TestIssue8RedisStallSettles(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptDeadlineWithinReadTimeout: a call whose context allows 3 s
+// meets a Redis stalled for 1.5 s (SIGSTOP). The client gives up at its
+// 1 s read timeout and the call is refused; when Redis resumes it runs the
+// queued script, whose deadline was the read timeout, not the context's,
+// so nothing is counted, with no settling needed (RedisMeter alone, no
+// OutageMeter).
+func TestScriptDeadlineWithinReadTimeout(t *testing.T) {
+	proc := startRedisProc(t)
+	rm := NewRedis(proc.client(), Options{})
+	p := mustParsePlans(t, outagePlan).Plan("p")
+	c := Call{KeyID: "paused", Plan: p, Tool: "two", Cost: 2}
+	ctx := context.Background()
+	if d, err := rm.AdmitCall(ctx, c); err != nil || !d.Allowed {
+		t.Fatalf("before the pause: %+v, %v", d, err)
+	}
+	if err := proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(1500 * time.Millisecond); _ = proc.cmd.Process.Signal(syscall.SIGCONT) }()
+	t.Cleanup(func() { _ = proc.cmd.Process.Signal(syscall.SIGCONT) })
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	d, err := rm.AdmitCall(cctx, c)
+	if !errors.Is(err, ErrUnavailable) || d.Allowed {
+		t.Fatalf("during the pause: %+v, %v; want ErrUnavailable", d, err)
+	}
+	if took := time.Since(start); took > 1400*time.Millisecond {
+		t.Errorf("the refusal took %v, want about the 1 s read timeout", took)
+	}
+	time.Sleep(1500 * time.Millisecond) // Redis resumes and runs the script waiting on its socket
+	if r := mustReport(t, rm, "paused", p); r.Periods[0].Used != 2 || r.Periods[1].Tools["two"] != (ToolUsage{1, 2}) {
+		t.Errorf("usage %+v, want only the call before the pause (1 call, 2 units)", r.Periods)
+	}
+	t.Cleanup(func() { deleteKeys(t, proc.client(), "paused") })
+}

@@ -25,6 +25,12 @@ const (
 	redisWriteTimeout  = time.Second
 	redisMaxRetries    = -1
 	redisDialerRetries = 1
+	// redisClusterRefresh is how old the cluster's slot map may grow
+	// before the next command has it read again (CLUSTER SLOTS, in the
+	// background): after a master dies and a replica takes its slots, its
+	// keys are served again within this of the promotion, not go-redis's
+	// default 60 s. MOVED answers reload it at once.
+	redisClusterRefresh = time.Second
 )
 
 // redisTarget says which Redis a client reaches, for the startup log
@@ -56,6 +62,9 @@ func newRedisClient(mode config.RedisMode, redisURL config.Secret) (redis.Univer
 			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL (redis_mode cluster): %w", err)
 		}
 		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
+		if o.ClusterStateReloadInterval == 0 {
+			o.ClusterStateReloadInterval = redisClusterRefresh
+		}
 		t.addrs = o.Addrs
 		return redis.NewClusterClient(o), t, nil
 	case config.RedisSentinel:
@@ -172,13 +181,8 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 	}
 	down := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "restmcp_meter_outage_down",
-		Help: "1 while the metering store (Redis) is considered down under fail_open, else 0.",
-	}, stat(func(s metering.OutageStats) float64 {
-		if s.Down {
-			return 1
-		}
-		return 0
-	}))
+		Help: "Shards of the metering store considered down under fail_open: 1 for the one Redis, or the number of Redis Cluster masters; 0 when all answer.",
+	}, stat(func(s metering.OutageStats) float64 { return float64(s.DownShards) }))
 	buffered := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "restmcp_meter_outage_buffered",
 		Help: "Calls and refunds counted locally, waiting to be replayed into Redis.",
@@ -187,7 +191,11 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 		Name: "restmcp_meter_unsettled",
 		Help: "Calls whose admission or refund got no answer from Redis, waiting to be settled by their id.",
 	}, stat(func(s metering.OutageStats) float64 { return float64(s.Unsettled) }))
-	counters := []prometheus.Collector{down, buffered, unsettled}
+	eventsKept := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "restmcp_meter_events_kept",
+		Help: "Usage events waiting for Redis to take them.",
+	}, stat(func(s metering.OutageStats) float64 { return float64(s.EventsKept) }))
+	counters := []prometheus.Collector{down, buffered, unsettled, eventsKept}
 	for _, c := range []struct {
 		name, help string
 		f          func(metering.OutageStats) int64
@@ -195,7 +203,8 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 		{"restmcp_meter_outage_degraded_total", "Calls admitted without Redis under fail_open (no limits checked).", func(s metering.OutageStats) int64 { return s.Degraded }},
 		{"restmcp_meter_outage_dropped_total", "Calls and refunds dropped because the outage buffer was full.", func(s metering.OutageStats) int64 { return s.Dropped }},
 		{"restmcp_meter_outage_replayed_total", "Calls and refunds replayed into Redis after an outage.", func(s metering.OutageStats) int64 { return s.Replayed }},
-		{"restmcp_meter_outage_dropped_events_total", "Usage events lost while Redis was down.", func(s metering.OutageStats) int64 { return s.DroppedEvents }},
+		{"restmcp_meter_outage_dropped_events_total", "Usage events lost because Redis could not take them and more than the buffer's size were waiting.", func(s metering.OutageStats) int64 { return s.DroppedEvents }},
+		{"restmcp_meter_events_replayed_total", "Kept usage events written once Redis answered.", func(s metering.OutageStats) int64 { return s.EventsReplayed }},
 		{"restmcp_meter_settled_total", "Calls settled by their id once Redis answered again (given back if not served, counted once if served).", func(s metering.OutageStats) int64 { return s.Settled }},
 		{"restmcp_meter_unsettled_dropped_total", "Calls dropped unsettled because the queue was full.", func(s metering.OutageStats) int64 { return s.UnsettledDropped }},
 	} {

@@ -154,6 +154,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := httpSrv.Shutdown(sctx); err != nil {
+		// Calls still running past the shutdown timeout are stopped and
+		// refunded, never left counted but not served.
+		logger.Warn("calls still running at the end of the shutdown timeout; stopping and refunding them", "error", err)
+		srv.HaltCalls()
+		hctx, hcancel := context.WithTimeout(context.Background(), haltGrace)
+		defer hcancel()
+		if err := srv.Close(hctx); err != nil {
+			logger.Warn("usage events or refunds not written before shutdown", "error", err)
+		}
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	if err := srv.Close(sctx); err != nil {
@@ -161,6 +170,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	return nil
 }
+
+// haltGrace is how long the calls HaltCalls stops have to write their
+// refunds after the shutdown timeout.
+const haltGrace = 5 * time.Second
 
 // newHTTPServer is the HTTP server in front of the handler, with the
 // deadlines and limits a public deployment needs (net/http Server fields):
