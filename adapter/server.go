@@ -378,7 +378,8 @@ type Server struct {
 	haltOnce sync.Once
 
 	// Two go-sdk handlers over the same mcp.Server, one answering with
-	// application/json and one with text/event-stream; see acceptMiddleware.
+	// application/json and one with text/event-stream; decode (transport.go)
+	// picks one per request from its Accept header.
 	jsonHandler   http.Handler
 	sseHandler    http.Handler
 	legacyHandler http.Handler // Options.LegacySSEPath

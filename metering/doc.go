@@ -71,8 +71,9 @@
 // capped stream. Counters expire ([DayUsageTTL], [UsageTTL]) after their
 // first call, so Redis does not grow forever and last month's counter
 // stays readable throughout the following month. [Registry] maps API keys
-// to plans.
-
+// to plans. On a Redis Cluster the outage policy keeps its state per
+// shard (shards.go): a dead master stops only the keys it holds.
+//
 // # Redis key layout
 //
 // Every key is built by [Key] and starts with [KeyPrefix]; all keys of one
