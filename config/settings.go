@@ -13,7 +13,7 @@ import (
 )
 
 // Setting describes one configuration setting: how to set it and what it
-// means. [Settings] returns them all; --help and the README table are built
+// means. [Settings] returns them all; --help and docs/settings.md are built
 // from that list.
 type Setting struct {
 	// Key is the YAML key, e.g. "rate_limit". Empty for the config file
@@ -68,53 +68,65 @@ func Settings() []Setting {
 	return out
 }
 
-// WriteUsage writes the flag reference for --help to w: every flag with its
-// environment variable, YAML key, default and meaning.
+// WriteUsage writes the flag reference for --help to w, group by group
+// (SettingGroups): every flag with its environment variable, YAML key,
+// default and meaning.
 func WriteUsage(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("Settings (precedence: flag > environment > config file > default):\n")
-	for _, s := range Settings() {
-		b.WriteString("\n")
-		if s.Flag != "" {
-			fmt.Fprintf(&b, "  --%s %s\n", s.Flag, s.Type)
-		} else {
-			fmt.Fprintf(&b, "  (no flag) %s\n", s.Type)
+	b.WriteString("Settings (precedence: flag > environment > config file > default), by concern:\n")
+	for _, g := range SettingGroups() {
+		fmt.Fprintf(&b, "\n%s: %s\n", strings.ToUpper(g.Name), g.About)
+		for _, s := range g.Settings {
+			b.WriteString("\n")
+			if s.Flag != "" {
+				fmt.Fprintf(&b, "  --%s %s\n", s.Flag, s.Type)
+			} else {
+				fmt.Fprintf(&b, "  (no flag) %s\n", s.Type)
+			}
+			fmt.Fprintf(&b, "        %s\n", s.Usage)
+			src := "env " + s.Env
+			if s.Key != "" {
+				src += ", config file key " + s.Key
+			}
+			def := s.Default
+			if def == "" {
+				def = `""`
+			}
+			fmt.Fprintf(&b, "        (%s; default %s)\n", src, def)
 		}
-		fmt.Fprintf(&b, "        %s\n", s.Usage)
-		src := "env " + s.Env
-		if s.Key != "" {
-			src += ", config file key " + s.Key
-		}
-		def := s.Default
-		if def == "" {
-			def = `""`
-		}
-		fmt.Fprintf(&b, "        (%s; default %s)\n", src, def)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// WriteMarkdown writes the settings as a Markdown table (environment
-// variable, flag, config file key, default, meaning), for the README.
+// WriteMarkdown writes the settings reference, docs/settings.md: a
+// section per group (SettingGroups), each a Markdown table (environment
+// variable, flag, config file key, default, meaning).
 func WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("| env var | flag | config file key | default | meaning |\n")
-	b.WriteString("|---|---|---|---|---|\n")
+	b.WriteString("# restmcp: settings\n\n")
+	b.WriteString("Generated from the settings table (config/settings.go) by `go test ./config -run TestSettingsDocument -update-settings`;\n")
+	b.WriteString("`restmcp help` prints the same, group by group. Precedence: flag > environment > config file > default. An\n")
+	b.WriteString("environment variable set to the empty string counts as unset.\n")
 	code := func(s string) string {
 		if s == "" {
 			return ""
 		}
 		return "`" + s + "`"
 	}
-	for _, s := range Settings() {
-		flagName := ""
-		if s.Flag != "" {
-			flagName = "--" + s.Flag
+	for _, g := range SettingGroups() {
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", g.Name, g.About)
+		b.WriteString("| env var | flag | config file key | default | meaning |\n")
+		b.WriteString("|---|---|---|---|---|\n")
+		for _, s := range g.Settings {
+			flagName := ""
+			if s.Flag != "" {
+				flagName = "--" + s.Flag
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
+				code(s.Env), code(flagName), code(s.Key), code(s.Default),
+				strings.ReplaceAll(s.Usage, "|", "\\|"))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
-			code(s.Env), code(flagName), code(s.Key), code(s.Default),
-			strings.ReplaceAll(s.Usage, "|", "\\|"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -141,20 +142,60 @@ func TestWriteUsage(t *testing.T) {
 	}
 }
 
-// TestREADMESettingsTable keeps the README's settings table exactly what
-// WriteMarkdown writes from the settings table. To update the README,
-// paste the "want" text this test prints over the table.
-func TestREADMESettingsTable(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+var updateSettings = flag.Bool("update-settings", false, "rewrite docs/settings.md from the settings table")
+
+// TestSettingsDocument keeps docs/settings.md exactly what WriteMarkdown
+// writes from the settings table; -update-settings rewrites it.
+func TestSettingsDocument(t *testing.T) {
+	path := filepath.Join("..", "docs", "settings.md")
 	var want bytes.Buffer
 	if err := WriteMarkdown(&want); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(data, want.Bytes()) {
-		t.Errorf("README.md does not hold the settings table as WriteMarkdown writes it; want:\n%s", want.String())
+	if *updateSettings {
+		if err := os.WriteFile(path, want.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, want.Bytes()) {
+		t.Errorf("docs/settings.md is not what WriteMarkdown writes; run go test ./config -run TestSettingsDocument -update-settings")
+	}
+}
+
+// TestSettingGroups: every setting is in exactly one group, and every
+// group names only settings that exist.
+func TestSettingGroups(t *testing.T) {
+	seen := map[string]string{}
+	known := map[string]bool{}
+	for _, s := range Settings() {
+		known[s.Key] = true
+	}
+	for _, g := range settingGroups {
+		for _, k := range g.keys {
+			if !known[k] {
+				t.Errorf("group %q names %q, which is no setting", g.Name, k)
+			}
+			if other, dup := seen[k]; dup {
+				t.Errorf("%q is in groups %q and %q", k, other, g.Name)
+			}
+			seen[k] = g.Name
+		}
+	}
+	for k := range known {
+		if _, ok := seen[k]; !ok {
+			t.Errorf("setting %q is in no group", k)
+		}
+	}
+	n := 0
+	for _, g := range SettingGroups() {
+		n += len(g.Settings)
+	}
+	if n != len(Settings()) {
+		t.Errorf("the groups hold %d settings, the table %d", n, len(Settings()))
 	}
 }
 
@@ -163,22 +204,29 @@ func TestWriteMarkdown(t *testing.T) {
 	if err := WriteMarkdown(&buf); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	if got, want := len(lines), 2+len(Settings()); got != want {
-		t.Fatalf("got %d lines, want %d:\n%s", got, want, buf.String())
+	rows := 0
+	for i, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		if !strings.HasPrefix(l, "|") {
+			continue
+		}
+		if n := strings.Count(strings.ReplaceAll(l, `\|`, ""), "|"); n != 6 {
+			t.Errorf("line %d has %d cell separators, want 6: %s", i, n, l)
+		}
+		if !strings.HasPrefix(l, "| env var") && !strings.HasPrefix(l, "|---") {
+			rows++
+		}
+	}
+	if rows != len(Settings()) {
+		t.Errorf("%d setting rows, want %d", rows, len(Settings()))
 	}
 	for _, want := range []string{
+		"## Keys and plans\n\nWho may call",
 		"| `RESTMCP_RATE_WINDOW` | `--rate-window` | `rate_window` | `60s` | Length of the rate-limit window. |",
 		"| `RESTMCP_REDIS_URL` |  | `redis_url` |  | Redis for metering",
 		"| `RESTMCP_LOG_LEVEL` | `--log-level` | `log_level` | `info` |",
 	} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
-		}
-	}
-	for i, l := range lines {
-		if n := strings.Count(strings.ReplaceAll(l, `\|`, ""), "|"); n != 6 {
-			t.Errorf("line %d has %d cell separators, want 6: %s", i, n, l)
 		}
 	}
 }
