@@ -39,7 +39,7 @@
 // [Meter] (AdmitCall, Refund, RecordEvent, Report), with [RefundBatcher]
 // and [EventBatcher] for batched writes; metering's meters satisfy them.
 //
-// HTTP contract, in short (the whole of it is in the README's error model):
+// HTTP contract, in short (the whole of it is in docs/errors.md):
 // initialize, tools/list, ping, notifications and responses need no key and
 // are never metered; tools/call needs a key unless [Options.AllowAnonymous]
 // (401 with WWW-Authenticate without one); an unknown or revoked key is

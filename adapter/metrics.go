@@ -24,7 +24,7 @@ type metrics struct {
 	events    *prometheus.CounterVec // result
 }
 
-// Metric names, for README and tests.
+// Metric names, for docs/operations.md and tests.
 const (
 	MetricToolCalls        = "restmcp_tool_calls_total"
 	MetricMeterDecisions   = "restmcp_meter_decisions_total"

@@ -15,7 +15,7 @@ import (
 )
 
 // Defaults. A Config from [Default] holds exactly these values; [Settings]
-// prints them, so --help and the README cannot drift from the code.
+// prints them, so --help and docs/settings.md cannot drift from the code.
 const (
 	// DefaultSpec is empty: restmcp serves the bundled demo finance API.
 	DefaultSpec = ""

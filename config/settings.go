@@ -40,7 +40,7 @@ type Setting struct {
 
 // setting is a Setting plus the Config field it sets. The table of
 // settings is the only list of them: the environment, the flags, the
-// config file's keys, the defaults shown by --help and the README all come
+// config file's keys, the defaults shown by --help and docs/settings.md all come
 // from it, and every value is parsed by the type of its field (see
 // parseValue and decodeNode).
 type setting struct {
