@@ -32,7 +32,7 @@ const (
 	// DefaultMCPPath is where the Streamable HTTP endpoint is mounted.
 	DefaultMCPPath = "/mcp"
 	// DefaultToolMode serves one tool per operation.
-	DefaultToolMode = "full"
+	DefaultToolMode = ToolModeFull
 	// DefaultOAuthMCPPath is where the OAuth MCP endpoint is mounted.
 	DefaultOAuthMCPPath = "/oauth/mcp"
 	// DefaultRedisURL is empty: metering counters live in process memory
@@ -248,7 +248,7 @@ type Config struct {
 	// Sessions is "off" (stateless), "memory" or "redis" (sessions shared
 	// by every replica; needs redis_url): see adapter.Options.Sessions.
 	// Default off.
-	Sessions string
+	Sessions Sessions
 	// SessionIdleTimeout ends a session unused for that long. Default 30m.
 	SessionIdleTimeout time.Duration
 	// MaxSessions and MaxSessionsPerAddress cap the live sessions a replica
@@ -271,7 +271,7 @@ type Config struct {
 	ErrorStructuredContent bool
 	// UpstreamErrors is "error" (an error result, R3) or "empty_array" (the
 	// result "[]", except for 401, 403 and 429). Default error.
-	UpstreamErrors string
+	UpstreamErrors UpstreamErrors
 	// ProtocolVersions narrows the MCP revisions offered
 	// (adapter.Options.ProtocolVersions). Nil: all of them.
 	ProtocolVersions []string
@@ -283,13 +283,13 @@ type Config struct {
 	// TextContent is "full" (a result's text is the body) or "receipt" (a
 	// JSON object body travels once, in structuredContent, and the text is
 	// a one-line receipt). Default full.
-	TextContent string
+	TextContent TextContent
 	// StrictArguments closes every input schema (additionalProperties:
 	// false): unknown arguments are refused. Default false.
 	StrictArguments bool
 	// ToolNameStyle is how operationIds become tool names: snake
 	// (etfs_top_holdings), kebab (get-accounts) or as_is. Default snake.
-	ToolNameStyle string
+	ToolNameStyle ToolNameStyle
 	// ForwardHeaders lists caller headers sent upstream unchanged on every
 	// call (adapter.Options.ForwardHeaders). Nil: none.
 	ForwardHeaders []string
@@ -334,7 +334,7 @@ type Config struct {
 	// ToolMode is "full" (one tool per operation) or "compact" (three
 	// tools: search_operations, describe_operation, call_operation; for
 	// APIs too large to list). Default full.
-	ToolMode string
+	ToolMode ToolMode
 	// OAuth serves the OAuth front for Claude and ChatGPT connectors,
 	// which cannot send API keys: an authorization server whose sign-in
 	// page takes the user's API key, and a second MCP endpoint at
@@ -520,11 +520,11 @@ func Default() Config {
 		MCPPath:                    DefaultMCPPath,
 		OAuthMCPPath:               DefaultOAuthMCPPath,
 		ToolMode:                   DefaultToolMode,
-		ToolNameStyle:              "snake",
-		TextContent:                "full",
-		UpstreamErrors:             "error",
+		ToolNameStyle:              NameSnake,
+		TextContent:                TextFull,
+		UpstreamErrors:             UpstreamErrorsError,
 		LLMsTxt:                    true,
-		Sessions:                   "off",
+		Sessions:                   SessionsOff,
 		SessionIdleTimeout:         30 * time.Minute,
 		MaxSessions:                10_000,
 		MaxSessionsPerAddress:      100,
@@ -706,8 +706,8 @@ func (c Config) checkPolicies(bad problemFunc) {
 		bad("reload_interval", "must not be negative; got %v", c.ReloadInterval)
 	}
 	switch c.Sessions {
-	case "off", "memory":
-	case "redis":
+	case SessionsOff, SessionsMemory:
+	case SessionsRedis:
 		if c.RedisURL == "" {
 			bad("sessions", "redis needs redis_url")
 		}
@@ -732,18 +732,18 @@ func (c Config) checkPolicies(bad problemFunc) {
 	if c.MaxConcurrentCallsPerHost < 0 {
 		bad("max_concurrent_calls_per_host", "must be 0 (no cap) or more; got %d", c.MaxConcurrentCallsPerHost)
 	}
-	if c.UpstreamErrors != "error" && c.UpstreamErrors != "empty_array" {
+	if c.UpstreamErrors != UpstreamErrorsError && c.UpstreamErrors != UpstreamErrorsEmptyArray {
 		bad("upstream_errors", "must be error or empty_array; got %q", c.UpstreamErrors)
 	}
-	if c.TextContent != "full" && c.TextContent != "receipt" {
+	if c.TextContent != TextFull && c.TextContent != TextReceipt {
 		bad("text_content", "must be full or receipt; got %q", c.TextContent)
 	}
 	switch c.ToolNameStyle {
-	case "snake", "kebab", "as_is":
+	case NameSnake, NameKebab, NameAsIs:
 	default:
 		bad("tool_name_style", "must be snake, kebab or as_is; got %q", c.ToolNameStyle)
 	}
-	if c.ToolMode != "full" && c.ToolMode != "compact" {
+	if c.ToolMode != ToolModeFull && c.ToolMode != ToolModeCompact {
 		bad("tool_mode", "must be full or compact; got %q", c.ToolMode)
 	}
 	if c.MarkdownPage != "" {

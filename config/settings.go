@@ -47,7 +47,8 @@ type setting struct {
 	Setting
 	// field returns a pointer to the setting's field of c: *string,
 	// *Secret, *int, *int64, *bool, *time.Duration, *slog.Level,
-	// *LogFormat, *RedisMode, *[]string or *map[string]string. Nil for the
+	// *LogFormat, *RedisMode, a mode (modes.go), *[]string or
+	// *map[string]string. Nil for the
 	// config file setting.
 	field func(c *Config) any
 }
@@ -570,6 +571,8 @@ func formatValue(ptr any) string {
 		return string(*p)
 	case *RedisMode:
 		return string(*p)
+	case modeField:
+		return p.mode()
 	case *[]string:
 		return strings.Join(*p, ",")
 	case *map[string]string:
@@ -620,6 +623,8 @@ func parseValue(ptr any, v string) error {
 		return parseFormat(v, p)
 	case *RedisMode:
 		return parseRedisMode(v, p)
+	case modeField:
+		p.setMode(v)
 	case *[]string:
 		*p = splitList(v)
 	case *map[string]string:
@@ -636,7 +641,7 @@ func parseValue(ptr any, v string) error {
 // the key out (nil). Type errors are yaml.v3's, with n's line.
 func decodeNode(ptr any, n *yaml.Node) error {
 	switch p := ptr.(type) {
-	case *string, *Secret, *slog.Level, *LogFormat, *RedisMode:
+	case *string, *Secret, *slog.Level, *LogFormat, *RedisMode, modeField:
 		var v string
 		if err := n.Decode(&v); err != nil {
 			return cleanYAMLError(err)

@@ -100,7 +100,7 @@ func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 		ServerVariables:      cfg.ServerVariables,
 		UpstreamHosts:        cfg.UpstreamHosts,
 		MaxNameLength:        cfg.MaxToolNameLength,
-		NameStyle:            cfg.ToolNameStyle,
+		NameStyle:            string(cfg.ToolNameStyle),
 		StrictArguments:      cfg.StrictArguments,
 		Logger:               logger,
 		Select:               selection(cfg),
@@ -155,7 +155,7 @@ func selection(cfg config.Config) openapi.Selection {
 // the drop when there was one, and logs the drop.
 func fitOutputSchemas(cfg config.Config, doc *openapi.Document, logger *slog.Logger) openapi.Report {
 	rep := doc.Report(reportOptions(cfg))
-	if max := cfg.OutputSchemasMaxListBytes; cfg.ToolMode != "compact" && max != -1 && rep.ListBytes > max {
+	if max := cfg.OutputSchemasMaxListBytes; cfg.ToolMode != config.ToolModeCompact && max != -1 && rep.ListBytes > max {
 		before := rep.ListBytes
 		doc.DropOutputSchemas()
 		rep = doc.Report(reportOptions(cfg))

@@ -267,9 +267,9 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 	}
 	var sessions session.Store
 	switch cfg.Sessions {
-	case "memory":
+	case config.SessionsMemory:
 		sessions = session.NewMemoryStore(nil)
-	case "redis":
+	case config.SessionsRedis:
 		sessions = session.NewRedisStore(mw.redis)
 	}
 	var srv *adapter.Server // set below; the OAuth key check calls it
@@ -294,13 +294,13 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		MarkdownPage:               cfg.MarkdownPage,
 		Watched:                    cfg.Watch || cfg.ReloadInterval > 0,
 		ForwardHeaders:             cfg.ForwardHeaders,
-		TextReceipt:                cfg.TextContent == "receipt",
+		TextReceipt:                cfg.TextContent == config.TextReceipt,
 		MaxConcurrentCalls:         cfg.MaxConcurrentCalls,
 		ProtocolVersions:           cfg.ProtocolVersions,
 		Resources:                  resourcesOf(cfg.Resources),
 		LegacySSEPath:              cfg.LegacySSEPath,
 		ErrorStructuredContent:     cfg.ErrorStructuredContent,
-		UpstreamErrorsEmpty:        cfg.UpstreamErrors == "empty_array",
+		UpstreamErrorsEmpty:        cfg.UpstreamErrors == config.UpstreamErrorsEmptyArray,
 		MaxConcurrentCallsPerHost:  cfg.MaxConcurrentCallsPerHost,
 		Document:                   docJSON,
 		Instructions:               doc.Description,
@@ -322,7 +322,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		PublicGlobalPlan:           global,
 		TrustedProxies:             cfg.TrustedProxies,
 		OAuth:                      front,
-		Compact:                    cfg.ToolMode == "compact",
+		Compact:                    cfg.ToolMode == config.ToolModeCompact,
 		TracerProvider:             tp,
 		Sessions:                   sessions,
 		SessionIdleTimeout:         cfg.SessionIdleTimeout,
