@@ -27,8 +27,21 @@ func loadFile(path string, c *Config) []error {
 
 // decodeFile reads one YAML document, a mapping of settings by their
 // config file key, into c, and returns every problem: unknown keys (with
-// their line and a suggestion), keys given twice, and values that do not
-// fit their setting. It sets nothing when a key is unknown or repeated.
+// their line and a suggestion), keys given twice, keys in another group's
+// section, and values that do not fit their setting. It sets nothing when
+// a key is unknown, misplaced or repeated.
+//
+// Settings may be given at the top level (flat, as they always could) or
+// inside their group's section (SettingGroup.Section), e.g.
+//
+//	upstream:
+//	  upstream: https://api.example.com
+//	  upstream_timeout: 10s
+//	oauth:
+//	  oauth: true
+//	  oauth_mcp_path: /oauth/mcp
+//
+// or both ways in one file.
 func decodeFile(data []byte, c *Config) []error {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -54,23 +67,42 @@ func decodeFile(data []byte, c *Config) []error {
 	}
 	byKey := fileSettings()
 	var errs []error
+	var pairs [][2]*yaml.Node
 	seen := map[string]int{}
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		k := doc.Content[i]
-		switch _, known := byKey[k.Value]; {
+	add := func(k, v *yaml.Node, section string) {
+		_, known := byKey[k.Value]
+		switch {
+		case !known && section != "":
+			errs = append(errs, fmt.Errorf("line %d: unknown key %q in section %s%s", k.Line, k.Value, section, suggest(k.Value, byKey)))
 		case !known:
 			errs = append(errs, fmt.Errorf("line %d: unknown key %q%s", k.Line, k.Value, suggest(k.Value, byKey)))
+		case section != "" && sectionOf[k.Value] != section:
+			errs = append(errs, fmt.Errorf("line %d: %s belongs in section %s, not %s", k.Line, k.Value, sectionOf[k.Value], section))
 		case seen[k.Value] > 0:
 			errs = append(errs, fmt.Errorf("line %d: %s is given twice (first on line %d); keep one", k.Line, k.Value, seen[k.Value]))
 		default:
 			seen[k.Value] = k.Line
+			pairs = append(pairs, [2]*yaml.Node{k, v})
 		}
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		if sections[k.Value] && v.Kind == yaml.MappingNode {
+			// A group's section (SettingGroups): its settings by their
+			// own keys. A key that is also a setting (upstream, oauth)
+			// is a section when its value is a mapping.
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				add(v.Content[j], v.Content[j+1], k.Value)
+			}
+			continue
+		}
+		add(k, v, "")
 	}
 	if len(errs) > 0 {
 		return errs
 	}
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		k, v := doc.Content[i], doc.Content[i+1]
+	for _, kv := range pairs {
+		k, v := kv[0], kv[1]
 		if err := decodeNode(byKey[k.Value].field(c), v); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", k.Value, err))
 		}

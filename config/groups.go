@@ -1,5 +1,7 @@
 package config
 
+import "strings"
+
 // SettingGroup is one concern of the settings, in the order the settings
 // reference (docs/settings.md) and --help present them.
 type SettingGroup struct {
@@ -62,6 +64,25 @@ var settingGroups = []SettingGroup{{
 	About: "Logs, metrics and timing.",
 	keys:  []string{"log_level", "log_format", "metrics", "timing_meta"},
 }}
+
+// Section is the group's section in a config file: its name in lower
+// case, words joined by "_" ("Keys and plans": keys_and_plans).
+func (g SettingGroup) Section() string {
+	return strings.ReplaceAll(strings.ToLower(g.Name), " ", "_")
+}
+
+// sections are the config file's section names; sectionOf maps each
+// config file key to its group's section.
+var sections, sectionOf = func() (map[string]bool, map[string]string) {
+	names, of := map[string]bool{}, map[string]string{}
+	for _, g := range settingGroups {
+		names[g.Section()] = true
+		for _, k := range g.keys {
+			of[k] = g.Section()
+		}
+	}
+	return names, of
+}()
 
 // SettingGroups returns the groups with their settings, in order.
 func SettingGroups() []GroupedSettings {

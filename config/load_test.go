@@ -662,3 +662,58 @@ report_max_tools: 10
 		}
 	}
 }
+
+// TestConfigFileSections: settings may sit in their group's section, flat,
+// or both ways in one file, with the same result; a key in another
+// group's section, an unknown key in a section and a key given both ways
+// are errors naming the line.
+func TestConfigFileSections(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	flat := write("flat.yaml", "spec: api.yaml\nupstream: https://api.example.com\nupstream_timeout: 7s\noauth: true\noauth_keys_url: https://example.com/keys\nlog_level: debug\nsessions: memory\n")
+	nested := write("nested.yaml", `document_and_tools:
+  spec: api.yaml
+upstream:
+  upstream: https://api.example.com
+  upstream_timeout: 7s
+oauth:
+  oauth: true
+  oauth_keys_url: https://example.com/keys
+observability:
+  log_level: debug
+sessions_and_transports:
+  sessions: memory
+`)
+	mixed := write("mixed.yaml", "spec: api.yaml\nupstream:\n  upstream: https://api.example.com\n  upstream_timeout: 7s\noauth: true\noauth_keys_url: https://example.com/keys\nobservability: {log_level: debug}\nsessions: memory\n")
+	want, err := Load([]string{"--config", flat}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{nested, mixed} {
+		got, err := Load([]string{"--config", path}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		got.ConfigFile = want.ConfigFile
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s differs from the flat file (-flat +got):\n%s", filepath.Base(path), diff)
+		}
+	}
+	for _, tc := range []struct{ content, want string }{
+		{"upstream:\n  log_level: debug\n", "line 2: log_level belongs in section observability, not upstream"},
+		{"oauth:\n  oauth_mcp_pth: /x\n", `line 2: unknown key "oauth_mcp_pth" in section oauth (did you mean "oauth_mcp_path"?)`},
+		{"log_level: info\nobservability:\n  log_level: debug\n", "line 3: log_level is given twice (first on line 1); keep one"},
+	} {
+		path := write("bad.yaml", tc.content)
+		_, err := Load([]string{"--config", path}, nil)
+		if want := "config file " + path + ": " + tc.want; err == nil || err.Error() != want {
+			t.Errorf("%q: %v\nwant %s", tc.content, err, want)
+		}
+	}
+}

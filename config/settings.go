@@ -108,7 +108,9 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("# restmcp: settings\n\n")
 	b.WriteString("Generated from the settings table (config/settings.go) by `go test ./config -run TestSettingsDocument -update-settings`;\n")
 	b.WriteString("`restmcp help` prints the same, group by group. Precedence: flag > environment > config file > default. An\n")
-	b.WriteString("environment variable set to the empty string counts as unset.\n")
+	b.WriteString("environment variable set to the empty string counts as unset. A config file (`--config`, YAML) gives each setting by\n")
+	b.WriteString("its key, at the top level or inside its group's section (a key in another group's section is an error):\n\n")
+	b.WriteString("```yaml\nspec: openapi.yaml\nupstream:\n  upstream: https://api.example.com\n  upstream_timeout: 10s\noauth:\n  oauth: true\n  oauth_keys_url: https://example.com/keys\n```\n")
 	code := func(s string) string {
 		if s == "" {
 			return ""
@@ -116,7 +118,7 @@ func WriteMarkdown(w io.Writer) error {
 		return "`" + s + "`"
 	}
 	for _, g := range SettingGroups() {
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", g.Name, g.About)
+		fmt.Fprintf(&b, "\n## %s\n\n%s In a config file: at the top level, or in the section `%s:`.\n\n", g.Name, g.About, g.Section())
 		b.WriteString("| env var | flag | config file key | default | meaning |\n")
 		b.WriteString("|---|---|---|---|---|\n")
 		for _, s := range g.Settings {
