@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path"
 	"reflect"
 	"regexp"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/restmcp/restmcp/internal/glob"
 	"github.com/restmcp/restmcp/internal/yamltree"
 	"gopkg.in/yaml.v3"
 )
@@ -178,16 +178,15 @@ type Plan struct {
 type toolRule struct {
 	negate  bool
 	tag     bool   // pattern applies to the tool's tags, not its name
-	pattern string // path.Match syntax
+	pattern string // internal/glob syntax
 }
 
 func (r toolRule) matches(tool string, tags []string) bool {
 	if !r.tag {
-		ok, _ := path.Match(r.pattern, tool) // validated at parse time
-		return ok
+		return glob.Match(r.pattern, tool)
 	}
 	for _, t := range tags {
-		if ok, _ := path.Match(r.pattern, t); ok {
+		if glob.Match(r.pattern, t) {
 			return true
 		}
 	}
@@ -200,8 +199,9 @@ func (r toolRule) matches(tool string, tags []string) bool {
 // A plan without a tools list allows every tool. Otherwise the rules are
 // evaluated in order, starting from "not allowed", and the last rule that
 // matches wins: a pattern allows, the same pattern preceded by '!' forbids.
-// A pattern is a glob on the tool name (path.Match syntax: '*' any run of
-// characters, '?' one character, '[a-z]' a class), or "tag:" followed by a
+// A pattern is a glob on the tool name (restmcp's one dialect, package
+// internal/glob, as in include_operations: '*' any run of characters, '?'
+// one character, no classes), or "tag:" followed by a
 // glob on the tool's tags (it matches when any tag matches). So
 // ["*", "!admin_*", "tag:public"] allows everything except the admin_
 // tools, unless they are tagged public.
@@ -841,8 +841,8 @@ func parseToolRule(s string) (toolRule, error) {
 	if rest == "" {
 		return r, fmt.Errorf("empty pattern in %q", s)
 	}
-	if _, err := path.Match(rest, ""); err != nil {
-		return r, fmt.Errorf("bad glob pattern %q", s)
+	if !r.tag && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-*?") != "" {
+		return r, fmt.Errorf("bad glob pattern %q: a tool-name glob has tool-name characters (A-Z a-z 0-9 _ -), * and ? only", s)
 	}
 	r.pattern = rest
 	return r, nil

@@ -224,7 +224,7 @@ plans.yaml:7: plans.free.rate_limits.per_day: unknown key
 plans.yaml:7: plans.free.rate_limits.per_second: must be at least 1, got 0 (leave it out for no limit)
 plans.yaml:9: plans.free.quotas.day: must not be negative, got -5
 plans.yaml:10: plans.free.quotas.month: want an integer, got "abc"
-plans.yaml:11: plans.free.tools[1]: bad glob pattern "[bad"
+plans.yaml:11: plans.free.tools[1]: bad glob pattern "[bad": a tool-name glob has tool-name characters (A-Z a-z 0-9 _ -), * and ? only
 plans.yaml:11: plans.free.tools[2]: empty pattern in "!"
 plans.yaml:11: plans.free.tools[3]: empty pattern in "tag:"
 plans.yaml:12: plans.free.costs.etfs_*: costs are per exact tool name; patterns are not supported

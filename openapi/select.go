@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/restmcp/restmcp/internal/glob"
 )
 
 // ExtensionName is the operation extension that sets a tool's name
@@ -127,36 +128,9 @@ func (s *Selection) keeps(method, operationID, name string, tags []string) bool 
 	return !hasTag(s.ExcludeTags) && !matchOp(s.ExcludeOperations) && !hasMethod(s.ExcludeMethods)
 }
 
-// MatchGlob reports whether name matches pattern, case-sensitively. In
-// pattern, "*" matches any run of characters (including none, and
-// including "/"), "?" matches exactly one byte, and every other character
-// matches itself; there are no character classes or escapes, so operation
-// globs never fail to parse.
-func MatchGlob(pattern, name string) bool {
-	// Iterative wildcard matching with backtracking to the last "*".
-	p, n := 0, 0
-	star, mark := -1, 0
-	for n < len(name) {
-		switch {
-		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == name[n]):
-			p++
-			n++
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, n
-			p++
-		case star >= 0:
-			p = star + 1
-			mark++
-			n = mark
-		default:
-			return false
-		}
-	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
-}
+// MatchGlob reports whether name matches pattern: restmcp's one glob
+// dialect (package internal/glob: "*" and "?", no classes).
+func MatchGlob(pattern, name string) bool { return glob.Match(pattern, name) }
 
 // isToolName reports whether s matches ^[a-zA-Z0-9_-]{1,max}$.
 func isToolName(s string, max int) bool {
