@@ -39,7 +39,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	logs := newLogBuffer(stderr) // the access log writes a record per request
+	defer logs.Close()
+	logger := newLogger(logs, cfg.LogLevel, cfg.LogFormat)
 	if cfg.Watch && (strings.HasPrefix(cfg.Spec, "http://") || strings.HasPrefix(cfg.Spec, "https://")) {
 		return errWatchURL
 	}
