@@ -10,47 +10,20 @@ import (
 // order, with each value's raw text and its decoded value.
 func splitObject(data []byte) ([]arg, error) {
 	p := jsonvalue.Parser{B: data}
-	p.Space()
-	if p.I >= len(p.B) || p.B[p.I] != '{' {
-		return nil, jsonvalue.ErrNotJSON
-	}
-	p.I++
 	out := make([]arg, 0, 8)
-	p.Space()
-	if p.I < len(p.B) && p.B[p.I] == '}' {
-		return out, nil
-	}
-	for {
-		p.Space()
-		k, err := p.Str()
-		if err != nil {
-			return nil, err
-		}
-		p.Space()
-		if p.I >= len(p.B) || p.B[p.I] != ':' {
-			return nil, jsonvalue.ErrNotJSON
-		}
-		p.I++
-		p.Space()
+	err := p.Object(func(k string) error {
 		start := p.I
 		v, err := p.Value()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, arg{key: k, raw: json.RawMessage(p.B[start:p.I]), val: v})
-		p.Space()
-		if p.I >= len(p.B) {
-			return nil, jsonvalue.ErrNotJSON
-		}
-		if p.B[p.I] == ',' {
-			p.I++
-			continue
-		}
-		if p.B[p.I] == '}' {
-			return out, nil
-		}
-		return nil, jsonvalue.ErrNotJSON
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // objectRoot reports whether a serialized schema's root has "type":

@@ -50,44 +50,16 @@ func (p *Parser) Value() (any, error) {
 	}
 	switch c := p.B[p.I]; {
 	case c == '{':
-		p.I++
 		m := map[string]any{}
-		p.Space()
-		if p.I < len(p.B) && p.B[p.I] == '}' {
-			p.I++
-			return m, nil
-		}
-		for {
-			p.Space()
-			k, err := p.Str()
-			if err != nil {
-				return nil, err
-			}
-			p.Space()
-			if p.I >= len(p.B) || p.B[p.I] != ':' {
-				return nil, ErrNotJSON
-			}
-			p.I++
-			p.Space()
+		err := p.Object(func(k string) error {
 			v, err := p.Value()
-			if err != nil {
-				return nil, err
-			}
 			m[k] = v
-			p.Space()
-			if p.I >= len(p.B) {
-				return nil, ErrNotJSON
-			}
-			if p.B[p.I] == ',' {
-				p.I++
-				continue
-			}
-			if p.B[p.I] == '}' {
-				p.I++
-				return m, nil
-			}
-			return nil, ErrNotJSON
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
+		return m, nil
 	case c == '[':
 		p.I++
 		l := []any{}
@@ -240,37 +212,66 @@ type Member struct {
 // values. ok is false when data is not an object.
 func Members(data []byte) ([]Member, bool) {
 	p := Parser{B: data}
+	var out []Member
+	err := p.Object(func(k string) error {
+		start := p.I
+		if !p.Skip() {
+			return ErrNotJSON
+		}
+		out = append(out, Member{Key: k, Raw: p.B[start:p.I]})
+		return nil
+	})
 	p.Space()
-	if p.I >= len(p.B) || p.B[p.I] != '{' {
+	if err != nil || p.I != len(p.B) {
 		return nil, false
 	}
+	return out, true
+}
+
+// Object reads the object that starts at the next non-space byte: for
+// each member it reads the key and the colon and calls member with the
+// key, the parser at the member's value, which member must read (Value,
+// Skip, Str …); then a comma or the closing brace. It is the one object
+// walk of the package and of its users (Value, Members, openapi's
+// argument splitting). Anything else is ErrNotJSON, or member's error.
+func (p *Parser) Object(member func(key string) error) error {
+	p.Space()
+	if p.I >= len(p.B) || p.B[p.I] != '{' {
+		return ErrNotJSON
+	}
 	p.I++
-	var out []Member
+	p.Space()
+	if p.I < len(p.B) && p.B[p.I] == '}' {
+		p.I++
+		return nil
+	}
 	for {
 		p.Space()
-		if p.I < len(p.B) && p.B[p.I] == '}' {
-			p.I++
-			p.Space()
-			return out, p.I == len(p.B)
-		}
 		k, err := p.Str()
 		if err != nil {
-			return nil, false
+			return err
 		}
 		p.Space()
 		if p.I >= len(p.B) || p.B[p.I] != ':' {
-			return nil, false
+			return ErrNotJSON
 		}
 		p.I++
 		p.Space()
-		start := p.I
-		if !p.Skip() {
-			return nil, false
+		if err := member(k); err != nil {
+			return err
 		}
-		out = append(out, Member{Key: k, Raw: p.B[start:p.I]})
 		p.Space()
-		if p.I < len(p.B) && p.B[p.I] == ',' {
+		if p.I >= len(p.B) {
+			return ErrNotJSON
+		}
+		switch p.B[p.I] {
+		case ',':
 			p.I++
+		case '}':
+			p.I++
+			return nil
+		default:
+			return ErrNotJSON
 		}
 	}
 }
