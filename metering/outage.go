@@ -595,8 +595,8 @@ func (o *OutageMeter) run(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-o.wake:
-			if o.Stats().Down {
-				continue // wait for the ticker: no probe per call
+			if s := o.Stats(); s.Down || s.EventsKept > 0 {
+				continue // wait for the ticker: no probe per call or event
 			}
 		}
 		if s := o.Stats(); s.Buffered == 0 && s.Unsettled == 0 && !s.Down && s.EventsKept == 0 {
