@@ -179,23 +179,20 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 	stat := func(f func(metering.OutageStats) float64) func() float64 {
 		return func() float64 { return f(om.Stats()) }
 	}
-	down := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "restmcp_meter_outage_down",
-		Help: "Shards of the metering store considered down under fail_open: 1 for the one Redis, or the number of Redis Cluster masters; 0 when all answer.",
-	}, stat(func(s metering.OutageStats) float64 { return float64(s.DownShards) }))
-	buffered := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "restmcp_meter_outage_buffered",
-		Help: "Calls and refunds counted locally, waiting to be replayed into Redis.",
-	}, stat(func(s metering.OutageStats) float64 { return float64(s.Buffered) }))
-	unsettled := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "restmcp_meter_unsettled",
-		Help: "Calls whose admission or refund got no answer from Redis, waiting to be settled by their id.",
-	}, stat(func(s metering.OutageStats) float64 { return float64(s.Unsettled) }))
-	eventsKept := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "restmcp_meter_events_kept",
-		Help: "Usage events waiting for Redis to take them.",
-	}, stat(func(s metering.OutageStats) float64 { return float64(s.EventsKept) }))
-	counters := []prometheus.Collector{down, buffered, unsettled, eventsKept}
+	var collectors []prometheus.Collector
+	for _, g := range []struct {
+		name, help string
+		f          func(metering.OutageStats) int
+	}{
+		{"restmcp_meter_outage_down", "Shards of the metering store considered down under fail_open: 1 for the one Redis, or the number of Redis Cluster masters; 0 when all answer.", func(s metering.OutageStats) int { return s.DownShards }},
+		{"restmcp_meter_outage_buffered", "Calls and refunds counted locally, waiting to be replayed into Redis.", func(s metering.OutageStats) int { return s.Buffered }},
+		{"restmcp_meter_unsettled", "Calls whose admission or refund got no answer from Redis, waiting to be settled by their id.", func(s metering.OutageStats) int { return s.Unsettled }},
+		{"restmcp_meter_events_kept", "Usage events waiting for Redis to take them.", func(s metering.OutageStats) int { return s.EventsKept }},
+	} {
+		f := g.f
+		collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.name, Help: g.help},
+			stat(func(s metering.OutageStats) float64 { return float64(f(s)) })))
+	}
 	for _, c := range []struct {
 		name, help string
 		f          func(metering.OutageStats) int64
@@ -209,10 +206,10 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 		{"restmcp_meter_unsettled_dropped_total", "Calls dropped unsettled because the queue was full.", func(s metering.OutageStats) int64 { return s.UnsettledDropped }},
 	} {
 		f := c.f
-		counters = append(counters, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
+		collectors = append(collectors, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
 			stat(func(s metering.OutageStats) float64 { return float64(f(s)) })))
 	}
-	for _, c := range counters {
+	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("registering outage metrics: %w", err)
 		}
