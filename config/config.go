@@ -171,6 +171,11 @@ type Config struct {
 	// document whose shared files sit beside its folder (spec/ and
 	// common/) needs the parent folder here.
 	RefRoot string
+	// APIs, when not empty, are several documents served on one endpoint
+	// instead of Spec (the config file's apis: list, or --spec NAME=PATH
+	// flags); each API's tools are named "<name>_<tool>" (api.go,
+	// docs/apis.md). Nil means the single document of Spec.
+	APIs []API
 	// Lenient loads a document that does not load as published by skipping
 	// its broken references, nodes and operations, one warning each
 	// (openapi.LoadOptions.Lenient). Default true; restmcp validate ignores
@@ -585,6 +590,7 @@ func (c Config) Validate() error {
 	c.checkLimits(bad)
 	c.checkPolicies(bad)
 	c.checkSelection(bad)
+	c.checkAPIs(bad)
 	return errors.Join(errs...)
 }
 

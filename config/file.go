@@ -85,8 +85,17 @@ func decodeFile(data []byte, c *Config) []error {
 			pairs = append(pairs, [2]*yaml.Node{k, v})
 		}
 	}
+	var apis *yaml.Node
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k, v := doc.Content[i], doc.Content[i+1]
+		if k.Value == "apis" {
+			// Several documents on one endpoint (apis.go).
+			if apis != nil {
+				errs = append(errs, fmt.Errorf("line %d: apis is given twice (first on line %d); keep one list", k.Line, apis.Line))
+			}
+			apis = v
+			continue
+		}
 		if sections[k.Value] && v.Kind == yaml.MappingNode {
 			// A group's section (SettingGroups): its settings by their
 			// own keys. A key that is also a setting (upstream, oauth)
@@ -98,7 +107,13 @@ func decodeFile(data []byte, c *Config) []error {
 		}
 		add(k, v, "")
 	}
+	if apis != nil {
+		list, apiErrs := decodeAPIs(apis)
+		errs = append(errs, apiErrs...)
+		c.APIs = list
+	}
 	if len(errs) > 0 {
+		c.APIs = nil
 		return errs
 	}
 	for _, kv := range pairs {

@@ -78,7 +78,17 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		}
 	}
 
-	// Layer 3: the flags.
+	// Layer 3: the flags. Named --spec and --upstream values (NAME=VALUE)
+	// build the apis list; the unnamed ones set spec and upstream.
+	spec, upstream, apiErrs := applyAPIFlags(&c, flags["spec"].all, flags["upstream"].all)
+	errs = append(errs, apiErrs...)
+	flags["spec"].set, flags["upstream"].set = len(spec) > 0, len(upstream) > 0
+	if len(spec) > 0 {
+		flags["spec"].value = spec[0]
+	}
+	if len(upstream) > 0 {
+		flags["upstream"].value = upstream[0]
+	}
 	for _, s := range settings {
 		f := flags[s.Flag]
 		if s.field == nil || f == nil || !f.set {
@@ -105,12 +115,14 @@ type rawFlag struct {
 	kind  string // valueKind of the setting's field
 	value string
 	set   bool
+	all   []string // every value given, in order (--spec and --upstream may name APIs)
 }
 
 func (f *rawFlag) String() string { return f.value }
 
 func (f *rawFlag) Set(v string) error {
 	v = strings.TrimSpace(v)
+	f.all = append(f.all, v)
 	if (f.kind == "list" || f.kind == "map") && f.set && f.value != "" {
 		v = f.value + "," + v
 	}

@@ -251,6 +251,9 @@ func (s *source) confine(u *url.URL) error {
 // (lenient.go): in lenient mode to serve what can be served, in strict mode
 // only to list every problem in the returned *LoadError.
 func loadData(ctx context.Context, data []byte, location string, opts LoadOptions) (*Document, error) {
+	if a := opts.API; a != "" && (!isToolName(a, DefaultMaxNameLength) || !(a[0] >= 'a' && a[0] <= 'z' || a[0] >= 'A' && a[0] <= 'Z')) {
+		return nil, fmt.Errorf("loading %s: API name %q must start with a letter and hold only A-Z a-z 0-9 _ -", location, a)
+	}
 	src, err := newSource(location, opts.RefRoot)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", location, err)

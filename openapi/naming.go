@@ -53,6 +53,14 @@ const (
 // StyledToolName is ToolName with the N1 step of style (NameSnake,
 // NameKebab or NameAsIs; "" is NameSnake).
 func StyledToolName(operationID, method, path string, max int, style string) string {
+	return apiToolName("", operationID, method, path, max, style)
+}
+
+// apiToolName is StyledToolName for the API named api among several served
+// on one endpoint (LoadOptions.API): the name is "<api>_<N1–N4 name>"
+// before N5 caps the whole of it, so the prefix is never cut; N7 is not
+// needed (an API name starts with a letter). api "" is StyledToolName.
+func apiToolName(api, operationID, method, path string, max int, style string) string {
 	if max <= 0 {
 		max = DefaultMaxNameLength
 	}
@@ -68,7 +76,10 @@ func StyledToolName(operationID, method, path string, max int, style string) str
 	if name == "" {
 		name = "op"
 	}
-	if c := name[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+	switch c := name[0]; {
+	case api != "":
+		name = api + "_" + name
+	case !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'):
 		name = "op_" + name // N7: some hosts refuse a name that starts with a digit
 	}
 	return capLength(name, base, max)

@@ -17,6 +17,14 @@ const DefaultMaxNameLength = 64
 
 // LoadOptions configures Load. The zero value is valid.
 type LoadOptions struct {
+	// API names the document among several served on one endpoint
+	// (federation, docs/apis.md): each generated tool name gets the prefix
+	// "<API>_", capped with it by N5 so that the prefix is never cut, and
+	// Tool.API is set. Names given by x-mcp-name or Select.Names are used
+	// as given. Selection globs match the names without the prefix. It
+	// must be a valid tool name start (a letter, then A-Z a-z 0-9 _).
+	// Empty: a single document, names unprefixed.
+	API string
 	// MaxNameLength caps tool names (N5). Zero means DefaultMaxNameLength.
 	MaxNameLength int
 	// NameStyle is how N1 turns operationIds into names: NameSnake (""),
@@ -141,6 +149,9 @@ const DefaultOutputSchemaBudget = 4 << 10
 
 // Document is a loaded OpenAPI document turned into tools.
 type Document struct {
+	// API is LoadOptions.API: the document's name among several served
+	// on one endpoint; "" for a single document.
+	API         string
 	Title       string
 	Version     string // info.version
 	Description string
@@ -176,6 +187,7 @@ func Load(ctx context.Context, location string, opts LoadOptions) (*Document, er
 // Tool is one operation turned into an MCP tool.
 type Tool struct {
 	Name         string // N1–N6, matches ^[a-zA-Z0-9_-]{1,64}$
+	API          string // LoadOptions.API of its document; "" for a single document
 	OperationID  string // as written in the document; may be empty
 	Method       string // upper case: GET, POST, …
 	PathTemplate string // as written in the document: /users/{userId}
@@ -213,9 +225,12 @@ type Tool struct {
 	// "none (security: [])", …
 	CredentialPlacement string
 
-	plan     *requestPlan
-	wanted   string       // the N1–N5 name or the override, before N6 suffixes
-	outShape *outputShape // OutputSchema parsed for ConformStructured, on first use
+	plan   *requestPlan
+	wanted string // the N1–N5 name or the override, before N6 suffixes
+	// loaded and loadedWanted are Name and wanted as the tool's own
+	// document assigned them, before Merge renamed it across APIs.
+	loaded, loadedWanted string
+	outShape             *outputShape // OutputSchema parsed for ConformStructured, on first use
 }
 
 // NewRequest builds the upstream request for one tools/call: args is the

@@ -208,10 +208,12 @@ func (b *builder) selectOperations(paths []string) ([]*selected, []Problem, erro
 		for i, m := range ms {
 			op := ops[i]
 			ids[op.OperationID] = true
-			name := StyledToolName(op.OperationID, m, p, b.maxName, b.opts.NameStyle)
-			if !sel.keeps(m, op.OperationID, name, op.Tags) {
+			// Selection globs match the document's own names, without the
+			// API prefix.
+			if !sel.keeps(m, op.OperationID, StyledToolName(op.OperationID, m, p, b.maxName, b.opts.NameStyle), op.Tags) {
 				continue
 			}
+			name := apiToolName(b.opts.API, op.OperationID, m, p, b.maxName, b.opts.NameStyle)
 			e := &selected{path: p, item: item, method: m, op: op, wanted: name, generated: name}
 			if v, ok := op.Extensions[ExtensionName]; ok && v != nil {
 				s, isString := v.(string)

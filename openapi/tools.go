@@ -102,7 +102,7 @@ func operations(item *openapi3.PathItem) ([]string, []*openapi3.Operation) {
 }
 
 func (b *builder) build() (*Document, error) {
-	d := &Document{kin: b.doc}
+	d := &Document{kin: b.doc, API: b.opts.API}
 	if info := b.doc.Info; info != nil {
 		d.Title, d.Version, d.Description = info.Title, info.Version, info.Description
 	}
@@ -177,6 +177,7 @@ func (b *builder) build() (*Document, error) {
 	for i, name := range b.assignNames(built) {
 		d.Tools[i].Name = name
 		d.Tools[i].plan.tool = name
+		d.Tools[i].loaded, d.Tools[i].loadedWanted = name, d.Tools[i].wanted
 	}
 	return d, nil
 }
@@ -205,6 +206,7 @@ func (b *builder) warn(msg string) {
 func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *openapi3.Operation) (*Tool, error) {
 	b.cur.method, b.cur.path = method, path
 	t := &Tool{
+		API:          b.opts.API,
 		OperationID:  op.OperationID,
 		Method:       method,
 		PathTemplate: path,

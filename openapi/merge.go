@@ -1,0 +1,64 @@
+package openapi
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+)
+
+// Merge serves the tools of several documents, each loaded with its own
+// LoadOptions.API, as one Document: the tools of docs in order (each
+// document's tools in N6 order), the problems of each, a title naming the
+// APIs and a description listing them.
+//
+// N6 holds across the documents: a name that an earlier document's tool
+// already holds (two overrides alike, or two capped names that agree) is
+// given the next free "_2", "_3", … within max (MaxNameLength; 0 means
+// DefaultMaxNameLength), a warning is logged, and Report lists the
+// collision. Merge starts each time from the names the documents assigned
+// themselves, so merging again after one document was reloaded gives back
+// a name that no longer collides. The tools are shared with docs, not
+// copied; the Document returned has no JSON (Document.JSON fails).
+func Merge(docs []*Document, max int, log *slog.Logger) *Document {
+	if max <= 0 {
+		max = DefaultMaxNameLength
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	out := &Document{}
+	var titles, lines []string
+	n := 0
+	for _, d := range docs {
+		n += len(d.Tools)
+	}
+	out.Tools = make([]*Tool, 0, n)
+	owner := make(map[string]*Tool, n)
+	taken := make(map[string]bool, n)
+	for _, d := range docs {
+		api := d.API
+		titles = append(titles, d.Title)
+		line := "- " + api + ": " + d.Title
+		if d.Version != "" {
+			line += " (version " + d.Version + ")"
+		}
+		lines = append(lines, line)
+		out.Problems = append(out.Problems, d.Problems...)
+		for _, t := range d.Tools {
+			t.Name, t.wanted = t.loaded, t.loadedWanted
+			if first := owner[t.Name]; first != nil {
+				t.wanted = t.loaded
+				t.Name = uniqueName(t.loaded, taken, max)
+				log.Warn("tool name collision across APIs; renamed",
+					"api", t.API, "operation_id", t.OperationID, "method", t.Method, "path", t.PathTemplate,
+					"wanted", t.loaded, "tool", t.Name, "kept_by_api", first.API)
+			}
+			t.plan.tool = t.Name
+			owner[t.Name], taken[t.Name] = t, true
+			out.Tools = append(out.Tools, t)
+		}
+	}
+	out.Title = strings.Join(titles, ", ")
+	out.Description = "The tools of " + strconv.Itoa(len(docs)) + " APIs; each tool's name starts with its API's name:\n" + strings.Join(lines, "\n")
+	return out
+}
