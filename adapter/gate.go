@@ -66,7 +66,7 @@ func (s *Server) refundAdmission(a *admission, event bool) {
 	}
 	if event {
 		j.hasEvent = true
-		j.event = metering.Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: metering.OutcomeNotRun, Cost: a.decision.Cost, Latency: time.Since(a.start), Time: a.start}
+		j.event = metering.Event{KeyID: a.call.KeyID, API: a.api, Tool: a.call.Tool, Outcome: metering.OutcomeNotRun, Cost: a.decision.Cost, Latency: time.Since(a.start), Time: a.start}
 		if a.call.Plan != nil {
 			j.event.Plan = a.call.Plan.Name
 		}
@@ -257,7 +257,7 @@ func (s *Server) admitCall(ctx context.Context, ex *exchange, clientIP string, t
 	if r := s.authenticate(ctx, ex, clientIP, tool, a); r != nil || tool == nil {
 		return r
 	}
-	a.call.Tool = tool.Name
+	a.call.Tool, a.api = tool.Name, tool.API
 	release, ok := s.calls.acquire(tool)
 	if !ok {
 		s.callDone(ctx, tool.Name, metering.OutcomeRefused)
@@ -436,7 +436,7 @@ func (s *Server) admit(ctx context.Context, ex *exchange, a *admission) *refusal
 		return nil
 	}
 	d, r := s.meterAdmit(ctx, a.call, "", func() {
-		e := metering.Event{KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: metering.OutcomeRefused, Latency: time.Since(a.start), Time: a.start}
+		e := metering.Event{KeyID: a.call.KeyID, API: a.api, Tool: a.call.Tool, Outcome: metering.OutcomeRefused, Latency: time.Since(a.start), Time: a.start}
 		if a.call.Plan != nil {
 			e.Plan = a.call.Plan.Name
 		}

@@ -199,6 +199,9 @@ func (s *Server) accessLog(c *gin.Context) {
 		if ex.inner != nil && ex.inner.name != "" {
 			attrs = append(attrs, slog.String("operation", clip.String(ex.inner.name, maxLoggedField)))
 		}
+		if api := ex.table.apiOf(m.tool, ex.inner); api != "" {
+			attrs = append(attrs, slog.String("api", api))
+		}
 		if r := ex.call; m.method == "tools/call" && r.outcome != "" {
 			attrs = append(attrs, slog.String("outcome", string(r.outcome)), slog.Int("upstream_status", r.status),
 				slog.Bool("is_error", r.isError), slog.String("meter", r.decision), slog.Int64("cost", r.cost),

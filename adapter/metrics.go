@@ -33,7 +33,31 @@ const (
 	MetricUpstreamDuration = "restmcp_upstream_duration_seconds"
 	MetricMeterRefunds     = "restmcp_meter_refunds_total"
 	MetricUsageEvents      = "restmcp_usage_events_total"
+	MetricToolInfo         = "restmcp_tool_info"
 )
+
+// toolInfo is the restmcp_tool_info series: 1 for each tool served, with
+// its API, when several documents are served on one endpoint (none for
+// one document). Joined on tool, it splits any per-tool series by API:
+// sum by (api) (restmcp_tool_calls_total * on(tool) group_left(api)
+// restmcp_tool_info). It reads the table served at each scrape, so a
+// reload shows at once.
+type toolInfo struct {
+	desc  *prometheus.Desc
+	table func() *toolTable
+}
+
+func (c toolInfo) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c toolInfo) Collect(ch chan<- prometheus.Metric) {
+	tbl := c.table()
+	if tbl == nil || !tbl.apis {
+		return
+	}
+	for name, t := range tbl.tools {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, t.API, name)
+	}
+}
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{

@@ -56,6 +56,7 @@ func hasLimitHeaders(d metering.Decision) bool { return d.Limit > 0 || d.Policy 
 type admission struct {
 	start    time.Time
 	call     metering.Call
+	api      string // the tool's API among several (openapi.Tool.API); "" for one document
 	decision metering.Decision
 	metered  bool   // AdmitCall allowed the call: refund and event apply
 	denied   string // non-empty: the tool is outside the plan; this is the message
@@ -116,7 +117,7 @@ func (s *Server) afterCall(ctx context.Context, a *admission, outcome metering.O
 	}
 	refund := a.metered && s.opts.Counting.Refunds(status, failed)
 	e := metering.Event{
-		KeyID: a.call.KeyID, Tool: a.call.Tool, Outcome: outcome,
+		KeyID: a.call.KeyID, API: a.api, Tool: a.call.Tool, Outcome: outcome,
 		UpstreamStatus: status, Latency: end.Sub(a.start), Bytes: bytes, Time: a.start,
 	}
 	if a.metered {

@@ -428,6 +428,14 @@ func New(opts Options) (*Server, error) {
 	if s.metrics, err = newMetrics(reg); err != nil {
 		errs = append(errs, fmt.Errorf("Metrics: %w", err))
 	}
+	if reg != nil {
+		info := toolInfo{table: s.table.Load, desc: prometheus.NewDesc(MetricToolInfo,
+			"1 for each tool served, labelled with its API, when several documents are served on one endpoint (docs/apis.md); join on tool to split per-tool series by API.",
+			[]string{"api", "tool"}, nil)}
+		if err := reg.Register(info); err != nil {
+			errs = append(errs, fmt.Errorf("Metrics: %w", err))
+		}
+	}
 
 	s.versions = mcp.SupportedProtocolVersions()
 	var narrowed []string // for the SDK, which panics on a revision it does not speak
@@ -572,6 +580,7 @@ func (o Options) check() []error {
 // tools/call reaches. It never changes once built; Reload replaces it.
 type toolTable struct {
 	tools map[string]*openapi.Tool // the operations' tools, by name
+	apis  bool                     // the tools belong to several named APIs (openapi.Tool.API)
 	// listed is tools/list in name order and handlers the tools/call
 	// handler of each listed tool. In compact mode these are the three
 	// compact tools, and opHandlers (otherwise the same map as handlers)
@@ -612,6 +621,7 @@ func (s *Server) newTable(tools []*openapi.Tool) (*toolTable, []error) {
 		}
 		first[t.Name] = i
 		todo = append(todo, i)
+		tbl.apis = tbl.apis || t.API != ""
 	}
 	forEachParallel(len(todo), func(k int) {
 		i := todo[k]

@@ -52,6 +52,9 @@ func (s *Server) usage(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "usage metering is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"})
 		return
 	}
+	if tbl := s.table.Load(); tbl.apis {
+		report.SplitByAPI(func(tool string) string { return tbl.apiOf(tool, nil) })
+	}
 	c.JSON(http.StatusOK, report)
 }
 
@@ -117,4 +120,17 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// apiOf returns the API of the tool named tool, or of the operation of a
+// compact-mode call_operation (inner), among several documents served on
+// one endpoint; "" for one document or an unknown tool.
+func (tbl *toolTable) apiOf(tool string, inner *innerCall) string {
+	if inner != nil {
+		tool = inner.name
+	}
+	if t := tbl.tools[tool]; t != nil {
+		return t.API
+	}
+	return ""
 }

@@ -40,7 +40,7 @@ const MaxAPINameLength = 24
 // settings that may differ from one document to another, each meaning what
 // the top-level setting of that key means.
 var APIKeys = []string{
-	"spec", "upstream", "overlays", "ref_root", "server_variables", "upstream_hosts",
+	"spec", "upstream", "overlay", "ref_root", "server_variables", "upstream_hosts",
 	"include_tags", "exclude_tags", "include_operations", "exclude_operations",
 	"include_methods", "exclude_methods", "default_security", "credential_parameters", "tool_names",
 }

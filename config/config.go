@@ -870,7 +870,14 @@ func (c Config) checkSelection(bad problemFunc) {
 // environment variable would give it.
 func (c Config) LogValue() slog.Value {
 	spec := c.Spec
-	if spec == "" {
+	switch {
+	case len(c.APIs) > 0:
+		names := make([]string, len(c.APIs))
+		for i, a := range c.APIs {
+			names[i] = a.Name + "=" + a.Spec
+		}
+		spec = "(apis) " + strings.Join(names, ",")
+	case spec == "":
 		spec = "(bundled demo)"
 	}
 	metering := "memory"

@@ -69,6 +69,10 @@ type Event struct {
 	KeyID string
 	// Plan names the caller's plan; may be empty.
 	Plan string
+	// API is the tool's API when several documents are served on one
+	// endpoint (docs/apis.md); "" for a single document, and then the
+	// entry has no api field.
+	API string
 	// Tool is the MCP tool name.
 	Tool string
 	// Cost is the units charged: Decision.Cost, or 0 when refunded.
@@ -86,11 +90,15 @@ type Event struct {
 	Time time.Time
 }
 
-// values returns the stream entry's fields and values in order.
+// values returns the stream entry's fields and values in order; "api"
+// only when the event has one.
 func (e Event) values() []string {
-	return []string{
-		"key_id", e.KeyID,
-		"plan", e.Plan,
+	v := make([]string, 0, 20)
+	v = append(v, "key_id", e.KeyID, "plan", e.Plan)
+	if e.API != "" {
+		v = append(v, "api", e.API)
+	}
+	return append(v,
 		"tool", e.Tool,
 		"cost", strconv.FormatInt(e.Cost, 10),
 		"outcome", string(e.Outcome),
@@ -98,5 +106,5 @@ func (e Event) values() []string {
 		"latency_ms", strconv.FormatFloat(float64(e.Latency.Microseconds())/1000, 'f', 3, 64),
 		"bytes", strconv.FormatInt(e.Bytes, 10),
 		"time", e.Time.UTC().Format(time.RFC3339Nano),
-	}
+	)
 }

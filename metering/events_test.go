@@ -61,6 +61,30 @@ func TestRedisRecordEvent(t *testing.T) {
 	}
 }
 
+// TestRedisRecordEventAPI: an event of a tool among several APIs carries
+// the API after the plan; the other fields are as without it.
+func TestRedisRecordEventAPI(t *testing.T) {
+	c := testRedis(t)
+	id := newKeyID(t, c)
+	stream := Key(id, "events")
+	m := NewRedis(c, Options{EventStream: stream, EventMaxLen: 100})
+	ctx := context.Background()
+	e := Event{KeyID: "41a68812f218", Plan: "payments", API: "checkout", Tool: "checkout_post_payments", Cost: 5, Outcome: OutcomeOK,
+		UpstreamStatus: 200, Latency: 2500 * time.Microsecond, Bytes: 120, Time: time.Date(2026, time.December, 2, 4, 27, 30, 0, time.UTC)}
+	if err := m.RecordEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.Do(ctx, "XRANGE", stream, "-", "+").Slice()
+	if err != nil || len(raw) != 1 {
+		t.Fatalf("XRANGE = %v, %v; want one entry", raw, err)
+	}
+	want := []any{"key_id", "41a68812f218", "plan", "payments", "api", "checkout", "tool", "checkout_post_payments", "cost", "5",
+		"outcome", "ok", "upstream_status", "200", "latency_ms", "2.500", "bytes", "120", "time", "2026-12-02T04:27:30Z"}
+	if diff := cmp.Diff(want, raw[0].([]any)[1]); diff != "" {
+		t.Errorf("event fields in order (-want +got):\n%s", diff)
+	}
+}
+
 func TestRedisRecordEventDisabledAndDefaults(t *testing.T) {
 	c := testRedis(t)
 	id := newKeyID(t, c)

@@ -59,6 +59,37 @@ type PeriodUsage struct {
 	// Tools maps each tool called in the period to its calls and units.
 	// Kept for the month only: nil for the day.
 	Tools map[string]ToolUsage `json:"tools,omitempty"`
+	// APIs sums Tools by API when several documents are served on one
+	// endpoint (Report.SplitByAPI; docs/apis.md): "checkout" → the calls
+	// and units of the checkout_* tools. A tool no longer served is under
+	// NotServedAPI. Nil for one document, and for the day.
+	APIs map[string]ToolUsage `json:"apis,omitempty"`
+}
+
+// NotServedAPI is the PeriodUsage.APIs entry of tools the server no
+// longer serves (removed by a reload), whose API it cannot tell.
+const NotServedAPI = "(not served)"
+
+// SplitByAPI fills the APIs of every period that has Tools, apiOf naming
+// each tool's API ("" when the tool is not served).
+func (r *Report) SplitByAPI(apiOf func(tool string) string) {
+	for i := range r.Periods {
+		p := &r.Periods[i]
+		if p.Tools == nil {
+			continue
+		}
+		p.APIs = map[string]ToolUsage{}
+		for tool, u := range p.Tools {
+			api := apiOf(tool)
+			if api == "" {
+				api = NotServedAPI
+			}
+			sum := p.APIs[api]
+			sum.Calls += u.Calls
+			sum.Cost += u.Cost
+			p.APIs[api] = sum
+		}
+	}
 }
 
 // ToolUsage counts one tool's admitted calls (net of refunds) and their

@@ -15,10 +15,11 @@ import (
 // already holds (two overrides alike, or two capped names that agree) is
 // given the next free "_2", "_3", … within max (MaxNameLength; 0 means
 // DefaultMaxNameLength), a warning is logged, and Report lists the
-// collision. Merge starts each time from the names the documents assigned
-// themselves, so merging again after one document was reloaded gives back
-// a name that no longer collides. The tools are shared with docs, not
-// copied; the Document returned has no JSON (Document.JSON fails).
+// collision. The merged tools are copies: docs keep the names they
+// assigned themselves, so merging again after one document was reloaded
+// gives back a name that no longer collides, and a table serving an
+// earlier merge is never written to. The Document returned has no JSON
+// (Document.JSON fails).
 func Merge(docs []*Document, max int, log *slog.Logger) *Document {
 	if max <= 0 {
 		max = DefaultMaxNameLength
@@ -44,16 +45,16 @@ func Merge(docs []*Document, max int, log *slog.Logger) *Document {
 		}
 		lines = append(lines, line)
 		out.Problems = append(out.Problems, d.Problems...)
-		for _, t := range d.Tools {
-			t.Name, t.wanted = t.loaded, t.loadedWanted
+		for _, dt := range d.Tools {
+			t := new(Tool)
+			*t = *dt
 			if first := owner[t.Name]; first != nil {
-				t.wanted = t.loaded
-				t.Name = uniqueName(t.loaded, taken, max)
+				t.wanted = dt.Name
+				t.Name = uniqueName(dt.Name, taken, max)
 				log.Warn("tool name collision across APIs; renamed",
 					"api", t.API, "operation_id", t.OperationID, "method", t.Method, "path", t.PathTemplate,
-					"wanted", t.loaded, "tool", t.Name, "kept_by_api", first.API)
+					"wanted", dt.Name, "tool", t.Name, "kept_by_api", first.API)
 			}
-			t.plan.tool = t.Name
 			owner[t.Name], taken[t.Name] = t, true
 			out.Tools = append(out.Tools, t)
 		}

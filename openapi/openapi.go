@@ -225,12 +225,9 @@ type Tool struct {
 	// "none (security: [])", …
 	CredentialPlacement string
 
-	plan   *requestPlan
-	wanted string // the N1–N5 name or the override, before N6 suffixes
-	// loaded and loadedWanted are Name and wanted as the tool's own
-	// document assigned them, before Merge renamed it across APIs.
-	loaded, loadedWanted string
-	outShape             *outputShape // OutputSchema parsed for ConformStructured, on first use
+	plan     *requestPlan
+	wanted   string       // the N1–N5 name or the override, before N6 suffixes
+	outShape *outputShape // OutputSchema parsed for ConformStructured, on first use
 }
 
 // NewRequest builds the upstream request for one tools/call: args is the

@@ -177,7 +177,6 @@ func (b *builder) build() (*Document, error) {
 	for i, name := range b.assignNames(built) {
 		d.Tools[i].Name = name
 		d.Tools[i].plan.tool = name
-		d.Tools[i].loaded, d.Tools[i].loadedWanted = name, d.Tools[i].wanted
 	}
 	return d, nil
 }

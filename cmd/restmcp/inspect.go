@@ -23,8 +23,15 @@ func runTools(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	rep := fitOutputSchemas(cfg, doc, newLogger(stderr, cfg.LogLevel, cfg.LogFormat))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	withAPI := apiColumn(doc) // several APIs: each tool's API first
+	if withAPI {
+		fmt.Fprint(tw, "API\t")
+	}
 	fmt.Fprintln(tw, "NAME\tMETHOD\tPATH\tSCHEMA BYTES\tSERVER")
 	for _, t := range doc.Tools {
+		if withAPI {
+			fmt.Fprintf(tw, "%s\t", t.API)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", t.Name, t.Method, t.PathTemplate, len(t.InputSchema)+len(t.OutputSchema), t.ServerURL)
 	}
 	if err := tw.Flush(); err != nil {
@@ -53,28 +60,58 @@ func runValidate(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return err
 	}
-	if cfg.Spec == "" {
-		return fmt.Errorf("--spec is required (a file path or an http(s) URL)")
+	if cfg.Spec == "" && len(cfg.APIs) == 0 {
+		return fmt.Errorf("--spec is required (a file path or an http(s) URL), or apis in the config file")
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
-	opts := loadOptions(cfg, logger)
+	var failed []string
+	for _, src := range apiSources(cfg, cfg.Spec, cfg.Upstream, logger) {
+		if src.name != "" {
+			fmt.Fprintf(stdout, "api %s: %s\n", src.name, src.location)
+		}
+		summary, err := validateOne(ctx, src, stdout)
+		if err != nil {
+			return err
+		}
+		switch {
+		case summary == "":
+		case src.name == "":
+			failed = append(failed, src.location+": "+summary)
+		default:
+			failed = append(failed, "api "+src.name+": "+summary)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("validate %s: %w", strings.Join(failed, "; "), errUsage)
+	}
+	return nil
+}
+
+// validateOne validates the document of src as runValidate says and
+// returns "" when it loads strictly, else the summary of its problems.
+// The error is for a document that cannot be read at all.
+func validateOne(ctx context.Context, src apiSource, stdout io.Writer) (string, error) {
+	opts := src.opts
 	// validate prints every problem itself, once, and counts what it
 	// prints; the loader's own log of them would repeat each on stderr.
 	opts.Lenient, opts.Logger = false, nil
-	doc, err := openapi.Load(ctx, cfg.Spec, opts)
+	doc, err := openapi.Load(ctx, src.location, opts)
 	var le *openapi.LoadError
 	if err != nil && !errors.As(err, &le) {
-		return err // it names the document already
+		if src.name != "" {
+			return "", fmt.Errorf("api %s: %w", src.name, err)
+		}
+		return "", err // it names the document already
 	}
 	if err == nil {
 		for _, p := range doc.Problems {
 			fmt.Fprintln(stdout, p)
 		}
 		fmt.Fprintf(stdout, "ok: %q version %s, %d tools, %d warning(s)\n", doc.Title, doc.Version, len(doc.Tools), len(doc.Problems))
-		return nil
+		return "", nil
 	}
 	first, _, _ := strings.Cut(le.Err.Error(), "\n")
-	fmt.Fprintf(stdout, "%s does not load as published: %s\n", cfg.Spec, first)
+	fmt.Fprintf(stdout, "%s does not load as published: %s\n", src.location, first)
 	errs := 0
 	for _, p := range le.Problems {
 		fmt.Fprintln(stdout, p)
@@ -84,13 +121,13 @@ func runValidate(ctx context.Context, args []string, getenv func(string) string,
 	}
 	opts.Lenient, opts.Logger = true, nil
 	summary := fmt.Sprintf("%d error(s), %d warning(s)", errs, len(le.Problems)-errs)
-	if ld, lerr := openapi.Load(ctx, cfg.Spec, opts); lerr == nil {
+	if ld, lerr := openapi.Load(ctx, src.location, opts); lerr == nil {
 		summary += fmt.Sprintf("; lenient mode (serve's default) would serve %d tools", len(ld.Tools))
 	} else {
 		summary += "; lenient mode cannot load it either"
 	}
 	fmt.Fprintln(stdout, summary)
-	return fmt.Errorf("validate %s: %s: %w", cfg.Spec, summary, errUsage)
+	return summary, nil
 }
 
 // loadOptions are the openapi.LoadOptions of cfg: the ones serve uses.
@@ -124,11 +161,11 @@ func loadForInspection(ctx context.Context, args []string, getenv func(string) s
 	if err != nil {
 		return nil, cfg, err
 	}
-	if cfg.Spec == "" {
-		return nil, cfg, fmt.Errorf("--spec is required (a file path or an http(s) URL)")
+	if cfg.Spec == "" && len(cfg.APIs) == 0 {
+		return nil, cfg, fmt.Errorf("--spec is required (a file path or an http(s) URL), or apis in the config file")
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
-	doc, err := openapi.Load(ctx, cfg.Spec, loadOptions(cfg, logger))
+	_, doc, err := loadAPIs(ctx, cfg, apiSources(cfg, cfg.Spec, cfg.Upstream, logger), false, logger)
 	if err != nil {
 		return nil, cfg, err // it names the document
 	}

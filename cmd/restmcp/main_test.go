@@ -60,6 +60,12 @@ func startServe(t *testing.T, extra map[string]string) (string, string) {
 // startRunning is startServe with the log written to logs.
 func startRunning(t *testing.T, extra map[string]string, logs io.Writer) (string, string) {
 	t.Helper()
+	return startRunningArgs(t, nil, extra, logs)
+}
+
+// startRunningArgs is startRunning with command-line arguments.
+func startRunningArgs(t *testing.T, args []string, extra map[string]string, logs io.Writer) (string, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -68,7 +74,7 @@ func startRunning(t *testing.T, extra map[string]string, logs io.Writer) (string
 		env[k] = v
 	}
 	go func() {
-		done <- run(ctx, nil, func(k string) string { return env[k] }, pw, logs)
+		done <- run(ctx, args, func(k string) string { return env[k] }, pw, logs)
 		pw.Close()
 	}()
 	t.Cleanup(func() {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -32,12 +31,14 @@ const maxReloadBytes = 64 << 20
 // log says why.
 type reloader struct {
 	location string
+	label    string // the source in log lines: its location, or the API and its location
 	isURL    bool
 	opts     openapi.LoadOptions
-	fit      func(*openapi.Document) // applied to each reloaded document (output_schemas_max_list_bytes)
-	srv      *adapter.Server
-	logger   *slog.Logger
-	client   *http.Client
+	// apply serves a reloaded document (apiSet.swap: alone, or merged
+	// with the other APIs); on error the current tools stay.
+	apply  func(*openapi.Document) error
+	logger *slog.Logger
+	client *http.Client
 
 	// clean reports whether the document served loaded as published (no
 	// problems).
@@ -50,8 +51,9 @@ type reloader struct {
 	lastModified string
 }
 
-func newReloader(location string, opts openapi.LoadOptions, fit func(*openapi.Document), served *openapi.Document, srv *adapter.Server, logger *slog.Logger) *reloader {
-	r := &reloader{location: location, opts: opts, fit: fit, srv: srv, logger: logger, clean: len(served.Problems) == 0,
+func newReloader(src apiSource, served *openapi.Document, apply func(*openapi.Document) error, logger *slog.Logger) *reloader {
+	location := src.location
+	r := &reloader{location: location, label: src.label(), opts: src.opts, apply: apply, logger: logger, clean: len(served.Problems) == 0,
 		isURL:  strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://"),
 		client: &http.Client{Timeout: 30 * time.Second}}
 	if !r.isURL {
@@ -76,12 +78,12 @@ func (r *reloader) run(ctx context.Context, interval time.Duration, hup <-chan o
 		case <-ctx.Done():
 			return
 		case <-hup:
-			r.logger.Info("SIGHUP: reloading the document", "spec", redactURL(r.location))
+			r.logger.Info("SIGHUP: reloading the document", "spec", r.label)
 			r.reload(ctx, nil)
 		case <-tick:
 			changed, data, err := r.changed(ctx)
 			if err != nil {
-				r.logger.Warn("checking the document for changes failed; the current tools stay", "spec", redactURL(r.location), "error", err.Error())
+				r.logger.Warn("checking the document for changes failed; the current tools stay", "spec", r.label, "error", err.Error())
 				continue
 			}
 			if changed {
@@ -161,20 +163,14 @@ func (r *reloader) reload(ctx context.Context, data []byte) {
 		}
 	}
 	if err == nil {
-		r.fit(doc)
-		err = r.srv.Reload(doc.Tools)
-	}
-	if err == nil {
-		if b, jerr := doc.JSON(); jerr == nil {
-			r.srv.SetDocument(b)
-		}
+		err = r.apply(doc)
 	}
 	if err != nil {
-		r.logger.Error("reloading the document failed; the current tools stay", "spec", redactURL(r.location), "error", err.Error())
+		r.logger.Error("reloading the document failed; the current tools stay", "spec", r.label, "error", err.Error())
 		return
 	}
 	r.clean = len(doc.Problems) == 0
-	r.logger.Info("document reloaded", "spec", redactURL(r.location), "tools", len(doc.Tools), "problems", len(doc.Problems), "reload_ms", time.Since(start).Milliseconds())
+	r.logger.Info("document reloaded", "spec", r.label, "tools", len(doc.Tools), "problems", len(doc.Problems), "reload_ms", time.Since(start).Milliseconds())
 }
 
 // errWatchURL is the error for watch on a spec URL.

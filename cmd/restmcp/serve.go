@@ -42,7 +42,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	logs := newLogBuffer(stderr) // the access log writes a record per request
 	defer logs.Close()
 	logger := newLogger(logs, cfg.LogLevel, cfg.LogFormat)
-	if cfg.Watch && (strings.HasPrefix(cfg.Spec, "http://") || strings.HasPrefix(cfg.Spec, "https://")) {
+	if cfg.Watch && (strings.HasPrefix(cfg.Spec, "http://") || strings.HasPrefix(cfg.Spec, "https://")) { // apis: config.checkAPIs
 		return errWatchURL
 	}
 	logger.Info("starting", "config", cfg)
@@ -55,7 +55,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer ln.Close()
 
 	specLocation, upstream := cfg.Spec, cfg.Upstream
-	if specLocation == "" {
+	demoMode := specLocation == "" && len(cfg.APIs) == 0
+	if demoMode {
 		demo, err := startDemo(logger)
 		if err != nil {
 			return err
@@ -68,14 +69,17 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Info("serving the bundled demo finance API", "demo_upstream", demo.URL)
 	}
 
-	opts := loadOptions(cfg, logger)
-	opts.Upstream = upstream
-	doc, err := openapi.Load(ctx, specLocation, opts)
+	sources := apiSources(cfg, specLocation, upstream, logger)
+	apis, doc, err := loadAPIs(ctx, cfg, sources, true, logger)
 	if err != nil {
-		return err // it names the document
+		return err // it names the document, and the API
 	}
-	if rel := doc.RelativeServer(); rel != "" {
-		return fmt.Errorf("loading %s: the document's server URL %q is relative: set the upstream base URL with --upstream or RESTMCP_UPSTREAM (upstream in the config file)", specLocation, rel)
+	servedSpec := redactURL(specLocation)
+	if apis.several() {
+		servedSpec = "apis " + apis.joinNames()
+		if cfg.ServerName != "" {
+			doc.Title = cfg.ServerName // the banner's and client configurations' name
+		}
 	}
 	logReport(logger, fitOutputSchemas(cfg, doc, logger))
 	logger.Info("hosts that receive callers' API keys", "hosts", strings.Join(doc.KeyHosts(), ","))
@@ -118,32 +122,59 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"mcp_url", mcpURL,
 		"oauth_mcp_url", srv.OAuthURL(),
 		"tools", len(doc.Tools),
-		"spec", redactURL(specLocation),
+		"spec", servedSpec,
 		"startup_ms", time.Since(start).Milliseconds(),
 	)
 	// The demo upstream takes any key; restmcp does too unless a plans file
 	// keeps a registry.
-	printBanner(stdout, mcpURL, cfg.PublicURL, srv.OAuthURL(), doc, cfg.Spec == "", mw.plans.KeyMode != metering.KeyModeRegistry)
+	printBanner(stdout, mcpURL, cfg.PublicURL, srv.OAuthURL(), doc, demoMode, mw.plans.KeyMode != metering.KeyModeRegistry)
 
 	// Reloads: watch (the spec file), reload_interval (the spec URL), and
-	// SIGHUP at any time.
-	interval := cfg.ReloadInterval
-	switch isURL := strings.HasPrefix(specLocation, "http"); {
-	case cfg.Watch && interval == 0:
-		interval = defaultWatchInterval
-	case !cfg.Watch && !isURL:
-		interval = 0
-	}
+	// SIGHUP at any time, each document on its own (reloading one API swaps
+	// only its tools).
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	rctx, stopReload := context.WithCancel(ctx)
 	defer stopReload()
-	if interval > 0 {
-		logger.Info("reloading the document when it changes", "spec", redactURL(specLocation), "interval", interval.String())
+	hups := make([]chan os.Signal, len(sources))
+	for i, src := range sources {
+		interval := reloadInterval(cfg, src.location)
+		if interval > 0 {
+			logger.Info("reloading the document when it changes", "spec", src.label(), "interval", interval.String())
+		}
+		apply := func(d *openapi.Document) error {
+			return apis.swap(i, d, func(served *openapi.Document) error {
+				fitOutputSchemas(cfg, served, logger)
+				if err := srv.Reload(served.Tools); err != nil {
+					return err
+				}
+				if !apis.several() {
+					if b, jerr := served.JSON(); jerr == nil {
+						srv.SetDocument(b)
+					}
+				}
+				return nil
+			})
+		}
+		hups[i] = make(chan os.Signal, 1)
+		go newReloader(src, apis.docs[i], apply, logger).run(rctx, interval, hups[i])
 	}
-	fit := func(d *openapi.Document) { fitOutputSchemas(cfg, d, logger) }
-	go newReloader(specLocation, opts, fit, doc, srv, logger).run(rctx, interval, hup)
+	go func() {
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case sig := <-hup:
+				for _, h := range hups {
+					select {
+					case h <- sig:
+					default: // a reload is already pending there
+					}
+				}
+			}
+		}
+	}()
 
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
@@ -171,6 +202,20 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Warn("usage events or refunds not written before shutdown", "error", err)
 	}
 	return nil
+}
+
+// reloadInterval is how often the document at location is checked for
+// changes: reload_interval, or the watch interval for a watched file when
+// it is 0; 0 (never by time) for a file that is not watched.
+func reloadInterval(cfg config.Config, location string) time.Duration {
+	interval := cfg.ReloadInterval
+	switch isURL := strings.HasPrefix(location, "http"); {
+	case cfg.Watch && interval == 0:
+		interval = defaultWatchInterval
+	case !cfg.Watch && !isURL:
+		interval = 0
+	}
+	return interval
 }
 
 // haltGrace is how long the calls HaltCalls stops have to write their
@@ -261,7 +306,9 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 			"public_global_plan", cfg.PublicGlobalPlan, "trusted_proxies", strings.Join(cfg.TrustedProxies, ","))
 	}
 	var docJSON []byte
-	if cfg.ServeOpenAPI {
+	if cfg.ServeOpenAPI && len(cfg.APIs) > 0 {
+		logger.Warn("serve_openapi serves one document; with several APIs GET /openapi.json is not served")
+	} else if cfg.ServeOpenAPI {
 		if docJSON, err = doc.JSON(); err != nil {
 			mw.close(ctx)
 			return nil, nil, fmt.Errorf("serve_openapi: encoding the document: %w", err)
