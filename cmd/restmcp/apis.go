@@ -85,6 +85,14 @@ func loadAPIs(ctx context.Context, cfg config.Config, sources []apiSource, servi
 					err = fmt.Errorf("loading %s: the document's server URL %q is relative: set the upstream base URL with %s", src.location, rel, upstreamHint(src.name))
 				}
 			}
+			if err == nil && src.name != "" && len(doc.Tools) == 0 {
+				// Among several APIs, one that serves nothing is a broken
+				// document or a wrong entry (a webhooks-only document).
+				err = fmt.Errorf("loading %s: no operation to serve", src.location)
+				if len(doc.Problems) > 0 {
+					err = fmt.Errorf("loading %s: no operation loads (%d problems; the first: %s)", src.location, len(doc.Problems), doc.Problems[0])
+				}
+			}
 			if err != nil {
 				errs[i] = err
 				return

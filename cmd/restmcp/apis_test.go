@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// federationDoc is a small document whose one security scheme is scheme
+// (a securitySchemes entry) and whose operations are ops (paths entries).
+func federationDoc(title, scheme, ops string) string {
+	return `openapi: 3.0.3
+info: {title: ` + title + `, version: "1"}
+servers: [{url: "http://127.0.0.1:1"}]
+components:
+  securitySchemes:
+    key: ` + scheme + `
+security: [{key: []}]
+paths:
+` + ops
+}
+
+const federationOps = `
+  /status:
+    get:
+      operationId: getStatus
+      x-mcp-name: status
+      responses: {"200": {description: ok}}
+  /items/{id}:
+    get:
+      operationId: getItem
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+`
+
+// TestAPIsOnOneEndpoint serves two documents whose security schemes put
+// the key in different places, and a third that does not load: each call
+// reaches its own upstream with the one key placed per its own scheme;
+// x-mcp-name "status" in both keeps N6 across APIs; lenient mode serves
+// the two and names the third, strict mode refuses to start naming it; and
+// a reload of one document swaps only its tools.
+func TestAPIsOnOneEndpoint(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	upstream := func(name string) string {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, name+": "+r.Method+" "+r.URL.RequestURI()+" | X-Api-Key: "+r.Header.Get("X-Api-Key")+" | Authorization: "+r.Header.Get("Authorization"))
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"from":"` + name + `"}`))
+		}))
+		t.Cleanup(s.Close)
+		return s.URL
+	}
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	accounts := write("accounts.yaml", federationDoc("Accounts", "{type: apiKey, in: header, name: X-Api-Key}", federationOps))
+	cards := write("cards.yaml", federationDoc("Cards", "{type: apiKey, in: query, name: api_key}", federationOps))
+	broken := write("broken.yaml", "openapi: 3.0.3\ninfo: [not, a, mapping]\n")
+	cfgFile := write("restmcp.yaml", `
+apis:
+  - name: accounts
+    spec: `+accounts+`
+    upstream: `+upstream("accounts")+`
+  - name: cards
+    spec: `+cards+`
+    upstream: `+upstream("cards")+`/v2
+  - name: ledger
+    spec: `+broken+`
+`)
+
+	// Strict: the start is refused, naming the API.
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"--config", cfgFile, "--addr", "127.0.0.1:0", "--lenient=false"}, func(string) string { return "" }, &out, &errOut)
+	if err == nil || !strings.HasPrefix(err.Error(), "api ledger: loading "+broken+": ") {
+		t.Fatalf("strict start: %v", err)
+	}
+
+	logs := &syncBuffer{}
+	mcpURL, _ := startRunningArgs(t, []string{"--config", cfgFile, "--addr", "127.0.0.1:0", "--watch"}, nil, logs)
+	base := strings.TrimSuffix(mcpURL, "/mcp")
+	// The log is written in batches (logbuf.go): wait for it.
+	defer func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	}()
+	waitFor(t, "the log naming the API that does not load", func() bool {
+		return strings.Contains(logs.String(), `msg="an API does not load; its tools are not served (lenient mode), the others are" error="api ledger: loading `+broken+`: `)
+	})
+	list := func() string {
+		t.Helper()
+		r := postMCP(t, base, "k-123", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		var names []string
+		for _, part := range strings.Split(r.body, `"name":"`)[1:] {
+			names = append(names, part[:strings.IndexByte(part, '"')])
+		}
+		return strings.Join(names, " ")
+	}
+	if got, want := list(), "accounts_get_item cards_get_item status status_2"; got != want {
+		t.Errorf("tools/list names: %q, want %q", got, want)
+	}
+	for i, c := range [][2]string{
+		{"accounts_get_item", `{"id":"a1"}`}, {"cards_get_item", `{"id":"c1"}`}, {"status", `{}`}, {"status_2", `{}`},
+	} {
+		r := postMCP(t, base, "k-123", callBody(i+2, c[0], c[1]))
+		if r.status != http.StatusOK || strings.Contains(r.body, `"isError":true`) {
+			t.Errorf("%s: %d %s", c[0], r.status, r.body)
+		}
+	}
+	mu.Lock()
+	got := seen
+	seen = nil
+	mu.Unlock()
+	want := []string{
+		"accounts: GET /items/a1 | X-Api-Key: k-123 | Authorization: ",
+		"cards: GET /v2/items/c1?api_key=k-123 | X-Api-Key:  | Authorization: ",
+		"accounts: GET /status | X-Api-Key: k-123 | Authorization: ",
+		"cards: GET /v2/status?api_key=k-123 | X-Api-Key:  | Authorization: ",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("upstream requests (-want +got):\n%s", diff)
+	}
+
+	// Cards gains an operation and drops its status override: only its
+	// tools change; its status tool now has its generated name, and
+	// accounts keeps "status".
+	write("cards.yaml", federationDoc("Cards", "{type: apiKey, in: query, name: api_key}", strings.Replace(federationOps, "      x-mcp-name: status\n", "", 1)+`
+  /limits:
+    get:
+      operationId: getLimits
+      responses: {"200": {description: ok}}
+`))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the cards reload", func() bool { return strings.Contains(list(), "cards_get_limits") })
+	if got, want := list(), "accounts_get_item cards_get_item cards_get_limits cards_get_status status"; got != want {
+		t.Errorf("tools/list after the cards reload: %q, want %q", got, want)
+	}
+	waitFor(t, "the log of the cards reload", func() bool {
+		return strings.Contains(logs.String(), `msg="document reloaded" spec="api \"cards\" (`+cards+`)" tools=3`)
+	})
+	if want := `spec="api \"ledger\""`; strings.Contains(logs.String(), `msg="document reloaded" `+want) {
+		t.Errorf("the broken API reloaded")
+	}
+}
