@@ -134,7 +134,11 @@ func loadAPIs(ctx context.Context, cfg config.Config, sources []apiSource, servi
 	for _, err := range failed {
 		logger.Error("an API does not load; its tools are not served (lenient mode), the others are", "error", err.Error())
 	}
-	return set, set.merged(), nil
+	doc := set.merged()
+	if cfg.ServerName != "" {
+		doc.Title = cfg.ServerName // the banner's and client configurations' name
+	}
+	return set, doc, nil
 }
 
 // upstreamHint says where to set the upstream of the source named name.

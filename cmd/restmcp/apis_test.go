@@ -3,16 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/restmcp/restmcp/metering"
 )
 
 // federationDoc is a small document whose one security scheme is scheme
@@ -159,5 +165,58 @@ apis:
 	})
 	if want := `spec="api \"ledger\""`; strings.Contains(logs.String(), `msg="document reloaded" `+want) {
 		t.Errorf("the broken API reloaded")
+	}
+}
+
+// TestUsageCommandByAPI: with several APIs, `restmcp usage` reads the
+// documents named in the config file and splits the month by API, as GET
+// /usage does.
+func TestUsageCommandByAPI(t *testing.T) {
+	redisURL := testRedisURL(t)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(up.Close)
+	cfgFile := write("restmcp.yaml", `
+redis_url: `+redisURL+`
+apis:
+  - name: accounts
+    spec: `+write("accounts.yaml", federationDoc("Accounts", "{type: apiKey, in: header, name: X-Api-Key}", federationOps))+`
+    upstream: `+up.URL+`
+  - name: cards
+    spec: `+write("cards.yaml", federationDoc("Cards", "{type: apiKey, in: query, name: api_key}", federationOps))+`
+    upstream: `+up.URL+`
+`)
+	mcpURL, _ := startRunningArgs(t, []string{"--config", cfgFile, "--addr", "127.0.0.1:0"}, nil, io.Discard)
+	base := strings.TrimSuffix(mcpURL, "/mcp")
+	key := "k-fed-" + strconv.FormatInt(time.Now().UnixNano(), 36) // a fresh key: fresh counters
+	for i, c := range [][2]string{{"accounts_get_item", `{"id":"a1"}`}, {"cards_get_item", `{"id":"c1"}`}, {"cards_get_item", `{"id":"c2"}`}, {"status_2", `{}`}} {
+		if r := postMCP(t, base, key, callBody(i+1, c[0], c[1])); r.status != http.StatusOK || strings.Contains(r.body, `"isError":true`) {
+			t.Fatalf("%s: %d %s", c[0], r.status, r.body)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"usage", metering.KeyID(key), "--config", cfgFile}, func(string) string { return "" }, &out, &errOut); err != nil {
+		t.Fatalf("restmcp usage: %v\n%s", err, errOut.String())
+	}
+	var r metering.Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Periods) != 2 {
+		t.Fatalf("restmcp usage output: %v\n%s", err, out.String())
+	}
+	want := map[string]metering.ToolUsage{"accounts": {Calls: 1, Cost: 1}, "cards": {Calls: 3, Cost: 3}}
+	if diff := cmp.Diff(want, r.Periods[1].APIs); diff != "" {
+		t.Errorf("usage by API (-want +got):\n%s", diff)
+	}
+	if r.Periods[0].APIs != nil {
+		t.Errorf("the day has APIs: %v", r.Periods[0].APIs)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -212,6 +213,20 @@ func runUsage(ctx context.Context, args []string, getenv func(string) string, st
 	report, err := env.meter.Report(ctx, keyID, plan)
 	if err != nil {
 		return fmt.Errorf("reading usage of key_id %s: %w", keyID, err)
+	}
+	if len(env.cfg.APIs) > 0 {
+		// Several APIs: the month's usage by API, from the documents'
+		// tools as serve names them.
+		logger := newLogger(stderr, slog.LevelWarn, env.cfg.LogFormat)
+		_, doc, err := loadAPIs(ctx, env.cfg, apiSources(env.cfg, "", "", logger), false, logger)
+		if err != nil {
+			return fmt.Errorf("loading the APIs to split usage by API: %w", err)
+		}
+		apiOf := make(map[string]string, len(doc.Tools))
+		for _, t := range doc.Tools {
+			apiOf[t.Name] = t.API
+		}
+		report.SplitByAPI(func(tool string) string { return apiOf[tool] })
 	}
 	return writeJSON(stdout, report)
 }

@@ -77,9 +77,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	servedSpec := redactURL(specLocation)
 	if apis.several() {
 		servedSpec = "apis " + apis.joinNames()
-		if cfg.ServerName != "" {
-			doc.Title = cfg.ServerName // the banner's and client configurations' name
-		}
 	}
 	logReport(logger, fitOutputSchemas(cfg, doc, logger))
 	logger.Info("hosts that receive callers' API keys", "hosts", strings.Join(doc.KeyHosts(), ","))
