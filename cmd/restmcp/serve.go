@@ -122,6 +122,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"spec", servedSpec,
 		"startup_ms", time.Since(start).Milliseconds(),
 	)
+	// The startup lines are out at once, not at the buffer's next flush:
+	// scripts and supervisors wait for "ready".
+	_ = logs.Flush()
 	// The demo upstream takes any key; restmcp does too unless a plans file
 	// keeps a registry.
 	printBanner(stdout, mcpURL, cfg.PublicURL, srv.OAuthURL(), doc, demoMode, mw.plans.KeyMode != metering.KeyModeRegistry)
