@@ -75,6 +75,7 @@ func Settings() []Setting {
 func WriteUsage(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("Settings (precedence: flag > environment > config file > default), by concern:\n")
+	b.WriteString("(Several documents on one endpoint: --spec NAME=PATH and --upstream NAME=URL for each, or an apis: list in the\nconfig file; see docs/apis.md.)\n")
 	for _, g := range SettingGroups() {
 		fmt.Fprintf(&b, "\n%s: %s\n", strings.ToUpper(g.Name), g.About)
 		for _, s := range g.Settings {
@@ -111,6 +112,8 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("environment variable set to the empty string counts as unset. A config file (`--config`, YAML) gives each setting by\n")
 	b.WriteString("its key, at the top level or inside its group's section (a key in another group's section is an error):\n\n")
 	b.WriteString("```yaml\nspec: openapi.yaml\nupstream:\n  upstream: https://api.example.com\n  upstream_timeout: 10s\noauth:\n  oauth: true\n  oauth_keys_url: https://example.com/keys\n```\n")
+	b.WriteString("\nSeveral documents on one endpoint take an `apis:` list instead of `spec` (or `--spec NAME=PATH` flags); each entry\n")
+	b.WriteString("gives `name`, `spec` and any of the per-document settings below: " + strings.Join(quoted(APIKeys[1:]), ", ") + " ([apis.md](apis.md)).\n")
 	code := func(s string) string {
 		if s == "" {
 			return ""
@@ -782,4 +785,13 @@ func parseMap(v string, dst *map[string]string) error {
 	}
 	*dst = m
 	return nil
+}
+
+// quoted wraps each of l in backquotes, for Markdown.
+func quoted(l []string) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = "`" + s + "`"
+	}
+	return out
 }

@@ -212,7 +212,8 @@ func TestCLITellsTheTruth(t *testing.T) {
 		"  clients   print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors\n" +
 		"  bench     measure calls per second and CPU through restmcp against the upstream directly\n" +
 		"  version   print restmcp's version, its module version and commit, and the Go it was built with (also --version)\n" +
-		"  help      print this help\n\nWith no --spec, serve runs the bundled demo finance API.\n\nSettings (precedence: flag > environment > config file > default), by concern:\n\nDOCUMENT AND TOOLS: "
+		"  help      print this help\n\nWith no --spec, serve runs the bundled demo finance API.\n\nSettings (precedence: flag > environment > config file > default), by concern:\n" +
+		"(Several documents on one endpoint: --spec NAME=PATH and --upstream NAME=URL for each, or an apis: list in the\nconfig file; see docs/apis.md.)\n\nDOCUMENT AND TOOLS: "
 	if !strings.HasPrefix(stdout.String(), wantHead) || !strings.Contains(stdout.String(), "\nOAUTH: The sign-in for clients that cannot send an API key (Claude, ChatGPT and other connectors).\n\n  --oauth bool\n") {
 		t.Errorf("help:\n%s", stdout.String())
 	}
