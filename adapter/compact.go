@@ -202,6 +202,7 @@ func (s *Server) searchOperations(ctx context.Context, req *mcp.CallToolRequest)
 	}, args.Limit)
 	type found struct {
 		Name        string `json:"name"`
+		API         string `json:"api,omitempty"` // several APIs on one endpoint (openapi.Tool.API)
 		Method      string `json:"method"`
 		Path        string `json:"path"`
 		Description string `json:"description,omitempty"`
@@ -211,7 +212,7 @@ func (s *Server) searchOperations(ctx context.Context, req *mcp.CallToolRequest)
 	}{Operations: []found{}}
 	for _, h := range hits {
 		t := compact.ops[h.Doc]
-		out.Operations = append(out.Operations, found{t.Name, t.Method, t.PathTemplate, oneLine(t)})
+		out.Operations = append(out.Operations, found{t.Name, t.API, t.Method, t.PathTemplate, oneLine(t)})
 	}
 	return jsonResult(out)
 }
@@ -234,6 +235,7 @@ func (s *Server) describeOperation(ctx context.Context, req *mcp.CallToolRequest
 	}
 	out := struct {
 		Name         string          `json:"name"`
+		API          string          `json:"api,omitempty"`
 		Method       string          `json:"method"`
 		Path         string          `json:"path"`
 		Title        string          `json:"title,omitempty"`
@@ -243,7 +245,7 @@ func (s *Server) describeOperation(ctx context.Context, req *mcp.CallToolRequest
 		Destructive  bool            `json:"destructive"`
 		InputSchema  json.RawMessage `json:"input_schema"`
 		OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-	}{t.Name, t.Method, t.PathTemplate, t.Title, t.Description, t.Tags, t.ReadOnly, t.Destructive, t.InputSchema, t.OutputSchema}
+	}{t.Name, t.API, t.Method, t.PathTemplate, t.Title, t.Description, t.Tags, t.ReadOnly, t.Destructive, t.InputSchema, t.OutputSchema}
 	return jsonResult(out)
 }
 

@@ -220,3 +220,39 @@ apis:
 		t.Errorf("the day has APIs: %v", r.Periods[0].APIs)
 	}
 }
+
+// TestAPIsValidateAndCompact: restmcp validate checks each API in turn and
+// fails naming the ones serve would not serve as published; compact mode's
+// search and describe name each operation's API.
+func TestAPIsValidateAndCompact(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	accounts := write("accounts.yaml", federationDoc("Accounts", "{type: apiKey, in: header, name: X-Api-Key}", federationOps))
+	hooks := write("hooks.yaml", "openapi: 3.1.0\ninfo: {title: Hooks, version: \"2\"}\nwebhooks: {}\n")
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"validate", "--spec", "accounts=" + accounts, "--spec", "hooks=" + hooks}, func(string) string { return "" }, &out, &errOut)
+	if err == nil || err.Error() != "validate api hooks: no operation to serve (a webhooks-only document?); serve does not serve this API: "+errUsage.Error() {
+		t.Errorf("validate error: %v", err)
+	}
+	want := "api accounts: " + accounts + "\nok: \"Accounts\" version 1, 2 tools, 0 warning(s)\n" +
+		"api hooks: " + hooks + "\n\"Hooks\" version 2: no operation to serve (a webhooks-only document?); serve does not serve this API\n"
+	if out.String() != want {
+		t.Errorf("validate output:\n%s\nwant:\n%s", out.String(), want)
+	}
+
+	cards := write("cards.yaml", federationDoc("Cards", "{type: apiKey, in: query, name: api_key}", federationOps))
+	mcpURL, _ := startRunningArgs(t, []string{"--spec", "accounts=" + accounts, "--spec", "cards=" + cards, "--upstream", "accounts=http://127.0.0.1:1", "--upstream", "cards=http://127.0.0.1:1", "--addr", "127.0.0.1:0", "--tool-mode", "compact"}, nil, io.Discard)
+	base := strings.TrimSuffix(mcpURL, "/mcp")
+	r := postMCP(t, base, "k-123", callBody(1, "search_operations", `{"query":"item"}`))
+	wantSearch := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"operations\":[` +
+		`{\"name\":\"accounts_get_item\",\"api\":\"accounts\",\"method\":\"GET\",\"path\":\"/items/{id}\",\"description\":\"GET /items/{id}\"},` +
+		`{\"name\":\"cards_get_item\",\"api\":\"cards\",\"method\":\"GET\",\"path\":\"/items/{id}\",\"description\":\"GET /items/{id}\"}]}"}],` +
+		`"structuredContent":{"operations":[{"api":"accounts","description":"GET /items/{id}","method":"GET","name":"accounts_get_item","path":"/items/{id}"},{"api":"cards","description":"GET /items/{id}","method":"GET","name":"cards_get_item","path":"/items/{id}"}]}}}`
+	assertJSON(t, "search_operations", wantSearch, []byte(r.body))
+}

@@ -107,6 +107,12 @@ func validateOne(ctx context.Context, src apiSource, stdout io.Writer) (string, 
 		for _, p := range doc.Problems {
 			fmt.Fprintln(stdout, p)
 		}
+		if src.name != "" && len(doc.Tools) == 0 {
+			// serve refuses an API with nothing to serve (loadAPIs).
+			summary := "no operation to serve (a webhooks-only document?); serve does not serve this API"
+			fmt.Fprintf(stdout, "%q version %s: %s\n", doc.Title, doc.Version, summary)
+			return summary, nil
+		}
 		fmt.Fprintf(stdout, "ok: %q version %s, %d tools, %d warning(s)\n", doc.Title, doc.Version, len(doc.Tools), len(doc.Problems))
 		return "", nil
 	}
