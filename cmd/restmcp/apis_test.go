@@ -35,6 +35,19 @@ paths:
 ` + ops
 }
 
+// fileWriter returns a function that writes content to the file name in
+// dir and returns its path.
+func fileWriter(t *testing.T, dir string) func(name, content string) string {
+	return func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
 const federationOps = `
   /status:
     get:
@@ -69,13 +82,7 @@ func TestAPIsOnOneEndpoint(t *testing.T) {
 		return s.URL
 	}
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := fileWriter(t, dir)
 	accounts := write("accounts.yaml", federationDoc("Accounts", "{type: apiKey, in: header, name: X-Api-Key}", federationOps))
 	cards := write("cards.yaml", federationDoc("Cards", "{type: apiKey, in: query, name: api_key}", federationOps))
 	broken := write("broken.yaml", "openapi: 3.0.3\ninfo: [not, a, mapping]\n")
@@ -174,13 +181,7 @@ apis:
 func TestUsageCommandByAPI(t *testing.T) {
 	redisURL := testRedisURL(t)
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := fileWriter(t, dir)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{}`))
@@ -226,13 +227,7 @@ apis:
 // search and describe name each operation's API.
 func TestAPIsValidateAndCompact(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := fileWriter(t, dir)
 	accounts := write("accounts.yaml", federationDoc("Accounts", "{type: apiKey, in: header, name: X-Api-Key}", federationOps))
 	hooks := write("hooks.yaml", "openapi: 3.1.0\ninfo: {title: Hooks, version: \"2\"}\nwebhooks: {}\n")
 	var out, errOut bytes.Buffer
