@@ -53,11 +53,7 @@ func withJQArgument(schema json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, m := range root {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		jsonvalue.WriteString(&b, m.Key)
-		b.WriteByte(':')
+		jsonvalue.WriteKey(&b, i, m.Key)
 		if m.Key != "properties" {
 			b.Write(m.Raw)
 			continue
@@ -71,18 +67,10 @@ func withJQArgument(schema json.RawMessage) json.RawMessage {
 			if p.Key == jqArgument {
 				return schema
 			}
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			jsonvalue.WriteString(&b, p.Key)
-			b.WriteByte(':')
+			jsonvalue.WriteKey(&b, j, p.Key)
 			b.Write(p.Raw)
 		}
-		if len(props) > 0 {
-			b.WriteByte(',')
-		}
-		jsonvalue.WriteString(&b, jqArgument)
-		b.WriteByte(':')
+		jsonvalue.WriteKey(&b, len(props), jqArgument)
 		b.WriteString(jqProperty)
 		b.WriteByte('}')
 	}
@@ -111,12 +99,8 @@ func takeJQFilter(args json.RawMessage) (*gojq.Code, json.RawMessage, error) {
 			filter = m.Raw
 			continue
 		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
+		jsonvalue.WriteKey(&b, n, m.Key)
 		n++
-		jsonvalue.WriteString(&b, m.Key)
-		b.WriteByte(':')
 		b.Write(m.Raw)
 	}
 	b.WriteByte('}')

@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -62,144 +61,65 @@ func (o *keyOrder) sorted(keys []string) []string {
 // scan records key orders from one JSON or YAML document.
 func (o *keyOrder) scan(data []byte) {
 	if jsonvalue.LooksLikeObject(data) {
-		s := jsonScanner{b: data, o: o}
-		s.value(false)
+		o.walkJSON(&jsonvalue.Parser{B: data}, false, 0)
 		return
 	}
 	o.scanYAML(data)
 }
 
-// jsonScanner is a minimal recursive-descent JSON walker that records the
-// keys of objects that are the value of a "properties" or "mapping" key.
-// Malformed input just stops the scan; the loader reports the error.
-type jsonScanner struct {
-	b     []byte
-	i     int
-	o     *keyOrder
-	depth int
-}
+// maxScanDepth bounds walk's recursion (the loader refuses deeper
+// documents anyway).
+const maxScanDepth = 10000
 
-func (s *jsonScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// str reads a JSON string at s.i and returns its decoded value.
-func (s *jsonScanner) str() (string, bool) {
-	start := s.i
-	s.i++
-	esc := false
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '\\':
-			esc = true
-			s.i += 2
-			continue
-		case c == '"':
-			s.i++
-			raw := s.b[start:s.i]
-			if !esc {
-				return string(raw[1 : len(raw)-1]), true
-			}
-			var v string
-			if json.Unmarshal(raw, &v) != nil {
-				return "", false
-			}
-			return v, true
-		}
-		s.i++
-	}
-	return "", false
-}
-
-func (s *jsonScanner) value(collect bool) bool {
-	s.ws()
-	if s.i >= len(s.b) {
+// walkJSON reads the JSON value at p and records the keys of every object that
+// is the value of a "properties" or "mapping" key (collect: this value is
+// one). Malformed input just stops the walk, false; the loader reports the
+// error.
+func (o *keyOrder) walkJSON(p *jsonvalue.Parser, collect bool, depth int) bool {
+	p.Space()
+	if p.I >= len(p.B) || depth > maxScanDepth {
 		return false
 	}
-	s.depth++
-	defer func() { s.depth-- }()
-	if s.depth > 10000 {
-		return false
-	}
-	switch s.b[s.i] {
+	switch p.B[p.I] {
 	case '{':
-		s.i++
 		var keys []string
-		for {
-			s.ws()
-			if s.i >= len(s.b) {
-				return false
-			}
-			if s.b[s.i] == '}' {
-				s.i++
-				break
-			}
-			if s.b[s.i] == ',' {
-				s.i++
-				continue
-			}
-			if s.b[s.i] != '"' {
-				return false
-			}
-			k, ok := s.str()
-			if !ok {
-				return false
-			}
+		err := p.Object(func(k string) error {
 			if collect {
 				keys = append(keys, k)
 			}
-			s.ws()
-			if s.i >= len(s.b) || s.b[s.i] != ':' {
-				return false
+			if !o.walkJSON(p, k == "properties" || k == "mapping", depth+1) {
+				return jsonvalue.ErrNotJSON
 			}
-			s.i++
-			if !s.value(k == "properties" || k == "mapping") {
-				return false
-			}
+			return nil
+		})
+		if err != nil {
+			return false
 		}
 		if collect {
-			s.o.record(keys)
+			o.record(keys)
 		}
 		return true
 	case '[':
-		s.i++
+		p.I++
 		for {
-			s.ws()
-			if s.i >= len(s.b) {
+			p.Space()
+			if p.I >= len(p.B) {
 				return false
 			}
-			switch s.b[s.i] {
+			switch p.B[p.I] {
 			case ']':
-				s.i++
+				p.I++
 				return true
 			case ',':
-				s.i++
+				p.I++
 				continue
 			}
-			if !s.value(false) {
+			if !o.walkJSON(p, false, depth+1) {
 				return false
 			}
 		}
-	case '"':
-		_, ok := s.str()
-		return ok
 	default:
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return true
-			}
-			s.i++
-		}
-		return true
+		return p.Skip()
 	}
 }
 

@@ -198,9 +198,6 @@ func (t *renameTree) write(out *bytes.Buffer, raw []byte) {
 	}
 	out.WriteByte('{')
 	for i, m := range members {
-		if i > 0 {
-			out.WriteByte(',')
-		}
 		sub, ok := t.props[m.Key]
 		if !ok {
 			sub = t.addl
@@ -209,8 +206,7 @@ func (t *renameTree) write(out *bytes.Buffer, raw []byte) {
 		if w, ok := t.wire[k]; ok {
 			k = w
 		}
-		jsonvalue.WriteString(out, k)
-		out.WriteByte(':')
+		jsonvalue.WriteKey(out, i, k)
 		sub.write(out, m.Raw)
 	}
 	out.WriteByte('}')

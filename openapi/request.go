@@ -718,11 +718,7 @@ func (bp *bodyPlan) build(list []arg, props map[string]*propPlan) ([]byte, strin
 		var b bytes.Buffer
 		b.WriteByte('{')
 		for i, f := range fields {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			jsonvalue.WriteString(&b, f.key)
-			b.WriteByte(':')
+			jsonvalue.WriteKey(&b, i, f.key)
 			b.Write(f.raw)
 		}
 		b.WriteByte('}')

@@ -99,11 +99,7 @@ func writeJSON(b *bytes.Buffer, v any) {
 	case *obj:
 		b.WriteByte('{')
 		for i, k := range x.k {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			jsonvalue.WriteString(b, k)
-			b.WriteByte(':')
+			jsonvalue.WriteKey(b, i, k)
 			writeJSON(b, x.v[i])
 		}
 		b.WriteByte('}')
@@ -745,27 +741,25 @@ var standardFormat = map[string]bool{
 // does not: dropped without a note (S11).
 var silentFormat = map[string]bool{"int32": true, "int64": true, "float": true, "double": true}
 
+// bound writes one side of a numeric range as JSON Schema 2020-12 has it:
+// OpenAPI 3.0's bound with its boolean exclusive flag (exclusive: the
+// exclusive keyword), and OpenAPI 3.1's numeric exclusive keyword.
+func (c *converter) bound(o *obj, inclusiveKey, exclusiveKey string, limit *float64, exclusiveFlag *bool, exclusiveValue *float64) {
+	if limit != nil {
+		if exclusiveFlag != nil && *exclusiveFlag {
+			c.constrain(o, exclusiveKey, *limit)
+		} else {
+			c.constrain(o, inclusiveKey, *limit)
+		}
+	}
+	if exclusiveValue != nil {
+		c.constrain(o, exclusiveKey, *exclusiveValue)
+	}
+}
+
 func (c *converter) numeric(o *obj, s *openapi3.Schema) {
-	if s.Min != nil {
-		if s.ExclusiveMin.Bool != nil && *s.ExclusiveMin.Bool {
-			c.constrain(o, "exclusiveMinimum", *s.Min)
-		} else {
-			c.constrain(o, "minimum", *s.Min)
-		}
-	}
-	if s.ExclusiveMin.Value != nil {
-		c.constrain(o, "exclusiveMinimum", *s.ExclusiveMin.Value)
-	}
-	if s.Max != nil {
-		if s.ExclusiveMax.Bool != nil && *s.ExclusiveMax.Bool {
-			c.constrain(o, "exclusiveMaximum", *s.Max)
-		} else {
-			c.constrain(o, "maximum", *s.Max)
-		}
-	}
-	if s.ExclusiveMax.Value != nil {
-		c.constrain(o, "exclusiveMaximum", *s.ExclusiveMax.Value)
-	}
+	c.bound(o, "minimum", "exclusiveMinimum", s.Min, s.ExclusiveMin.Bool, s.ExclusiveMin.Value)
+	c.bound(o, "maximum", "exclusiveMaximum", s.Max, s.ExclusiveMax.Bool, s.ExclusiveMax.Value)
 	if s.MultipleOf != nil {
 		c.constrain(o, "multipleOf", *s.MultipleOf)
 	}

@@ -541,17 +541,10 @@ func parseForm(c *gin.Context) error {
 func (s *Server) exchangeCode(c *gin.Context, f url.Values) {
 	ctx := c.Request.Context()
 	code, clientID, verifier := f.Get("code"), f.Get("client_id"), f.Get("code_verifier")
-	switch {
-	case code == "":
-		oauthError(c, http.StatusBadRequest, "invalid_request", "code is required")
+	if !required(c, f, "code", "client_id", "code_verifier") {
 		return
-	case clientID == "":
-		oauthError(c, http.StatusBadRequest, "invalid_request", "client_id is required")
-		return
-	case verifier == "":
-		oauthError(c, http.StatusBadRequest, "invalid_request", "code_verifier is required (PKCE, RFC 7636)")
-		return
-	case !validVerifier(verifier):
+	}
+	if !validVerifier(verifier) {
 		oauthError(c, http.StatusBadRequest, "invalid_request", "code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1)")
 		return
 	}
@@ -613,15 +606,26 @@ func (s *Server) exchangeCode(c *gin.Context, f url.Values) {
 	s.writeTokens(c, access, refresh)
 }
 
+// required answers 400 invalid_request naming the first of names that f
+// lacks (RFC 6749 §5.2) and reports false, or reports true.
+func required(c *gin.Context, f url.Values, names ...string) bool {
+	for _, n := range names {
+		if f.Get(n) == "" {
+			msg := n + " is required"
+			if n == "code_verifier" {
+				msg += " (PKCE, RFC 7636)"
+			}
+			oauthError(c, http.StatusBadRequest, "invalid_request", msg)
+			return false
+		}
+	}
+	return true
+}
+
 func (s *Server) refresh(c *gin.Context, f url.Values) {
 	ctx := c.Request.Context()
 	rt, clientID := f.Get("refresh_token"), f.Get("client_id")
-	switch {
-	case rt == "":
-		oauthError(c, http.StatusBadRequest, "invalid_request", "refresh_token is required")
-		return
-	case clientID == "":
-		oauthError(c, http.StatusBadRequest, "invalid_request", "client_id is required")
+	if !required(c, f, "refresh_token", "client_id") {
 		return
 	}
 	id, ok := parseSecret(RefreshTokenPrefix, rt)

@@ -97,6 +97,17 @@ func openOps(f opFlags, getenv func(string) string) (*opsEnv, error) {
 	}, nil
 }
 
+// startOps is openOps for one operator command: ctx bounded by
+// opTimeout, and done, which ends it and closes the Redis client.
+func startOps(ctx context.Context, f opFlags, getenv func(string) string) (*opsEnv, context.Context, func(), error) {
+	env, err := openOps(f, getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	return env, ctx, func() { cancel(); env.close() }, nil
+}
+
 // opTimeout bounds one operator command's Redis work.
 const opTimeout = 10 * time.Second
 
@@ -126,13 +137,11 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "restmcp: --plan and --label are for keys create\n")
 		return errUsage
 	}
-	env, err := openOps(f, getenv)
+	env, ctx, done, err := startOps(ctx, f, getenv)
 	if err != nil {
 		return err
 	}
-	defer env.close()
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
-	defer cancel()
+	defer done()
 
 	switch sub {
 	case "create":
@@ -186,13 +195,11 @@ func runUsage(ctx context.Context, args []string, getenv func(string) string, st
 		return errUsage
 	}
 	keyID := strings.TrimSpace(pos[0])
-	env, err := openOps(f, getenv)
+	env, ctx, done, err := startOps(ctx, f, getenv)
 	if err != nil {
 		return err
 	}
-	defer env.close()
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
-	defer cancel()
+	defer done()
 
 	planName := f.plan
 	if planName == "" {

@@ -70,16 +70,37 @@ var errUsage = errors.New("usage")
 
 // commands are restmcp's subcommands, in the order help lists them, each
 // with its one line of help.
-var commands = []struct{ name, usage string }{
-	{"serve", "serve the document as a remote MCP server (the default: restmcp with only flags serves)"},
-	{"tools", "print the tool table of the document: names, methods, paths, schema sizes"},
-	{"validate", "load the document strictly and list every problem"},
-	{"keys", "manage registry API keys: create [--plan P] [--label L], list, show KEY_ID, revoke KEY_ID"},
-	{"usage", "print a key's usage report (JSON): usage KEY_ID [--plan P]"},
-	{"clients", "print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors"},
-	{"bench", "measure calls per second and CPU through restmcp against the upstream directly"},
-	{"version", "print restmcp's version, its module version and commit, and the Go it was built with (also --version)"},
-	{"help", "print this help"},
+// command is one of restmcp's commands: its name, its line in the help,
+// and what runs it with the arguments after its name.
+type command struct {
+	name, usage string
+	run         func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+}
+
+// commands is set in init: help's command reads it.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"serve", "serve the document as a remote MCP server (the default: restmcp with only flags serves)", runServe},
+		{"tools", "print the tool table of the document: names, methods, paths, schema sizes", runTools},
+		{"validate", "load the document strictly and list every problem", runValidate},
+		{"keys", "manage registry API keys: create [--plan P] [--label L], list, show KEY_ID, revoke KEY_ID", runKeys},
+		{"usage", "print a key's usage report (JSON): usage KEY_ID [--plan P]", runUsage},
+		{"clients", "print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors", runClients},
+		{"bench", "measure calls per second and CPU through restmcp against the upstream directly",
+			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
+				return runBench(ctx, args, stdout, stderr)
+			}},
+		{"version", "print restmcp's version, its module version and commit, and the Go it was built with (also --version)",
+			func(_ context.Context, _ []string, _ func(string) string, stdout, _ io.Writer) error {
+				_, err := io.WriteString(stdout, versionLine(debug.ReadBuildInfo())+"\n")
+				return err
+			}},
+		{"help", "print this help", func(_ context.Context, _ []string, _ func(string) string, stdout, _ io.Writer) error {
+			return writeHelp(stdout)
+		}},
+	}
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -91,29 +112,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "serve":
-		return runServe(ctx, args, getenv, stdout, stderr)
-	case "keys":
-		return runKeys(ctx, args, getenv, stdout, stderr)
-	case "usage":
-		return runUsage(ctx, args, getenv, stdout, stderr)
-	case "tools":
-		return runTools(ctx, args, getenv, stdout, stderr)
-	case "validate":
-		return runValidate(ctx, args, getenv, stdout, stderr)
-	case "clients":
-		return runClients(ctx, args, getenv, stdout, stderr)
-	case "bench":
-		return runBench(ctx, args, stdout, stderr)
-	case "help":
-		return writeHelp(stdout)
-	case "version":
-		_, err := io.WriteString(stdout, versionLine(debug.ReadBuildInfo())+"\n")
-		return err
-	}
 	names := make([]string, len(commands))
 	for i, c := range commands {
+		if c.name == cmd {
+			return c.run(ctx, args, getenv, stdout, stderr)
+		}
 		names[i] = c.name
 	}
 	return fmt.Errorf("unknown command %q; the commands are %s (restmcp help lists them with the settings)", clip.String(cmd, 40), strings.Join(names, ", "))

@@ -180,34 +180,30 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 		return func() float64 { return f(om.Stats()) }
 	}
 	var collectors []prometheus.Collector
-	for _, g := range []struct {
+	for _, m := range []struct {
 		name, help string
-		f          func(metering.OutageStats) int
-	}{
-		{"restmcp_meter_outage_down", "Shards of the metering store considered down under fail_open: 1 for the one Redis, or the number of Redis Cluster masters; 0 when all answer.", func(s metering.OutageStats) int { return s.DownShards }},
-		{"restmcp_meter_outage_buffered", "Calls and refunds counted locally, waiting to be replayed into Redis.", func(s metering.OutageStats) int { return s.Buffered }},
-		{"restmcp_meter_unsettled", "Calls whose admission or refund got no answer from Redis, waiting to be settled by their id.", func(s metering.OutageStats) int { return s.Unsettled }},
-		{"restmcp_meter_events_kept", "Usage events waiting for Redis to take them.", func(s metering.OutageStats) int { return s.EventsKept }},
-	} {
-		f := g.f
-		collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.name, Help: g.help},
-			stat(func(s metering.OutageStats) float64 { return float64(f(s)) })))
-	}
-	for _, c := range []struct {
-		name, help string
+		counter    bool // else a gauge
 		f          func(metering.OutageStats) int64
 	}{
-		{"restmcp_meter_outage_degraded_total", "Calls admitted without Redis under fail_open (no limits checked).", func(s metering.OutageStats) int64 { return s.Degraded }},
-		{"restmcp_meter_outage_dropped_total", "Calls and refunds dropped because the outage buffer was full.", func(s metering.OutageStats) int64 { return s.Dropped }},
-		{"restmcp_meter_outage_replayed_total", "Calls and refunds replayed into Redis after an outage.", func(s metering.OutageStats) int64 { return s.Replayed }},
-		{"restmcp_meter_outage_dropped_events_total", "Usage events lost because Redis could not take them and more than the buffer's size were waiting.", func(s metering.OutageStats) int64 { return s.DroppedEvents }},
-		{"restmcp_meter_events_replayed_total", "Kept usage events written once Redis answered.", func(s metering.OutageStats) int64 { return s.EventsReplayed }},
-		{"restmcp_meter_settled_total", "Calls settled by their id once Redis answered again (given back if not served, counted once if served).", func(s metering.OutageStats) int64 { return s.Settled }},
-		{"restmcp_meter_unsettled_dropped_total", "Calls dropped unsettled because the queue was full.", func(s metering.OutageStats) int64 { return s.UnsettledDropped }},
+		{"restmcp_meter_outage_down", "Shards of the metering store considered down under fail_open: 1 for the one Redis, or the number of Redis Cluster masters; 0 when all answer.", false, func(s metering.OutageStats) int64 { return int64(s.DownShards) }},
+		{"restmcp_meter_outage_buffered", "Calls and refunds counted locally, waiting to be replayed into Redis.", false, func(s metering.OutageStats) int64 { return int64(s.Buffered) }},
+		{"restmcp_meter_unsettled", "Calls whose admission or refund got no answer from Redis, waiting to be settled by their id.", false, func(s metering.OutageStats) int64 { return int64(s.Unsettled) }},
+		{"restmcp_meter_events_kept", "Usage events waiting for Redis to take them.", false, func(s metering.OutageStats) int64 { return int64(s.EventsKept) }},
+		{"restmcp_meter_outage_degraded_total", "Calls admitted without Redis under fail_open (no limits checked).", true, func(s metering.OutageStats) int64 { return s.Degraded }},
+		{"restmcp_meter_outage_dropped_total", "Calls and refunds dropped because the outage buffer was full.", true, func(s metering.OutageStats) int64 { return s.Dropped }},
+		{"restmcp_meter_outage_replayed_total", "Calls and refunds replayed into Redis after an outage.", true, func(s metering.OutageStats) int64 { return s.Replayed }},
+		{"restmcp_meter_outage_dropped_events_total", "Usage events lost because Redis could not take them and more than the buffer's size were waiting.", true, func(s metering.OutageStats) int64 { return s.DroppedEvents }},
+		{"restmcp_meter_events_replayed_total", "Kept usage events written once Redis answered.", true, func(s metering.OutageStats) int64 { return s.EventsReplayed }},
+		{"restmcp_meter_settled_total", "Calls settled by their id once Redis answered again (given back if not served, counted once if served).", true, func(s metering.OutageStats) int64 { return s.Settled }},
+		{"restmcp_meter_unsettled_dropped_total", "Calls dropped unsettled because the queue was full.", true, func(s metering.OutageStats) int64 { return s.UnsettledDropped }},
 	} {
-		f := c.f
-		collectors = append(collectors, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
-			stat(func(s metering.OutageStats) float64 { return float64(f(s)) })))
+		f := m.f
+		value := stat(func(s metering.OutageStats) float64 { return float64(f(s)) })
+		if m.counter {
+			collectors = append(collectors, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: m.name, Help: m.help}, value))
+		} else {
+			collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: m.name, Help: m.help}, value))
+		}
 	}
 	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {

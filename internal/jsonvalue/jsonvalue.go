@@ -305,6 +305,17 @@ func Elements(raw []byte) ([][]byte, bool) {
 	}
 }
 
+// WriteKey writes the start of an object's member to b: "," unless it is
+// the first (i == 0), the key as a JSON string (WriteString) and ":". The
+// caller writes the value.
+func WriteKey(b *bytes.Buffer, i int, key string) {
+	if i > 0 {
+		b.WriteByte(',')
+	}
+	WriteString(b, key)
+	b.WriteByte(':')
+}
+
 // WriteString writes s to b as a JSON string, as encoding/json would
 // without HTML escaping: quotes, backslashes and control characters
 // escaped, invalid UTF-8 as U+FFFD.
