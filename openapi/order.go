@@ -100,24 +100,12 @@ func (o *keyOrder) walkJSON(p *jsonvalue.Parser, collect bool, depth int) bool {
 		}
 		return true
 	case '[':
-		p.I++
-		for {
-			p.Space()
-			if p.I >= len(p.B) {
-				return false
-			}
-			switch p.B[p.I] {
-			case ']':
-				p.I++
-				return true
-			case ',':
-				p.I++
-				continue
-			}
+		return p.Array(func() error {
 			if !o.walkJSON(p, false, depth+1) {
-				return false
+				return jsonvalue.ErrNotJSON
 			}
-		}
+			return nil
+		}) == nil
 	default:
 		return p.Skip()
 	}

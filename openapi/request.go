@@ -317,11 +317,11 @@ func (p *requestPlan) writeParams(list []arg, q *strings.Builder, header http.He
 				return nil, err
 			}
 		case "header":
-			v, err := simpleValue(a, pp)
+			v, skip, err := sentValue(a, pp)
 			if err != nil {
 				return nil, err
 			}
-			if v == "" && isEmptyArray(a.raw) {
+			if skip {
 				continue
 			}
 			if strings.ContainsAny(v, "\r\n\x00") {
@@ -333,11 +333,11 @@ func (p *requestPlan) writeParams(list []arg, q *strings.Builder, header http.He
 			}
 			header[canon] = append(header[canon], v)
 		case "cookie":
-			v, err := simpleValue(a, pp)
+			v, skip, err := sentValue(a, pp)
 			if err != nil {
 				return nil, err
 			}
-			if v == "" && isEmptyArray(a.raw) {
+			if skip {
 				continue
 			}
 			cv, ok := cookieValue(v)
@@ -480,6 +480,13 @@ func decodeNumber(raw json.RawMessage) (any, error) {
 	var v any
 	err := dec.Decode(&v)
 	return v, err
+}
+
+// sentValue is simpleValue for a header or cookie parameter, and skip
+// when the argument is an empty array: nothing is sent for it.
+func sentValue(a *arg, pp *paramPlan) (v string, skip bool, err error) {
+	v, err = simpleValue(a, pp)
+	return v, err == nil && v == "" && isEmptyArray(a.raw), err
 }
 
 // simpleValue renders a path, header or cookie value in simple style

@@ -211,6 +211,20 @@ func (c *converter) nullableRef(sr *openapi3.SchemaRef) *openapi3.Schema {
 }
 
 func (c *converter) ref(sr *openapi3.SchemaRef, depth int, name string, root bool) *obj {
+	return c.convertRef(sr, depth, name, root, true)
+}
+
+// inline converts sr in place even in $defs mode, where allOf members
+// and root oneOf/anyOf branches are merged (S5) and so are needed with
+// their properties; references below them are $refs again.
+func (c *converter) inline(sr *openapi3.SchemaRef, depth int, name string, root bool) *obj {
+	return c.convertRef(sr, depth, name, root, false)
+}
+
+// convertRef converts sr, named after its $ref or its component; with
+// asRef, in $defs mode, a named schema below the root becomes a $ref to
+// its definition instead.
+func (c *converter) convertRef(sr *openapi3.SchemaRef, depth int, name string, root, asRef bool) *obj {
 	if sr == nil || sr.Value == nil {
 		return &obj{}
 	}
@@ -222,28 +236,10 @@ func (c *converter) ref(sr *openapi3.SchemaRef, depth int, name string, root boo
 	} else if n, ok := c.b.names[sr.Value]; ok {
 		name = n
 	}
-	if c.defs && !root && sr.Value.Always == nil {
+	if asRef && c.defs && !root && sr.Value.Always == nil {
 		if n, ok := c.b.names[sr.Value]; ok {
 			return c.defRef(sr.Value, n)
 		}
-	}
-	return c.schema(sr.Value, depth, name, root)
-}
-
-// inline converts sr in place even in $defs mode, where allOf members
-// and root oneOf/anyOf branches are merged (S5) and so are needed with
-// their properties; references below them are $refs again.
-func (c *converter) inline(sr *openapi3.SchemaRef, depth int, name string, root bool) *obj {
-	if !c.defs || sr == nil || sr.Value == nil {
-		return c.ref(sr, depth, name, root)
-	}
-	if w := c.nullableRef(sr); w != nil {
-		return c.schema(w, depth, name, root)
-	}
-	if sr.Ref != "" {
-		name = refName(sr.Ref)
-	} else if n, ok := c.b.names[sr.Value]; ok {
-		name = n
 	}
 	return c.schema(sr.Value, depth, name, root)
 }

@@ -590,20 +590,32 @@ func (s *Server) exchangeCode(c *gin.Context, f url.Values) {
 	}
 	t, access, refresh := s.newTokens(g.ID)
 	g, err = s.opts.Store.Redeem(ctx, id, codeHash, t)
-	switch {
-	case errors.Is(err, ErrReused):
-		s.revokeReused(c, id, "authorization code")
-		return
-	case errors.Is(err, ErrNotFound):
-		oauthError(c, http.StatusBadRequest, "invalid_grant", "the authorization code is unknown or expired")
-		return
-	case err != nil:
-		s.storeFailed(c, "redeeming code", err)
+	if !s.grantWritten(c, err, id, "authorization code", "the authorization code is unknown or expired", "redeeming code") {
 		return
 	}
 	s.touchClient(ctx, g.ClientID)
 	s.logger.Info("oauth tokens issued", "client_id", g.ClientID, "key_id", g.KeyID, "grant_id", g.ID, "resource", g.Resource)
 	s.writeTokens(c, access, refresh)
+}
+
+// grantWritten answers the error of redeeming a code or rotating a
+// refresh token (what names the credential) and reports whether err is
+// nil: a credential used twice revokes the grant (RFC 6749 §4.1.2 for
+// codes, RFC 9700 §4.14 for refresh tokens), an
+// unknown one is invalid_grant with the message unknown, a store failure
+// (doing says what failed) 503.
+func (s *Server) grantWritten(c *gin.Context, err error, id, what, unknown, doing string) bool {
+	switch {
+	case errors.Is(err, ErrReused):
+		s.revokeReused(c, id, what)
+	case errors.Is(err, ErrNotFound):
+		oauthError(c, http.StatusBadRequest, "invalid_grant", unknown)
+	case err != nil:
+		s.storeFailed(c, doing, err)
+	default:
+		return true
+	}
+	return false
 }
 
 // required answers 400 invalid_request naming the first of names that f
@@ -674,15 +686,7 @@ func (s *Server) refresh(c *gin.Context, f url.Values) {
 	}
 	t, access, refresh := s.newTokens(id)
 	g, err = s.opts.Store.Rotate(ctx, id, hashToken(rt), t)
-	switch {
-	case errors.Is(err, ErrReused):
-		s.revokeReused(c, id, "refresh token")
-		return
-	case errors.Is(err, ErrNotFound):
-		oauthError(c, http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or revoked; sign in again")
-		return
-	case err != nil:
-		s.storeFailed(c, "rotating tokens", err)
+	if !s.grantWritten(c, err, id, "refresh token", "the refresh token is unknown, expired or revoked; sign in again", "rotating tokens") {
 		return
 	}
 	s.forget(id) // the previous access token is dead

@@ -276,33 +276,61 @@ func (p *Parser) Object(member func(key string) error) error {
 	}
 }
 
+// Array reads the array that starts at the next non-space byte: for each
+// element it calls elem with the parser at the element, which elem must
+// read (Value, Skip, Object …); then a comma or the closing bracket. It
+// is the one array walk, as Object is the one object walk. Anything else
+// is ErrNotJSON, or elem's error.
+func (p *Parser) Array(elem func() error) error {
+	p.Space()
+	if p.I >= len(p.B) || p.B[p.I] != '[' {
+		return ErrNotJSON
+	}
+	p.I++
+	p.Space()
+	if p.I < len(p.B) && p.B[p.I] == ']' {
+		p.I++
+		return nil
+	}
+	for {
+		p.Space()
+		if err := elem(); err != nil {
+			return err
+		}
+		p.Space()
+		if p.I >= len(p.B) {
+			return ErrNotJSON
+		}
+		switch p.B[p.I] {
+		case ',':
+			p.I++
+		case ']':
+			p.I++
+			return nil
+		default:
+			return ErrNotJSON
+		}
+	}
+}
+
 // Elements splits a JSON array into its elements without decoding
 // them. ok is false when raw is not an array.
 func Elements(raw []byte) ([][]byte, bool) {
 	p := Parser{B: raw}
-	p.Space()
-	if p.I >= len(p.B) || p.B[p.I] != '[' {
-		return nil, false
-	}
-	p.I++
 	var out [][]byte
-	for {
-		p.Space()
-		if p.I < len(p.B) && p.B[p.I] == ']' {
-			return out, true
-		}
+	err := p.Array(func() error {
 		start := p.I
 		if !p.Skip() {
-			return nil, false
+			return ErrNotJSON
 		}
 		out = append(out, p.B[start:p.I])
-		p.Space()
-		if p.I < len(p.B) && p.B[p.I] == ',' {
-			p.I++
-		} else if p.I >= len(p.B) || p.B[p.I] != ']' {
-			return nil, false
-		}
+		return nil
+	})
+	p.Space()
+	if err != nil || p.I != len(p.B) {
+		return nil, false
 	}
+	return out, true
 }
 
 // WriteKey writes the start of an object's member to b: "," unless it is
