@@ -177,7 +177,7 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 			res.Meta[metaKeyServerInfo] = s.impl
 		}
 	}
-	b, err := appendToolResult(make([]byte, 0, 512), res) // as the SDK encodes it
+	b, err := appendToolResult(make([]byte, 0, resultSizeHint(res)), res) // as the SDK encodes it
 	if err != nil {
 		return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
 	}
@@ -195,6 +195,24 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 // structuredContent object (jsonvalue.Append, byte for byte json.Marshal).
 // A result with anything else (other content, annotations, input
 // requests) is encoded by json.Marshal itself.
+// resultSizeHint is a capacity, in bytes, for res encoded: its texts plus
+// an eighth for escapes, twice when structuredContent carries the same
+// JSON again, and 512 for the envelope. Sized once, a large answer is not
+// copied at every doubling of the buffer.
+func resultSizeHint(res *mcp.CallToolResult) int {
+	n := 0
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			n += len(tc.Text)
+		}
+	}
+	n += n / 8
+	if res.StructuredContent != nil {
+		n *= 2
+	}
+	return n + 512
+}
+
 func appendToolResult(dst []byte, res *mcp.CallToolResult) ([]byte, error) {
 	if res.InputRequests != nil || res.RequestState != "" || res.NeedsInput() {
 		return json.Marshal(res)

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,10 +55,11 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 		return binaryResult(kind, mediaType, data, resp.Request.URL), nil
 	}
 
-	text, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes)
+	data, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading response body: %w", err)
 	}
+	text := string(data)
 	if truncated {
 		text += fmt.Sprintf("\n[truncated: showing %d of %s bytes]", len(text), describeTotal(resp.ContentLength, s.opts.MaxResponseBytes))
 	}
@@ -89,7 +91,7 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 		if s.opts.ErrorStructuredContent && !truncated && isJSON(mediaType) {
 			// The upstream's error object (code, retryable, request_id…)
 			// as data, beside the text (redacted in send, as the text is).
-			if obj := jsonObject(text); obj != nil {
+			if obj := jsonObject(data); obj != nil {
 				res.StructuredContent = obj
 			}
 		}
@@ -100,7 +102,7 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 	}
 	res := textResult(text, false) // R1
 	if !truncated && isJSON(mediaType) {
-		if obj := jsonObject(text); obj != nil {
+		if obj := jsonObject(data); obj != nil {
 			res.StructuredContent = obj
 			if s.opts.TextReceipt {
 				res = textResult(receipt(resp.StatusCode, len(text), obj), false)
@@ -154,14 +156,15 @@ func textResult(text string, isError bool) *mcp.CallToolResult {
 
 // readText reads at most limit+1 bytes (sizeHint, the Content-Length or
 // -1, sizes the buffer) and, past limit, cuts the text at the largest UTF-8
-// boundary ≤ limit (R5).
-func readText(r io.Reader, sizeHint int64, limit int) (string, bool, error) {
+// boundary ≤ limit (R5). The bytes are the caller's: text and
+// structuredContent are made from them without another copy.
+func readText(r io.Reader, sizeHint int64, limit int) ([]byte, bool, error) {
 	data, err := readAtMost(r, sizeHint, int64(limit)+1)
 	if err != nil {
-		return "", false, err
+		return nil, false, err
 	}
 	if len(data) <= limit {
-		return string(data), false, nil
+		return data, false, nil
 	}
 	cut := limit
 	// Step back over at most UTFMax-1 continuation bytes; an invalid
@@ -172,7 +175,7 @@ func readText(r io.Reader, sizeHint int64, limit int) (string, bool, error) {
 	if !utf8.RuneStart(data[cut]) {
 		cut = limit
 	}
-	return string(data[:cut]), true, nil
+	return data[:cut], true, nil
 }
 
 type kind int
@@ -230,14 +233,14 @@ func isXML(mt string) bool  { return mt == "application/xml" || strings.HasSuffi
 
 // jsonObject returns the body as a JSON object for structuredContent, or nil
 // when it is not one.
-func jsonObject(text string) map[string]any {
-	t := strings.TrimSpace(text)
-	if !strings.HasPrefix(t, "{") {
+func jsonObject(data []byte) map[string]any {
+	t := bytes.TrimSpace(data)
+	if !bytes.HasPrefix(t, []byte("{")) {
 		return nil
 	}
 	// One pass without reflection; the same values as encoding/json with
 	// UseNumber (numbers kept exactly as upstream wrote them).
-	v, err := jsonvalue.Parse([]byte(t))
+	v, err := jsonvalue.Parse(t)
 	if err != nil {
 		return nil
 	}

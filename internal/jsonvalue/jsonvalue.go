@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -117,8 +118,8 @@ func (p *Parser) Value() (any, error) {
 	}
 }
 
-// str reads a string; strings without escapes are copied directly, others
-// go through encoding/json (which also replaces invalid UTF-8).
+// Str reads a string: one without escapes and in valid UTF-8 is copied
+// directly, others are decoded by unquote, as encoding/json decodes them.
 func (p *Parser) Str() (string, error) {
 	if p.I >= len(p.B) || p.B[p.I] != '"' {
 		return "", ErrNotJSON
@@ -138,8 +139,8 @@ func (p *Parser) Str() (string, error) {
 			if !escaped && utf8.Valid(raw) {
 				return string(raw[1 : len(raw)-1]), nil
 			}
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
+			s, ok := unquote(raw[1 : len(raw)-1])
+			if !ok {
 				return "", ErrNotJSON
 			}
 			return s, nil
@@ -199,6 +200,97 @@ func (p *Parser) StrRaw() (int, error) {
 		p.I++
 	}
 	return start, ErrNotJSON
+}
+
+// unquote decodes the inside of a JSON string (RFC 8259 §7) as
+// encoding/json does: the escapes \" \\ \/ \b \f \n \r \t and \uXXXX
+// (a UTF-16 surrogate pair as one rune, a lone surrogate as U+FFFD), and
+// each byte of invalid UTF-8 as U+FFFD. ok is false for a control
+// character, an unknown escape or a malformed \u.
+func unquote(s []byte) (string, bool) {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return "", false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/':
+				b = append(b, s[i+1])
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := hex4(s[i+2:])
+				if !ok {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if len(s) >= i+6 && s[i] == '\\' && s[i+1] == 'u' {
+						if r2, ok := hex4(s[i+2:]); ok {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								b = utf8.AppendRune(b, dec)
+								i += 6
+								continue
+							}
+						}
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c < 0x20:
+			return "", false
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return string(b), true
+}
+
+// hex4 reads the 4 hex digits of a \u escape.
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(c)
+	}
+	return r, true
 }
 
 // Member is one member of a JSON object: its decoded key and its raw
