@@ -63,9 +63,28 @@ func readFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxDocumentBytes+1))
-	if err != nil {
-		return nil, err
+	// Sized from the file (as os.ReadFile does): a document of megabytes is
+	// read into one buffer, not one that doubles and is cleared each time.
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() <= maxDocumentBytes {
+		size = int(fi.Size()) + 1 // +1: the read that sees EOF
+	}
+	data := make([]byte, 0, size)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > maxDocumentBytes {
+			break
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // grows; the file grew since Stat
+		}
 	}
 	if len(data) > maxDocumentBytes {
 		return nil, fmt.Errorf("document larger than %d bytes", maxDocumentBytes)
