@@ -89,15 +89,20 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 }
 
 // plainListParams reports whether tools/list params change nothing in the
-// SDK's answer: {} or only _meta (a progress token, say), without the
-// 2026-07-28 protocol version that selects the other wire. A cursor is
-// left to the SDK: every tool is on one page, so only a made-up one comes.
+// SDK's answer: {}, an empty or null cursor (as some clients send on the
+// first page), or _meta (a progress token, say) without the 2026-07-28
+// protocol version that selects the other wire. A non-empty cursor is
+// left to the SDK, which refuses it: every tool is on one page, so only a
+// made-up one comes.
 func plainListParams(params []byte) bool {
 	ms, ok := jsonvalue.Members(params)
 	if !ok {
 		return false
 	}
 	for _, m := range ms {
+		if m.Key == "cursor" && (string(m.Raw) == `""` || string(m.Raw) == "null") {
+			continue
+		}
 		if m.Key != "_meta" {
 			return false
 		}
