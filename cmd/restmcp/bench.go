@@ -64,14 +64,23 @@ type benchRun struct {
 	mallocs     uint64        // heap allocations over the run
 	errors      int
 	peerCPU     time.Duration // a peer's process CPU over the run (--peer-pid); 0 otherwise
+	// With --in-process=false: the CPU of restmcp's process and of the
+	// upstream's over the run (Linux /proc); 0 otherwise.
+	restmcpCPU, upstreamCPU time.Duration
 }
 
 // runBench implements `restmcp bench`: it starts a loopback upstream and
-// restmcp in this process (memory metering, or Redis with --redis), drives
-// a fixed number of calls at each concurrency against the upstream
-// directly and through restmcp, and prints calls/s, p50/p99 latency, CPU
-// and allocations per call, and restmcp's own share (through restmcp less
-// direct, measured in the same run). Everything stays on loopback.
+// restmcp (memory metering, or Redis with --redis), drives a fixed number
+// of calls at each concurrency against the upstream directly and through
+// restmcp, and prints calls/s, p50/p99 latency and CPU per call.
+//
+// By default the upstream and restmcp run as processes of their own
+// (benchproc.go), restmcp as `restmcp serve` with its access log on, as a
+// deployment runs it: the report gives restmcp's process CPU per call
+// against the upstream process's own, and the throughput ratio. With
+// --in-process everything runs in this process, the log discarded, and the
+// report gives restmcp's share as the difference of the two runs, with
+// allocations per call. Everything stays on loopback.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -84,8 +93,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peerURL := fs.String("peer", "", "also drive this MCP endpoint (Streamable HTTP, with a session), a peer serving the same document against --upstream-addr (scripts/bench-peers)")
 	peerName := fs.String("peer-name", "peer", "the peer's name in the report")
 	peerPID := fs.Int("peer-pid", 0, "the peer's process id, for its CPU per call (Linux /proc)")
+	inProcess := fs.Bool("in-process", false, "run the upstream and restmcp in this process, the log discarded (restmcp's share then is the difference of the two runs); default: each in a process of its own, restmcp with its access log on")
+	serveUpstream := fs.Bool("serve-upstream", false, "serve only the benchmark's upstream at --upstream-addr, print its address and wait (the upstream process of a bench run)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *sdkPath && !*inProcess {
+		return errors.New("--sdk-path needs --in-process (restmcp serve always takes the fast path)")
 	}
 	if *printSpec {
 		_, err := io.WriteString(stdout, strings.Replace(benchSpec, "UPSTREAM", *upAddr, 1))
@@ -103,11 +117,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.New("--calls must be positive")
 	}
 
-	body := []byte(`{"id":"p1","name":"Rex","tags":["dog","brown","friendly"],"notes":"` + strings.Repeat("x", 900) + `"}`)
-	up, err := listenServe(*upAddr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(body)
-	}))
+	if *serveUpstream {
+		return serveBenchUpstream(ctx, *upAddr, stdout)
+	}
+	if !*inProcess {
+		return runBenchProcesses(ctx, benchProcessOptions{calls: *calls, levels: levels, redisURL: *redisURL, upAddr: *upAddr,
+			peerURL: *peerURL, peerName: *peerName, peerPID: *peerPID}, stdout)
+	}
+	up, err := listenServe(*upAddr, benchUpstream())
 	if err != nil {
 		return err
 	}
@@ -179,6 +196,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	writeBench(stdout, runs)
 	return nil
+}
+
+// benchUpstream answers every request with the benchmark's JSON body,
+// about 1 KB.
+func benchUpstream() http.Handler {
+	body := []byte(`{"id":"p1","name":"Rex","tags":["dog","brown","friendly"],"notes":"` + strings.Repeat("x", 900) + `"}`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
 }
 
 // peerCall opens a session on the MCP endpoint u (initialize, then

@@ -145,31 +145,43 @@ func TestClientsCommand(t *testing.T) {
 	}
 }
 
-// TestBenchCommand runs a small `restmcp bench` and checks its report:
-// both targets at each concurrency, every call answered 200, restmcp's own
-// share computed (figures themselves are not asserted: timing belongs to
-// benchmarks, not tests).
+// TestBenchCommand runs a small `restmcp bench`, with the upstream and
+// restmcp serve in processes of their own (the default; here the test
+// binary is the executable, and TestMain runs main for it) and with
+// --in-process, and checks each report: both targets at each concurrency,
+// every call answered 200, the summary computed (figures themselves are
+// not asserted: timing belongs to benchmarks, not tests).
 func TestBenchCommand(t *testing.T) {
-	var stdout, stderr strings.Builder
-	if err := run(context.Background(), []string{"bench", "--calls", "300", "--concurrency", "1,4"}, func(string) string { return "" }, &stdout, &stderr); err != nil {
-		t.Fatalf("bench: %v\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	var targets []string
-	for _, l := range lines[1:5] {
-		f := strings.Fields(l)
-		if f[len(f)-1] != "0" {
-			t.Errorf("errors in %q", l)
+	for _, tc := range []struct {
+		flags   []string
+		through string // the restmcp row's target
+		summary string // the start of each concurrency's summary line
+	}{
+		{nil, "restmcp serve, memory metering", ": restmcp's process "},
+		{[]string{"--in-process"}, "restmcp, memory metering", ": restmcp itself "},
+	} {
+		var stdout, stderr strings.Builder
+		args := append([]string{"bench", "--calls", "300", "--concurrency", "1,4"}, tc.flags...)
+		if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+			t.Fatalf("bench %v: %v\n%s", tc.flags, err, stderr.String())
 		}
-		targets = append(targets, strings.Join(f[:len(f)-8], " ")+" c="+f[len(f)-8])
-	}
-	want := []string{"direct upstream c=1", "restmcp, memory metering c=1", "direct upstream c=4", "restmcp, memory metering c=4"}
-	if diff := cmp.Diff(want, targets); diff != "" {
-		t.Errorf("runs (-want +got):\n%s\n%s", diff, stdout.String())
-	}
-	for _, c := range []string{"1", "4"} {
-		if !strings.Contains(stdout.String(), "\nconcurrency "+c+": restmcp itself ") {
-			t.Errorf("no summary for concurrency %s:\n%s", c, stdout.String())
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		var targets []string
+		for _, l := range lines[1:5] {
+			f := strings.Fields(l)
+			if f[len(f)-1] != "0" {
+				t.Errorf("errors in %q", l)
+			}
+			targets = append(targets, strings.Join(f[:len(f)-8], " ")+" c="+f[len(f)-8])
+		}
+		want := []string{"direct upstream c=1", tc.through + " c=1", "direct upstream c=4", tc.through + " c=4"}
+		if diff := cmp.Diff(want, targets); diff != "" {
+			t.Errorf("bench %v runs (-want +got):\n%s\n%s", tc.flags, diff, stdout.String())
+		}
+		for _, c := range []string{"1", "4"} {
+			if !strings.Contains(stdout.String(), "\nconcurrency "+c+tc.summary) {
+				t.Errorf("bench %v: no summary for concurrency %s:\n%s", tc.flags, c, stdout.String())
+			}
 		}
 	}
 }
@@ -241,7 +253,7 @@ func TestBenchCommandPeer(t *testing.T) {
 	if f := strings.Fields(lines[3]); f[0] != "stand-in" || f[1] != "2" || f[2] != "200" || f[len(f)-1] != "0" {
 		t.Errorf("peer row %q\n%s", lines[3], stdout.String())
 	}
-	if !strings.Contains(stdout.String(), "\nconcurrency 2: stand-in not measured (no --peer-pid); throughput ") {
+	if !strings.Contains(stdout.String(), "\nconcurrency 2: stand-in throughput ") {
 		t.Errorf("no peer summary:\n%s", stdout.String())
 	}
 	// 200 measured, up to 200 warming up.

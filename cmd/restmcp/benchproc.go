@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+// benchChildEnv marks a process that `restmcp bench` started from its own
+// executable; the command's tests, whose executable is the test binary,
+// run main for it (TestMain).
+const benchChildEnv = "RESTMCP_BENCH_CHILD"
+
+// benchProcessOptions are the flags of a bench run with the upstream and
+// restmcp in processes of their own.
+type benchProcessOptions struct {
+	calls             int
+	levels            []int
+	redisURL, upAddr  string
+	peerURL, peerName string
+	peerPID           int
+}
+
+// serveBenchUpstream serves the benchmark's upstream at addr, writes
+// "upstream <host:port>" to stdout, and serves until ctx ends or standard
+// input closes (the bench process that started it is gone).
+func serveBenchUpstream(ctx context.Context, addr string, stdout io.Writer) error {
+	up, err := listenServe(addr, benchUpstream())
+	if err != nil {
+		return err
+	}
+	defer up.close()
+	if _, err := fmt.Fprintf(stdout, "upstream %s\n", up.addr); err != nil {
+		return err
+	}
+	eof := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(eof)
+	}()
+	select {
+	case <-ctx.Done():
+	case <-eof:
+	}
+	return nil
+}
+
+// benchChild is a process of a bench run.
+type benchChild struct {
+	cmd   *exec.Cmd
+	pid   int
+	stdin io.WriteCloser // open while the child runs: the upstream child stops at its end
+}
+
+// startBenchChild starts this executable with args and env added, and
+// waits (up to 60 s) for a line of its standard output that addrOf
+// accepts; the rest of its output, and all of its standard error (restmcp's
+// access log), is read and discarded, as a log collector would.
+func startBenchChild(ctx context.Context, args, env []string, addrOf func(line string) string) (*benchChild, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", err
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(append(os.Environ(), benchChildEnv+"=1"), env...)
+	// The child dies with this process, however it ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	errOut, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	child := &benchChild{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin}
+	go func() { _, _ = io.Copy(io.Discard, errOut) }()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sent := false
+		for sc.Scan() {
+			if a := addrOf(sc.Text()); a != "" && !sent {
+				found <- a
+				sent = true
+			}
+		}
+		if !sent {
+			close(found)
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case a, ok := <-found:
+		if ok {
+			return child, a, nil
+		}
+		child.stop()
+		return nil, "", fmt.Errorf("%s %s ended before it was ready", filepath.Base(exe), strings.Join(args, " "))
+	case <-time.After(60 * time.Second):
+		child.stop()
+		return nil, "", fmt.Errorf("%s %s: not ready after 60 s", filepath.Base(exe), strings.Join(args, " "))
+	}
+}
+
+// stop ends the child (SIGTERM, then SIGKILL after WaitDelay) and waits.
+func (c *benchChild) stop() {
+	_ = c.stdin.Close()
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	_ = c.cmd.Wait()
+}
+
+// bannerURL is the MCP URL of restmcp serve's startup banner.
+var bannerURL = regexp.MustCompile(` at (http://127\.0\.0\.1:\d+/\S*)\s*$`)
+
+// runBenchProcesses is runBench with the upstream and restmcp in processes
+// of their own: `restmcp bench --serve-upstream` and `restmcp serve` on
+// the benchmark's document, with its access log on (info level, text, to a
+// pipe this process reads). restmcp's CPU per call is its process's, from
+// /proc, beside the upstream process's own in the direct run.
+func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Writer) error {
+	up, upAddr, err := startBenchChild(ctx, []string{"bench", "--serve-upstream", "--upstream-addr", o.upAddr}, nil,
+		func(l string) string { return strings.TrimPrefix(l, "upstream ") })
+	if err != nil {
+		return fmt.Errorf("starting the upstream process: %w", err)
+	}
+	defer up.stop()
+	dir, err := os.MkdirTemp("", "restmcp-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	spec := filepath.Join(dir, "bench.yaml")
+	if err := os.WriteFile(spec, []byte(strings.Replace(benchSpec, "UPSTREAM", upAddr, 1)), 0o600); err != nil {
+		return err
+	}
+	env := []string{"RESTMCP_CONFIG=", "RESTMCP_LOG_LEVEL=info", "RESTMCP_LOG_FORMAT=text"}
+	meterName := "memory metering"
+	if o.redisURL != "" {
+		env, meterName = append(env, "RESTMCP_REDIS_URL="+o.redisURL), "Redis metering"
+	}
+	rm, mcpURL, err := startBenchChild(ctx, []string{"serve", "--spec", spec, "--addr", "127.0.0.1:0", "--rate-limit", "-1"}, env,
+		func(l string) string {
+			if m := bannerURL.FindStringSubmatch(l); m != nil {
+				return m[1]
+			}
+			return ""
+		})
+	if err != nil {
+		return fmt.Errorf("starting restmcp serve: %w", err)
+	}
+	defer rm.stop()
+
+	direct := func(c *http.Client) error {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+upAddr+"/v1/pets/p1", nil)
+		req.Header.Set("X-API-Key", "bench-key")
+		return drainOK(c, req)
+	}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pet_by_id","arguments":{"petId":"p1"}}}`
+	through := func(c *http.Client) error {
+		req := mcpPost(mcpURL, strings.NewReader(call))
+		req.Header.Set("X-API-Key", "bench-key")
+		return drainOK(c, req)
+	}
+	var peer func(*http.Client) error
+	if o.peerURL != "" {
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if peer, err = peerCall(pctx, o.peerURL); err != nil {
+			return fmt.Errorf("--peer %s: %w", o.peerURL, err)
+		}
+	}
+	var runs []benchRun
+	for _, c := range o.levels {
+		measure(ctx, "warm-up", c, min(o.calls, 1000), direct, 0)
+		measure(ctx, "warm-up", c, min(o.calls, 1000), through, 0)
+		d := measureProcesses(ctx, "direct upstream", c, o.calls, direct, rm.pid, up.pid)
+		t := measureProcesses(ctx, "restmcp serve, "+meterName, c, o.calls, through, rm.pid, up.pid)
+		runs = append(runs, d, t)
+		if peer != nil {
+			measure(ctx, "warm-up", c, min(o.calls, 1000), peer, o.peerPID)
+			runs = append(runs, measure(ctx, o.peerName, c, o.calls, peer, o.peerPID))
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: the figures are not whole
+	}
+	if pidCPU(up.pid) == 0 {
+		return errors.New("process CPU is read from /proc/<pid>/stat, which this system does not have")
+	}
+	writeBenchProcesses(stdout, runs)
+	return nil
+}
+
+// measureProcesses is measure, taking the CPU of restmcp's process and of
+// the upstream's over the run.
+func measureProcesses(ctx context.Context, target string, c, calls int, do func(*http.Client) error, restmcpPID, upstreamPID int) benchRun {
+	r0, u0 := pidCPU(restmcpPID), pidCPU(upstreamPID)
+	r := measure(ctx, target, c, calls, do, 0)
+	r.restmcpCPU, r.upstreamCPU = pidCPU(restmcpPID)-r0, pidCPU(upstreamPID)-u0
+	return r
+}
+
+// writeBenchProcesses prints the runs of runBenchProcesses, then for each
+// concurrency restmcp's process CPU per call, as a multiple of the
+// upstream process's own CPU per call in the direct run, and the
+// throughput through restmcp as a share of direct. CPU is read in clock
+// ticks (10 ms): with 20,000 calls a figure is exact to 0.5 µs per call.
+func writeBenchProcesses(w io.Writer, runs []benchRun) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TARGET\tCONCURRENCY\tCALLS\tCALLS/S\tP50\tP99\tRESTMCP CPU/CALL\tUPSTREAM CPU/CALL\tERRORS")
+	per := func(d time.Duration, n int) string {
+		if d == 0 {
+			return "-"
+		}
+		return (d / time.Duration(n)).Round(100 * time.Nanosecond).String()
+	}
+	for _, r := range runs {
+		rcpu := per(r.restmcpCPU, r.calls)
+		if r.peerCPU > 0 {
+			rcpu = per(r.peerCPU, r.calls) + " (peer)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\n", r.target, r.concurrency, r.calls, r.rate(),
+			r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), rcpu, per(r.upstreamCPU, r.calls), r.errors)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w)
+	for i := 0; i+1 < len(runs); {
+		d, t := runs[i], runs[i+1]
+		upPer := d.upstreamCPU / time.Duration(d.calls)
+		rmPer := t.restmcpCPU / time.Duration(t.calls)
+		ratio := "-"
+		if upPer > 0 {
+			ratio = fmt.Sprintf("%.1f×", float64(rmPer)/float64(upPer))
+		}
+		fmt.Fprintf(w, "concurrency %d: restmcp's process %s CPU per call, %s the upstream process's own %s; throughput %.2f of direct\n",
+			t.concurrency, rmPer.Round(100*time.Nanosecond), ratio, upPer.Round(100*time.Nanosecond), t.rate()/d.rate())
+		i += 2
+		for ; i < len(runs) && runs[i].concurrency == t.concurrency && runs[i].target != d.target; i++ {
+			p := runs[i]
+			fmt.Fprintf(w, "concurrency %d: %s throughput %.2f of direct; restmcp %.1f× its throughput\n",
+				p.concurrency, p.target, p.rate()/d.rate(), t.rate()/p.rate())
+		}
+	}
+}
