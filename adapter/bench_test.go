@@ -26,6 +26,15 @@ func benchUpstream(b *testing.B) *httptest.Server {
 	return up
 }
 
+// mcpRequest is a POST of body to the MCP URL u, with the Content-Type
+// and Accept a Streamable HTTP client sends.
+func mcpRequest(u, body string) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	return req
+}
+
 func benchClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 }
@@ -60,9 +69,7 @@ func benchToolsCall(b *testing.B, disableFastPath bool) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req := mcpRequest(srv.URL+"/mcp", body)
 		req.Header.Set("X-API-Key", "k-123")
 		drain(b, c, req)
 	}
@@ -92,9 +99,7 @@ func BenchmarkToolsCallParallel(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
+			req := mcpRequest(srv.URL+"/mcp", body)
 			req.Header.Set("X-API-Key", "k-123")
 			drain(b, c, req)
 		}
@@ -123,9 +128,7 @@ func BenchmarkToolsListGitHub(b *testing.B) {
 			c := benchClient()
 			b.ReportAllocs()
 			for b.Loop() {
-				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(tt.body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
+				req := mcpRequest(srv.URL+"/mcp", tt.body)
 				drain(b, c, req)
 			}
 		})
@@ -152,9 +155,7 @@ func BenchmarkToolsCallOAuth(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		req, _ := http.NewRequest(http.MethodPost, base+"/oauth/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req := mcpRequest(base+"/oauth/mcp", body)
 		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		drain(b, c, req)
 	}
@@ -180,9 +181,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 	before := heap()
 	ids := make([]string, n)
 	for i := range n {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(initializeBody))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req := mcpRequest(srv.URL+"/mcp", initializeBody)
 		resp, err := c.Do(req)
 		if err != nil {
 			b.Fatal(err)
@@ -258,9 +257,7 @@ func BenchmarkBigAnswer(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(call))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
+				req := mcpRequest(srv.URL+"/mcp", call)
 				req.Header.Set("X-API-Key", "k-123")
 				drain(b, c, req)
 			}

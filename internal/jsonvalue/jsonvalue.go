@@ -327,15 +327,8 @@ func Members(data []byte) ([]Member, bool) {
 // walk of the package and of its users (Value, Members, openapi's
 // argument splitting). Anything else is ErrNotJSON, or member's error.
 func (p *Parser) Object(member func(key string) error) error {
-	p.Space()
-	if p.I >= len(p.B) || p.B[p.I] != '{' {
-		return ErrNotJSON
-	}
-	p.I++
-	p.Space()
-	if p.I < len(p.B) && p.B[p.I] == '}' {
-		p.I++
-		return nil
+	if empty, err := p.open('{', '}'); empty || err != nil {
+		return err
 	}
 	for {
 		p.Space()
@@ -352,18 +345,8 @@ func (p *Parser) Object(member func(key string) error) error {
 		if err := member(k); err != nil {
 			return err
 		}
-		p.Space()
-		if p.I >= len(p.B) {
-			return ErrNotJSON
-		}
-		switch p.B[p.I] {
-		case ',':
-			p.I++
-		case '}':
-			p.I++
-			return nil
-		default:
-			return ErrNotJSON
+		if closed, err := p.next('}'); closed || err != nil {
+			return err
 		}
 	}
 }
@@ -374,35 +357,52 @@ func (p *Parser) Object(member func(key string) error) error {
 // is the one array walk, as Object is the one object walk. Anything else
 // is ErrNotJSON, or elem's error.
 func (p *Parser) Array(elem func() error) error {
-	p.Space()
-	if p.I >= len(p.B) || p.B[p.I] != '[' {
-		return ErrNotJSON
-	}
-	p.I++
-	p.Space()
-	if p.I < len(p.B) && p.B[p.I] == ']' {
-		p.I++
-		return nil
+	if empty, err := p.open('[', ']'); empty || err != nil {
+		return err
 	}
 	for {
 		p.Space()
 		if err := elem(); err != nil {
 			return err
 		}
-		p.Space()
-		if p.I >= len(p.B) {
-			return ErrNotJSON
-		}
-		switch p.B[p.I] {
-		case ',':
-			p.I++
-		case ']':
-			p.I++
-			return nil
-		default:
-			return ErrNotJSON
+		if closed, err := p.next(']'); closed || err != nil {
+			return err
 		}
 	}
+}
+
+// open reads the opening byte of an object or array at the next non-space
+// byte, and its closing byte when it is empty (empty reports that).
+func (p *Parser) open(open, close byte) (empty bool, err error) {
+	p.Space()
+	if p.I >= len(p.B) || p.B[p.I] != open {
+		return false, ErrNotJSON
+	}
+	p.I++
+	p.Space()
+	if p.I < len(p.B) && p.B[p.I] == close {
+		p.I++
+		return true, nil
+	}
+	return false, nil
+}
+
+// next reads what follows a member or element: a comma (another follows)
+// or the closing byte (closed reports that).
+func (p *Parser) next(close byte) (closed bool, err error) {
+	p.Space()
+	if p.I >= len(p.B) {
+		return false, ErrNotJSON
+	}
+	switch p.B[p.I] {
+	case ',':
+		p.I++
+		return false, nil
+	case close:
+		p.I++
+		return true, nil
+	}
+	return false, ErrNotJSON
 }
 
 // Elements splits a JSON array into its elements without decoding
