@@ -1,10 +1,14 @@
 package adapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/restmcp/restmcp/internal/corpustest"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -32,5 +36,47 @@ func TestReportListBytesMatchesToolsList(t *testing.T) {
 				t.Errorf("Report.ListBytes = %d, tools/list = %d bytes:\n%s", got, len(wire), wire)
 			}
 		})
+	}
+}
+
+// TestToolsListEncodingMatchesSDK: the tools/list result assembled from
+// tools encoded one by one is, byte for byte, the go-sdk's encoding of the
+// whole ListToolsResult, for three large corpus documents (and for an
+// empty list).
+func TestToolsListEncodingMatchesSDK(t *testing.T) {
+	corpustest.Require(t)
+	check := func(name string, listed []*mcp.Tool) {
+		t.Helper()
+		want, err := sdkJSON(&mcp.ListToolsResult{Tools: listed, Cacheable: mcp.Cacheable{CacheScope: "public"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeToolsList(listed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			i := 0
+			for i < len(got) && i < len(want) && got[i] == want[i] {
+				i++
+			}
+			t.Errorf("%s: the assembled list differs from the SDK's at byte %d of %d", name, i, len(want))
+		}
+	}
+	check("no tools", []*mcp.Tool{})
+	for _, folder := range []string{"github-rest-v1.1.3", "stripe-2022-04-12", "kubernetes-1.36-swagger20"} {
+		doc, err := openapi.Load(context.Background(), corpustest.Path(t, folder), openapi.LoadOptions{Lenient: true, RelativeServers: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var listed []*mcp.Tool
+		for _, tl := range doc.Tools {
+			mt, err := listedTool(tl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed = append(listed, mt)
+		}
+		check(folder, listed)
 	}
 }

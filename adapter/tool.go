@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -29,14 +30,21 @@ func listedTool(t *openapi.Tool) (*mcp.Tool, error) {
 	if len(t.InputSchema) == 0 {
 		return nil, errors.New("missing input schema")
 	}
-	var root struct {
-		Type any `json:"type"`
+	if !json.Valid(t.InputSchema) {
+		var v any
+		return nil, fmt.Errorf("input schema: %w", json.Unmarshal(t.InputSchema, &v))
 	}
-	if err := json.Unmarshal(t.InputSchema, &root); err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
+	// The root's type, read without decoding the schema.
+	var typ any
+	if root, ok := jsonvalue.Members(t.InputSchema); ok {
+		for _, m := range root {
+			if m.Key == "type" {
+				typ, _ = jsonvalue.Parse(m.Raw)
+			}
+		}
 	}
-	if root.Type != "object" {
-		return nil, fmt.Errorf(`input schema must have type "object" (got %v)`, root.Type)
+	if typ != "object" {
+		return nil, fmt.Errorf(`input schema must have type "object" (got %v)`, typ)
 	}
 	if len(t.OutputSchema) > 0 && !json.Valid(t.OutputSchema) {
 		return nil, errors.New("output schema is not valid JSON")
