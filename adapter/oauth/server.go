@@ -470,16 +470,24 @@ func oauthError(c *gin.Context, status int, code, description string) {
 	c.AbortWithStatusJSON(status, gin.H{"error": code, "error_description": description})
 }
 
+// clientForm reads the form of a token or revocation request and its
+// public client's id (publicClientID), answering 400 invalid_request or
+// 401 invalid_client itself when either is wrong (ok false).
+func clientForm(c *gin.Context) (f url.Values, ok bool) {
+	if err := parseForm(c); err != nil {
+		oauthError(c, http.StatusBadRequest, "invalid_request", err.Error())
+		return nil, false
+	}
+	f = c.Request.PostForm
+	return f, publicClientID(c, f)
+}
+
 // token is the token endpoint (RFC 6749 §3.2): the authorization_code
 // grant with PKCE (§4.1.3, RFC 7636 §4.5) and the refresh_token grant
 // (§6), whose refresh tokens rotate (RFC 9700 §4.14.2).
 func (s *Server) token(c *gin.Context) {
-	if err := parseForm(c); err != nil {
-		oauthError(c, http.StatusBadRequest, "invalid_request", err.Error())
-		return
-	}
-	f := c.Request.PostForm
-	if !publicClientID(c, f) {
+	f, ok := clientForm(c)
+	if !ok {
 		return
 	}
 	switch gt := f.Get("grant_type"); gt {
@@ -735,12 +743,8 @@ func (s *Server) writeTokens(c *gin.Context, access, refresh string) {
 // token ends its whole grant. Per §2.2 the answer is 200 whether or not the
 // token was valid.
 func (s *Server) revoke(c *gin.Context) {
-	if err := parseForm(c); err != nil {
-		oauthError(c, http.StatusBadRequest, "invalid_request", err.Error())
-		return
-	}
-	f := c.Request.PostForm
-	if !publicClientID(c, f) {
+	f, ok := clientForm(c)
+	if !ok {
 		return
 	}
 	tok := f.Get("token")
