@@ -5,12 +5,18 @@
 // Usage:
 //
 //	restmcp [serve] [--spec FILE|URL] [--upstream URL] [--addr HOST:PORT] [--config FILE]
+//	restmcp [serve] --spec NAME=FILE|URL … [--upstream NAME=URL …]   several APIs on one endpoint
 //	restmcp tools --spec FILE|URL     print the tool table
 //	restmcp validate --spec FILE|URL  load the document and report problems
 //	restmcp keys create [--plan P] [--label L] | list | show KEY_ID | revoke KEY_ID
 //	restmcp usage KEY_ID [--plan P]   a key's usage report (JSON)
+//	restmcp clients --spec FILE|URL   client configurations to paste
+//	restmcp bench [--in-process]      calls/s and CPU per call, restmcp against the upstream
+//	restmcp version                   the version, module version and commit
 //
-// With no --spec, restmcp serves the bundled demo finance API.
+// With no --spec, restmcp serves the bundled demo finance API. Several
+// documents (an apis: list in the config file, or named --spec flags) are
+// served on one endpoint, each tool named after its API (docs/apis.md).
 package main
 
 import (
