@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -72,15 +73,7 @@ func copyValue(dst, src any) {
 	case *[]string:
 		*d = slices.Clone(*src.(*[]string))
 	case *map[string]string:
-		m := *src.(*map[string]string)
-		if m == nil {
-			*d = nil
-			return
-		}
-		*d = make(map[string]string, len(m))
-		for k, v := range m {
-			(*d)[k] = v
-		}
+		*d = maps.Clone(*src.(*map[string]string)) // nil stays nil
 	}
 }
 

@@ -16,10 +16,9 @@ import (
 // apiSource is one document restmcp serves: the single spec (name "") or
 // an entry of the apis list (docs/apis.md).
 type apiSource struct {
-	name     string // "" for a single document
-	location string // file path or http(s) URL
-	cfg      config.Config
-	opts     openapi.LoadOptions
+	name     string              // "" for a single document
+	location string              // file path or http(s) URL
+	opts     openapi.LoadOptions // its configuration's (config.Config.ForAPI for an API)
 }
 
 // label names the source in logs and errors: `api "checkout" (checkout.json)`
@@ -39,14 +38,13 @@ func apiSources(cfg config.Config, location, upstream string, logger *slog.Logge
 	if len(cfg.APIs) == 0 {
 		opts := loadOptions(cfg, logger)
 		opts.Upstream = upstream
-		return []apiSource{{location: location, cfg: cfg, opts: opts}}
+		return []apiSource{{location: location, opts: opts}}
 	}
 	out := make([]apiSource, len(cfg.APIs))
 	for i, a := range cfg.APIs {
-		c := cfg.ForAPI(i)
-		opts := loadOptions(c, logger.With("api", a.Name))
+		opts := loadOptions(cfg.ForAPI(i), logger.With("api", a.Name))
 		opts.API = a.Name
-		out[i] = apiSource{name: a.Name, location: a.Spec, cfg: c, opts: opts}
+		out[i] = apiSource{name: a.Name, location: a.Spec, opts: opts}
 	}
 	return out
 }
