@@ -77,6 +77,26 @@ func (m *fakeMeter) settledEvents(t testing.TB, s *Server, n int) []metering.Eve
 	return ev
 }
 
+// awaitEvents waits, up to 5 s, until n usage events have been recorded.
+// Events are recorded after the response is written, so a test that asserts
+// their order waits for each call's event before it makes the next call.
+func (m *fakeMeter) awaitEvents(t testing.TB, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m.evMu.Lock()
+		got := len(m.events)
+		m.evMu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d usage events after 5 s, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func (m *fakeMeter) takeEvents() []metering.Event {
 	m.evMu.Lock()
 	defer m.evMu.Unlock()

@@ -166,7 +166,9 @@ func TestCountingSuccessRefunds(t *testing.T) {
 			srv, s := serveServer(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: planKeys(), Meter: meter, Counting: counting})
 			key := map[string]string{"X-API-Key": "k-free"}
 			post(t, srv.URL+"/mcp", toolsCallBody(1, "always_fails", `{}`), key)
+			meter.awaitEvents(t, 1)
 			post(t, srv.URL+"/mcp", toolsCallBody(2, "get_quote", `{"symbol":"AAPL"}`), key)
+			meter.awaitEvents(t, 2)
 			post(t, srv.URL+"/mcp", toolsCallBody(3, "get_quote", `{}`), key) // invalid: never sent
 			events := meter.settledEvents(t, s, 3)
 			wantRefunds := int64(0)
@@ -230,6 +232,7 @@ func TestRateLimitPolicyAndQuotaRefusal(t *testing.T) {
 	if g, w := got.header.Get("RateLimit-Policy"), `30;w=60;policy="per_minute"`; g != w {
 		t.Errorf("RateLimit-Policy = %q, want %q", g, w)
 	}
+	meter.awaitEvents(t, 1)
 	mu.Lock()
 	refuse = true
 	mu.Unlock()
