@@ -81,6 +81,9 @@ type RedisMeter struct {
 
 	// readTimeout bounds every script deadline (deadline.go).
 	readTimeout time.Duration
+
+	// admits sends concurrent calls' admissions together (batch.go).
+	admits admitBatcher
 }
 
 // NewRedis returns a meter backed by client, which may be a single node,

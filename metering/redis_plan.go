@@ -241,7 +241,8 @@ func (m *RedisMeter) planKeys(keyID string, plan *Plan) (keys []string, days, mo
 // AdmitCall checks every rate limit and quota of c.Plan and, when all
 // allow, applies every rate limit and adds c.Cost to the day and month
 // counters and to the month's per-tool counters, in one atomic script
-// (one round trip) with the time from Redis TIME. When any limit refuses,
+// (one round trip, shared with concurrent calls' admissions: batch.go)
+// with the time from Redis TIME. When any limit refuses,
 // nothing changes and the Decision says which limit refused and when to
 // retry: the longest wait over the refusing limits, which for a quota is
 // the end of its period. An invalid call is an error before any Redis
@@ -266,9 +267,10 @@ func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3], deadline, id,
 		Key(c.KeyID, "calls"), int64(CallRecordTTL/time.Second))
 	t0 := time.Now()
-	r, err := planAdmitScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
-	if err == nil && len(r) > 1 && m.serverNow == nil {
-		m.offset.observe(t0, time.Now(), r[1])
+	rep := m.runAdmission(ctx, m.shardOf(c.KeyID), keys, args) // batch.go
+	r, err := rep.r, rep.err
+	if err == nil && len(r) > 1 && m.serverNow == nil && !rep.sent.IsZero() {
+		m.offset.observe(rep.sent, rep.answered, r[1])
 	}
 	if err != nil {
 		err = fmt.Errorf("%w: admitting key_id %s: %w", ErrUnavailable, c.KeyID, err)
