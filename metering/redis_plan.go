@@ -68,6 +68,16 @@ if ARGV[b + 14] ~= "" and now > tonumber(ARGV[b + 14]) then return redis.error_r
 local dkey, mkey, tkey = KEYS[n + 1 + di], KEYS[n + 4 + mi], KEYS[n + 7 + mi]
 local cost = tonumber(ARGV[b + 2])
 
+-- One MGET reads every GCRA limit's TAT and the day and month counters
+-- (a sliding window's log is a sorted set, read below).
+local mk, at = {}, {}
+for i = 1, n do
+  if tonumber(ARGV[1 + 2 * i]) >= 0 then mk[#mk + 1] = KEYS[i]; at[i] = #mk end
+end
+mk[#mk + 1] = dkey
+mk[#mk + 1] = mkey
+local vals = redis.call("MGET", unpack(mk))
+
 local ok = true
 local out = {0, now, di, mi, 0, 0}
 local tats = {}
@@ -82,7 +92,7 @@ for i = 1, n do
     if oldest[2] then out[6 + n + i] = tonumber(oldest[2]) + tau - now end
     if count + 1 > -interval then ok = false end
   else
-    local tat = tonumber(redis.call("GET", KEYS[i]) or 0)
+    local tat = tonumber(vals[at[i]] or 0)
     if tat < now then tat = now end
     out[6 + i] = tat - now
     tats[i] = tat + interval
@@ -92,8 +102,8 @@ end
 local rkey = ARGV[b + 16] .. ":" .. string.format("%d", math.floor(now / 60000000))
 local rec = redis.call("HGET", rkey, ARGV[b + 15])
 if rec == "u" then return redis.error_reply("` + errSettled + `") end
-local du = tonumber(redis.call("GET", dkey) or 0)
-local mu = tonumber(redis.call("GET", mkey) or 0)
+local du = tonumber(vals[#mk - 1] or 0)
+local mu = tonumber(vals[#mk] or 0)
 out[5], out[6] = du, mu
 local dq, mq = tonumber(ARGV[b]), tonumber(ARGV[b + 1])
 if (dq >= 0 and du + cost > dq) or (mq >= 0 and mu + cost > mq) then ok = false end
