@@ -85,7 +85,7 @@
 //	restmcp:{<keyID>}:usage:<yyyymm>     cost units that calendar month (UTC); EX UsageTTL
 //	restmcp:{<keyID>}:usage:<yyyymmdd>   cost units that day (UTC); EX DayUsageTTL
 //	restmcp:{<keyID>}:tools:<yyyymm>     hash: calls:<tool> and cost:<tool> that month; EX UsageTTL
-//	restmcp:{<keyID>}:calls:<minute>     hash: call id → "<yyyymmdd>:<cost>" ("u": given back) per call admitted that Unix minute; EX CallRecordTTL (settle.go)
+//	restmcp:{<keyID>}:calls:<minute>:<d> hash: call id → "<yyyymmdd>:<cost>" ("u": given back) per call admitted that Unix minute whose id starts with hex digit d; EX CallRecordTTL (settle.go)
 //	restmcp:{<keyID>}:key                registry record (hash): sha256, key_id, plan, status, label, created, revoked
 //	restmcp:keys                         set of registry key ids (RegistryOptions.IndexKey)
 //	restmcp:events                       usage event stream (Options.EventStream), MAXLEN ~ Options.EventMaxLen

@@ -43,9 +43,10 @@ import (
 //	ARGV[b+17]           record TTL, s (CallRecordTTL)
 //
 // An admitted call is recorded as "<yyyymmdd>:<cost>" under its id in the
-// hash <ARGV[b+16]>:<Unix minute of now> (settle.go); a call whose id is
-// already recorded there is answered as admitted and changes nothing, or,
-// when it was settled as not counted ("u"), refused with errSettled.
+// hash <ARGV[b+16]>:<Unix minute of now>:<the id's first hex digit>
+// (settle.go); a call whose id is already recorded there is answered as
+// admitted and changes nothing, or, when it was settled as not counted
+// ("u"), refused with errSettled.
 //
 // Choosing the period by comparing Redis TIME with boundaries computed by
 // the client (exact calendar arithmetic in Go) costs far less per call than
@@ -99,7 +100,7 @@ for i = 1, n do
     if tats[i] - tau > now then ok = false end
   end
 end
-local rkey = ARGV[b + 16] .. ":" .. string.format("%d", math.floor(now / 60000000))
+local rkey = ARGV[b + 16] .. ":" .. string.format("%d", math.floor(now / 60000000)) .. ":" .. string.sub(ARGV[b + 15], 1, 1)
 local rec = redis.call("HGET", rkey, ARGV[b + 15])
 if rec == "u" then return redis.error_reply("` + errSettled + `") end
 local du = tonumber(vals[#mk - 1] or 0)

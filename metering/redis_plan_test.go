@@ -49,15 +49,19 @@ func TestRedisPlanKeysAndTTLs(t *testing.T) {
 		}
 	}
 	// The call's record (settle.go): one field, the call id, in the hash of
-	// the admission's minute.
-	rec := tag + "calls:" + itoa(testStart.Unix()/60)
+	// the admission's minute and the id's first hex digit.
+	recs := c.Keys(ctx, tag+"calls:*").Val()
+	if len(recs) != 1 || !strings.HasPrefix(recs[0], tag+"calls:"+itoa(testStart.Unix()/60)+":") {
+		t.Fatalf("record hashes %q, want one, %scalls:%d:<hex digit>", recs, tag, testStart.Unix()/60)
+	}
+	rec := recs[0]
 	fields := c.HGetAll(ctx, rec).Val()
 	if len(fields) != 1 {
 		t.Errorf("HGETALL %s = %v, want one call record", rec, fields)
 	}
 	for f, v := range fields {
-		if len(f) != 16 || strings.Trim(f, "0123456789abcdef") != "" || v != "20261115:2" {
-			t.Errorf("record %q = %q, want a 16-hex-digit call id = \"20261115:2\"", f, v)
+		if len(f) != 16 || strings.Trim(f, "0123456789abcdef") != "" || v != "20261115:2" || rec != tag+"calls:"+itoa(testStart.Unix()/60)+":"+f[:1] {
+			t.Errorf("record %q = %q in %s, want a 16-hex-digit call id = \"20261115:2\" in the hash named after its first digit", f, v, rec)
 		}
 	}
 	if ttl := c.PTTL(ctx, rec).Val(); ttl <= CallRecordTTL-time.Minute || ttl > CallRecordTTL {

@@ -20,8 +20,9 @@ import (
 //
 // So every admission is recorded under its call id. The admission script
 // writes "<yyyymmdd>:<cost>" to the field <call id> of the hash
-// restmcp:{keyID}:calls:<minute> (the Unix minute of Redis TIME; the hash
-// lives CallRecordTTL), in the same atomic step as the counters, and an
+// restmcp:{keyID}:calls:<minute>:<d> (the Unix minute of Redis TIME, and d
+// the id's first hex digit, so that a busy key's records are 16 small
+// hashes a minute, each cheap to search; the hash lives CallRecordTTL), in the same atomic step as the counters, and an
 // admission whose id is already recorded changes nothing. A call whose
 // outcome is unknown is then settled by id, as soon as Redis answers, by
 // settleScript, which is idempotent:
@@ -128,7 +129,7 @@ local id = ARGV[2]
 local rkey, rec = nil, false
 for i = 3, 5 do
   if ARGV[i] ~= "" then
-    local k = KEYS[1] .. ":" .. ARGV[i]
+    local k = KEYS[1] .. ":" .. ARGV[i] .. ":" .. string.sub(id, 1, 1)
     if not rkey then rkey = k end
     local v = redis.call("HGET", k, id)
     if v then rkey, rec = k, v; break end
