@@ -135,30 +135,30 @@ func (m *RedisMeter) sendAlone(a *admission) admitReply {
 	return admitReply{r: r, err: err, sent: sent, answered: time.Now()}
 }
 
+// idle gives back a sender's place when q is empty, and reports whether
+// it did.
+func (q *admitQueue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.pending) > 0 {
+		return false
+	}
+	q.senders--
+	return true
+}
+
 // release gives back a sender's place once its admission is answered, or
 // has the admissions that came meanwhile sent in the background.
 func (m *RedisMeter) release(q *admitQueue) {
-	q.mu.Lock()
-	if len(q.pending) == 0 {
-		q.senders--
-		q.mu.Unlock()
-		return
+	if !q.idle() {
+		go m.drainAdmissions(q)
 	}
-	q.mu.Unlock()
-	go m.drainAdmissions(q)
 }
 
 // drainAdmissions sends q's batches until it is empty, then gives back
 // its sender's place.
 func (m *RedisMeter) drainAdmissions(q *admitQueue) {
-	for {
-		q.mu.Lock()
-		if len(q.pending) == 0 {
-			q.senders--
-			q.mu.Unlock()
-			return
-		}
-		q.mu.Unlock()
+	for !q.idle() {
 		m.sendAdmissions(q.take())
 	}
 }

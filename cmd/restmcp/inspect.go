@@ -178,8 +178,6 @@ func loadForInspection(ctx context.Context, args []string, getenv func(string) s
 	return doc, cfg, nil
 }
 
-
-// reportOptions are the startup report thresholds of cfg.
 // fitOutputSchemas applies output_schemas_max_list_bytes: when tools/list
 // with output schemas would be larger, they are dropped (not in compact
 // mode, whose list holds three tools). It returns the tools report, after
@@ -196,6 +194,7 @@ func fitOutputSchemas(cfg config.Config, doc *openapi.Document, logger *slog.Log
 	return rep
 }
 
+// reportOptions are the startup report thresholds of cfg.
 func reportOptions(cfg config.Config) openapi.ReportOptions {
 	return openapi.ReportOptions{MaxTools: cfg.ReportMaxTools, MaxListBytes: cfg.ReportMaxListBytes}
 }
