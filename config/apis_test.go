@@ -38,7 +38,7 @@ apis:
 	var got []view
 	for i, a := range c.APIs {
 		f := c.ForAPI(i)
-		got = append(got, view{a.Name, f.Spec, f.Upstream, f.DefaultSecurity, f.IncludeMethods, f.Names, f.ServerVariables})
+		got = append(got, view{a.Name, f.Spec, f.Upstream, f.DefaultSecurity, f.IncludeMethods, f.ToolNames, f.ServerVariables})
 	}
 	want := []view{
 		{"checkout", "checkout.json", "http://127.0.0.1:9001/v72", "header:X-Api-Key", []string{"get", "post"}, map[string]string{"post-payments": "pay"}, nil},

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/restmcp/restmcp/openapi"
 )
 
 // Defaults. A Config from [Default] holds exactly these values; [Settings]
@@ -437,14 +435,26 @@ type Config struct {
 	// Metrics serves GET /metrics (Prometheus text format). Default true.
 	Metrics bool
 
-	// Selection is the tool selection (include_tags, exclude_tags,
-	// include_operations, exclude_operations, include_methods,
-	// exclude_methods; empty lists keep every operation) and the tool names
-	// set by operationId (tool_names, Names: it wins over the x-mcp-name
-	// operation extension; names must match
-	// ^[a-zA-Z0-9_-]{1,max_tool_name_length}$), exactly as the loader takes
-	// them.
-	openapi.Selection
+	// IncludeTags, when not empty, serves only operations with at least
+	// one of these tags (case-insensitive). Default: every operation.
+	IncludeTags []string
+	// ExcludeTags drops operations with any of these tags.
+	ExcludeTags []string
+	// IncludeOperations, when not empty, serves only operations whose
+	// operationId or generated tool name matches one of these globs ("*"
+	// any run of characters, "?" one character). Default: every operation.
+	IncludeOperations []string
+	// ExcludeOperations drops operations matching any of these globs.
+	ExcludeOperations []string
+	// IncludeMethods, when not empty, serves only operations with one of
+	// these HTTP methods (case-insensitive). Default: every method.
+	IncludeMethods []string
+	// ExcludeMethods drops operations with any of these HTTP methods.
+	ExcludeMethods []string
+	// ToolNames names tools explicitly, by operationId; it wins over the
+	// x-mcp-name operation extension. Names must match
+	// ^[a-zA-Z0-9_-]{1,max_tool_name_length}$. Nil means none.
+	ToolNames map[string]string
 	// ServerVariables sets server URL variables by name (OAS Server
 	// Variable Object): a variable not set takes the document's default, and
 	// a value outside its enum fails startup naming the allowed values. Nil:
@@ -823,13 +833,13 @@ func (c Config) checkSelection(bad problemFunc) {
 			}
 		}
 	}
-	ids := make([]string, 0, len(c.Names))
-	for id := range c.Names {
+	ids := make([]string, 0, len(c.ToolNames))
+	for id := range c.ToolNames {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		if name := c.Names[id]; !validToolName(name, c.MaxToolNameLength) {
+		if name := c.ToolNames[id]; !validToolName(name, c.MaxToolNameLength) {
 			bad("tool_names", "%s: %q must be 1 to %d characters from A-Z a-z 0-9 _ -", id, name, c.MaxToolNameLength)
 		}
 	}

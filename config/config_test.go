@@ -156,10 +156,10 @@ func TestValidateFields(t *testing.T) {
 		{"unknown methods", func(c *Config) { c.IncludeMethods, c.ExcludeMethods = []string{"fetch"}, []string{"*"} },
 			`include_methods: unknown HTTP method "fetch" (use get, put, post, delete, options, head, patch or trace)` + "\n" +
 				`exclude_methods: unknown HTTP method "*" (use get, put, post, delete, options, head, patch or trace)`},
-		{"tool names", func(c *Config) { c.Names = map[string]string{"listPets": "pets", "get-pet": "Get-Pet_2"} }, ""},
+		{"tool names", func(c *Config) { c.ToolNames = map[string]string{"listPets": "pets", "get-pet": "Get-Pet_2"} }, ""},
 		{"tool names invalid, sorted by operationId", func(c *Config) {
 			c.MaxToolNameLength = 16
-			c.Names = map[string]string{"b": "list pets", "a": "a_name_that_is_too_long"}
+			c.ToolNames = map[string]string{"b": "list pets", "a": "a_name_that_is_too_long"}
 		}, `tool_names: a: "a_name_that_is_too_long" must be 1 to 16 characters from A-Z a-z 0-9 _ -` + "\n" +
 			`tool_names: b: "list pets" must be 1 to 16 characters from A-Z a-z 0-9 _ -`},
 		{"report thresholds off", func(c *Config) { c.ReportMaxTools, c.ReportMaxListBytes = -1, -1 }, ""},

@@ -291,7 +291,7 @@ func TestLoadPrecedence(t *testing.T) {
 	fromEnv.ExcludeOperations = []string{"*Internal*"}
 	fromEnv.IncludeMethods = []string{"get", "POST"}
 	fromEnv.ExcludeMethods = []string{"delete"}
-	fromEnv.Names = map[string]string{"listPets": "pets", "getPet": "pet"}
+	fromEnv.ToolNames = map[string]string{"listPets": "pets", "getPet": "pet"}
 	fromEnv.ReportMaxTools = 40
 	fromEnv.ReportMaxListBytes = -1
 
@@ -636,7 +636,7 @@ report_max_tools: 10
 	want := Default()
 	want.ConfigFile = file
 	want.IncludeTags = []string{"pets"}
-	want.Names = map[string]string{"a": "x", "b": "y"} // the flag replaces the file's map
+	want.ToolNames = map[string]string{"a": "x", "b": "y"} // the flag replaces the file's map
 	want.IncludeMethods = []string{"get", "post"}
 	want.ReportMaxTools = 10
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -647,7 +647,7 @@ report_max_tools: 10
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]string{"listPets": "pets", "getPet": "pet"}, got.Names); diff != "" {
+	if diff := cmp.Diff(map[string]string{"listPets": "pets", "getPet": "pet"}, got.ToolNames); diff != "" {
 		t.Errorf("tool_names from the file (-want +got):\n%s", diff)
 	}
 

@@ -246,7 +246,7 @@ func table() []setting {
 		{Setting: Setting{
 			Key: "tool_names", Flag: "tool-names", Env: "RESTMCP_TOOL_NAMES", Type: "map",
 			Usage: "Tool names by operationId (listPets=pets,getPet=pet), overriding generated names and the x-mcp-name extension. They are taken before generated names, which get _2 on a clash; two operations with the same name are an error.",
-		}, field: func(c *Config) any { return &c.Names }},
+		}, field: func(c *Config) any { return &c.ToolNames }},
 		{Setting: Setting{
 			Key: "server_variables", Flag: "server-variables", Env: "RESTMCP_SERVER_VARIABLES", Type: "map",
 			Usage: "Values for the document's server URL variables (region=eu,version=v2); unset ones take their default, and a value outside a variable's enum fails startup with the allowed values.",

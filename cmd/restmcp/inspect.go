@@ -146,7 +146,7 @@ func loadOptions(cfg config.Config, logger *slog.Logger) openapi.LoadOptions {
 		NameStyle:            string(cfg.ToolNameStyle),
 		StrictArguments:      cfg.StrictArguments,
 		Logger:               logger,
-		Select:               cfg.Selection,
+		Select:               selection(cfg),
 		Lenient:              cfg.Lenient,
 		Overlays:             cfg.Overlays,
 		RefRoot:              cfg.RefRoot,
@@ -176,6 +176,19 @@ func loadForInspection(ctx context.Context, args []string, getenv func(string) s
 		return nil, cfg, err // it names the document
 	}
 	return doc, cfg, nil
+}
+
+// selection is the tool selection and name overrides of cfg.
+func selection(cfg config.Config) openapi.Selection {
+	return openapi.Selection{
+		IncludeTags:       cfg.IncludeTags,
+		ExcludeTags:       cfg.ExcludeTags,
+		IncludeOperations: cfg.IncludeOperations,
+		ExcludeOperations: cfg.ExcludeOperations,
+		IncludeMethods:    cfg.IncludeMethods,
+		ExcludeMethods:    cfg.ExcludeMethods,
+		Names:             cfg.ToolNames,
+	}
 }
 
 // fitOutputSchemas applies output_schemas_max_list_bytes: when tools/list
