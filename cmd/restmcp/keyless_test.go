@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -38,7 +39,12 @@ func TestKeylessClientsSeeTheMessage(t *testing.T) {
 	t.Run("inspector", func(t *testing.T) {
 		node := requireNode22(t)
 		call := []string{"node_modules/.bin/mcp-inspector", "--cli", mcpURL, "--method", "tools/call", "--tool-name", "fx_rates", "--tool-arg", "base=USD"}
-		got := decodeJSON(t, runNode22Env(t, node, []string{"MCP_AUTO_OPEN_ENABLED=true", "BROWSER=true", "MCP_INSPECTOR_SECRET_STORE=memory"}, call...))
+		// Its sign-in listens for the OAuth callback on 127.0.0.1:6276 unless
+		// told otherwise: a free port of this run's own, so that nothing
+		// else on the machine holding 6276 can fail it (EADDRINUSE, seen once
+		// in CI).
+		callback := fmt.Sprintf("MCP_OAUTH_CALLBACK_URL=http://127.0.0.1:%d/oauth/callback", freePort(t))
+		got := decodeJSON(t, runNode22Env(t, node, []string{"MCP_AUTO_OPEN_ENABLED=true", "BROWSER=true", "MCP_INSPECTOR_SECRET_STORE=memory", callback}, call...))
 		want := map[string]any{"error": map[string]any{"code": "error", "status": float64(400),
 			"message": `Dynamic Client Registration rejected (HTTP 400): {"error":"invalid_client_metadata","error_description":"` + keylessAdvice + `"}`}}
 		if !jsonEqual(got, want) {
