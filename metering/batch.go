@@ -2,7 +2,6 @@ package metering
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -193,7 +192,7 @@ func (m *RedisMeter) sendAdmissions(batch []*admission) {
 	answered := time.Now()
 	for i, a := range live {
 		r, err := cmds[i].Int64Slice()
-		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
 			// Redis does not have the script (restarted, flushed): this one
 			// command again, by EVAL, which loads it for the next batch.
 			r, err = planAdmitScript.Run(ctx, m.rdb, a.keys, a.args...).Int64Slice()
