@@ -194,9 +194,10 @@ func (m *RedisMeter) sendAdmissions(batch []*admission) {
 		r, err := cmds[i].Int64Slice()
 		if redis.HasErrorPrefix(err, "NOSCRIPT") {
 			// Redis does not have the script (restarted, flushed): this one
-			// command again, by EVAL, which loads it for the next batch.
-			r, err = planAdmitScript.Run(ctx, m.rdb, a.keys, a.args...).Int64Slice()
-			sent, answered = time.Time{}, time.Time{}
+			// admission again by itself (EVALSHA, then EVAL, which loads the
+			// script for the next batch).
+			a.reply <- m.sendAlone(a)
+			continue
 		}
 		a.reply <- admitReply{r: r, err: err, sent: sent, answered: answered}
 	}
@@ -211,7 +212,9 @@ func (m *RedisMeter) batchContext(batch []*admission) (context.Context, context.
 			last = time.Time{}
 			break
 		}
-		last = later(last, d)
+		if d.After(last) {
+			last = d
+		}
 	}
 	if rt := m.readTimeout; rt > 0 && (last.IsZero() || time.Until(last) > rt) {
 		last = time.Now().Add(rt)
@@ -221,11 +224,4 @@ func (m *RedisMeter) batchContext(batch []*admission) (context.Context, context.
 		return context.WithCancel(base)
 	}
 	return context.WithDeadline(base, last)
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

@@ -190,7 +190,7 @@ func (o *OutageMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 	shard := o.m.shardOf(c.KeyID)
 	var ref callRef
 	if !o.isDown(shard) {
-		d, err := o.m.AdmitCall(ctx, c)
+		d, err := o.m.admitOn(ctx, c, shard)
 		op := unsettled(err)
 		if !o.failsOpen(ctx, err, shard, c.KeyID) {
 			if op != nil {

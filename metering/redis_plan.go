@@ -259,6 +259,12 @@ func (m *RedisMeter) planKeys(keyID string, plan *Plan) (keys []string, days, mo
 // the end of its period. An invalid call is an error before any Redis
 // access; Redis failures are wrapped with [ErrUnavailable].
 func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
+	return m.admitOn(ctx, c, m.shardOf(c.KeyID))
+}
+
+// admitOn is AdmitCall for a caller that already knows the shard of
+// c.KeyID (shards.go), which names the batch the admission joins.
+func (m *RedisMeter) admitOn(ctx context.Context, c Call, shard string) (Decision, error) {
 	if err := c.validate(); err != nil {
 		return Decision{}, err
 	}
@@ -278,7 +284,7 @@ func (m *RedisMeter) AdmitCall(ctx context.Context, c Call) (Decision, error) {
 		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3], deadline, id,
 		Key(c.KeyID, "calls"), int64(CallRecordTTL/time.Second))
 	t0 := time.Now()
-	rep := m.runAdmission(ctx, m.shardOf(c.KeyID), keys, args) // batch.go
+	rep := m.runAdmission(ctx, shard, keys, args) // batch.go
 	r, err := rep.r, rep.err
 	if err == nil && len(r) > 1 && m.serverNow == nil && !rep.sent.IsZero() {
 		m.offset.observe(rep.sent, rep.answered, r[1])
