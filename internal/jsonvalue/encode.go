@@ -11,8 +11,8 @@ import (
 // Append appends the JSON encoding of v to dst, byte for byte what
 // json.Marshal(v) gives (HTML characters escaped, object keys sorted),
 // without reflection for the types Parse produces: map[string]any, []any,
-// string, json.Number, bool and nil, and json.RawMessage (compacted, as
-// Marshal does). Any other type is encoded by json.Marshal. The error is
+// string, json.Number, bool and nil, json.RawMessage (compacted, as
+// Marshal does) and Compact (as it is). Any other type is encoded by json.Marshal. The error is
 // json.Marshal's, for a value it refuses (an invalid json.Number, say);
 // dst is then returned unchanged.
 func Append(dst []byte, v any) ([]byte, error) {
@@ -80,6 +80,11 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 			}
 		}
 		return append(dst, ']'), nil
+	case Compact:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		return append(dst, x...), nil // compact and escaped already
 	case json.RawMessage:
 		if x == nil {
 			return append(dst, "null"...), nil

@@ -1,0 +1,170 @@
+package jsonvalue
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestAppendCompact: white space goes, strings are written as json.Marshal
+// writes their decoded value, members keep their order (duplicates too)
+// and numbers their literal.
+func TestAppendCompact(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{" {\n \"b\" : 1 ,\t\"a\":[ 1 , 2.50 , -3E+2 ] } \r\n", `{"b":1,"a":[1,2.50,-3E+2]}`},
+		{`{"a":1,"a":2}`, `{"a":1,"a":2}`},
+		{`{}`, `{}`},
+		{`[ ]`, `[]`},
+		{`{"x":{ },"y":[ {} , [ ] ]}`, `{"x":{},"y":[{},[]]}`},
+		{`"\u0041\/\"\\\b\f\n\r\t\u001f\u007f"`, `"A/\"\\\b\f\n\r\t\u001f` + "\x7f" + `"`},
+		{`"<a href='x'>&amp;</a>"`, `"\u003ca href='x'\u003e\u0026amp;\u003c/a\u003e"`},
+		{`"\u003c\u2028` + "\u2029" + `é\u00e9"`, `"\u003c\u2028\u2029éé"`},
+		{"\"a\xffb\xe2\x80\"", "\"a\uFFFDb\uFFFD\uFFFD\""},
+		{`"\ud83d\ude00 \ud83d \ude00x \ud83d\u0041"`, "\"\U0001F600 \uFFFD \uFFFDx \uFFFDA\""},
+		{`[true,false,null,0,-0,0.5e-7,123456789012345678901234567890]`, `[true,false,null,0,-0,0.5e-7,123456789012345678901234567890]`},
+		{` 12 `, `12`},
+	} {
+		got, err := AppendCompact([]byte("prefix:"), []byte(c.in))
+		if err != nil {
+			t.Fatalf("AppendCompact(%q): %v", c.in, err)
+		}
+		if string(got) != "prefix:"+c.want {
+			t.Fatalf("AppendCompact(%q)\n got %s\nwant prefix:%s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestAppendCompactRefuses: what json.Valid refuses is refused, with dst
+// unchanged; nesting is bounded as encoding/json bounds it.
+func TestAppendCompactRefuses(t *testing.T) {
+	for _, in := range []string{``, ` `, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[,1]`, `{,}`, `{1:2}`,
+		`nul`, `tru`, `falsey`, `01`, `1.`, `.5`, `-`, `1e`, `1e+`, `+1`, `0x10`, `"a`, "\"a\x01\"", `"\x"`, `"\u12"`,
+		`"\u12g4"`, `{"a":1}{}`, `[1] 2`, `{"a" 1}`, "\ufeff{}", `NaN`, `[1 2]`, `{"a":1 "b":2}`} {
+		dst := []byte("keep")
+		got, err := AppendCompact(dst, []byte(in))
+		if !errors.Is(err, ErrNotJSON) || string(got) != "keep" {
+			t.Fatalf("AppendCompact(%q) = %q, %v; want keep, ErrNotJSON", in, got, err)
+		}
+		if json.Valid([]byte(in)) {
+			t.Fatalf("json.Valid accepts %q, which the test calls invalid", in)
+		}
+	}
+	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	if got, err := AppendCompact(nil, []byte(deep)); err != nil || string(got) != deep {
+		t.Fatalf("10000 levels: %v", err)
+	}
+	deeper := "[" + deep + "]"
+	if _, err := AppendCompact(nil, []byte(deeper)); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("10001 levels: err = %v, want ErrTooDeep", err)
+	}
+	if json.Valid([]byte(deeper)) {
+		t.Fatal("json.Valid accepts 10001 levels; ErrTooDeep no longer matches it")
+	}
+}
+
+// TestCompactEncodesAsItself: json.Marshal and Append write a Compact as
+// it is, inside a larger value too.
+func TestCompactEncodesAsItself(t *testing.T) {
+	c, err := AppendCompact(nil, []byte(` {"b": "<x>", "a": [1, 2]} `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]any{"sc": Compact(c), "n": Compact(nil)}
+	m, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Append(nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"n":null,"sc":{"b":"\u003cx\u003e","a":[1,2]}}`
+	if string(m) != want || string(a) != want {
+		t.Fatalf("json.Marshal %s, Append %s; want %s", m, a, want)
+	}
+}
+
+// TestCompactMatchesTreeOnCorpus: on every JSON document of the corpus
+// (real OpenAPI documents, megabytes of escapes, Unicode and nesting),
+// AppendCompact gives the same value as Parse and Append, and for the
+// documents' sorted-key re-encoding, the same bytes.
+func TestCompactMatchesTreeOnCorpus(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "corpus")
+	var files []string
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		if os.Getenv("RESTMCP_REQUIRE_CORPUS") == "1" {
+			t.Fatalf("no JSON documents in %s", dir)
+		}
+		t.Skipf("no JSON documents in %s", dir)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCompact(t, src)
+		tree, err := Parse(src)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		sorted, err := Append(nil, tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := AppendCompact(nil, sorted)
+		if err != nil || !bytes.Equal(got, sorted) {
+			t.Fatalf("%s: AppendCompact of the sorted encoding differs from it (err %v)", f, err)
+		}
+	}
+}
+
+// checkCompact asserts AppendCompact's contract for src: it accepts
+// exactly what json.Valid accepts, and its output is valid UTF-8 JSON
+// that Parse reads as Parse reads src, and that it leaves unchanged.
+func checkCompact(t *testing.T, src []byte) {
+	t.Helper()
+	got, err := AppendCompact(nil, src)
+	if (err == nil) != json.Valid(src) {
+		t.Fatalf("AppendCompact(%q): err %v, json.Valid %v", src, err, json.Valid(src))
+	}
+	if err != nil {
+		return
+	}
+	if !json.Valid(got) || !utf8.Valid(got) {
+		t.Fatalf("AppendCompact(%q) = %q: not valid UTF-8 JSON", src, got)
+	}
+	want, _ := Parse(src)
+	back, err := Parse(got)
+	if err != nil || !reflect.DeepEqual(back, want) {
+		t.Fatalf("AppendCompact(%q) = %q, which parses to %#v, want %#v", src, got, back, want)
+	}
+	wantEnc, _ := Append(nil, want)
+	backEnc, _ := Append(nil, back)
+	if !bytes.Equal(wantEnc, backEnc) {
+		t.Fatalf("AppendCompact(%q): re-encoded %s, want %s", src, backEnc, wantEnc)
+	}
+	again, err := AppendCompact(nil, got)
+	if err != nil || !bytes.Equal(again, got) {
+		t.Fatalf("AppendCompact is not idempotent on %q: %q", got, again)
+	}
+}
+
+func FuzzAppendCompact(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9\n<>"],"b":{"c":null}}`, "\"\xff\xe2\x80\"", `"\ud83d\ude00\ud83d"`,
+		` [ true , false ] `, `{"a":1,"a":{"a":[]}}`, `-0.0e-0`, `"\u2028"`, `{"`, `[1,]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkCompact)
+}
