@@ -95,6 +95,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peerPID := fs.Int("peer-pid", 0, "the peer's process id, for its CPU per call (Linux /proc)")
 	inProcess := fs.Bool("in-process", false, "run the upstream and restmcp in this process, the log discarded (restmcp's share then is the difference of the two runs); default: each in a process of its own, restmcp with its access log on")
 	serveUpstream := fs.Bool("serve-upstream", false, "serve only the benchmark's upstream at --upstream-addr, print its address and wait (the upstream process of a bench run)")
+	answerBytes := fs.Int("answer-bytes", 0, "the upstream answers a JSON object of about this many bytes (a list of items, as a large search answer); 0: the 1 KB object")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -116,15 +117,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *calls < 1 {
 		return errors.New("--calls must be positive")
 	}
+	if *answerBytes < 0 || *answerBytes > 1<<30 {
+		return fmt.Errorf("--answer-bytes: %d is not between 0 and 1 GiB", *answerBytes)
+	}
+	body := benchBody(*answerBytes)
 
 	if *serveUpstream {
-		return serveBenchUpstream(ctx, *upAddr, stdout)
+		return serveBenchUpstream(ctx, *upAddr, body, stdout)
 	}
 	if !*inProcess {
 		return runBenchProcesses(ctx, benchProcessOptions{calls: *calls, levels: levels, redisURL: *redisURL, upAddr: *upAddr,
-			peerURL: *peerURL, peerName: *peerName, peerPID: *peerPID}, stdout)
+			peerURL: *peerURL, peerName: *peerName, peerPID: *peerPID, answerBytes: *answerBytes, bodyLen: len(body)}, stdout)
 	}
-	up, err := listenServe(*upAddr, benchUpstream())
+	up, err := listenServe(*upAddr, benchUpstream(body))
 	if err != nil {
 		return err
 	}
@@ -198,14 +203,39 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// benchUpstream answers every request with the benchmark's JSON body,
-// about 1 KB.
-func benchUpstream() http.Handler {
-	body := []byte(`{"id":"p1","name":"Rex","tags":["dog","brown","friendly"],"notes":"` + strings.Repeat("x", 900) + `"}`)
+// benchUpstream answers every request with body, a JSON object, and its
+// Content-Length.
+func benchUpstream(body []byte) http.Handler {
+	length := strconv.Itoa(len(body))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", length)
 		_, _ = w.Write(body)
 	})
+}
+
+// benchBody is the upstream's answer: with size 0 the benchmark's 1 KB
+// pet, otherwise an object of at least size bytes holding a list of
+// items, each with numbers, escapes (a quote, a newline, HTML characters),
+// non-ASCII text, a nested object and null, as a search answer carries
+// them.
+func benchBody(size int) []byte {
+	if size == 0 {
+		return []byte(`{"id":"p1","name":"Rex","tags":["dog","brown","friendly"],"notes":"` + strings.Repeat("x", 900) + `"}`)
+	}
+	b := make([]byte, 0, size+256)
+	b = append(b, `{"total":0,"items":[`...)
+	for i := 0; len(b) < size; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"name":"item number `...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `","note":"a \"quoted\" word\nand a line <b>é</b>","price":12.50,"tags":["a","b","c"],"owner":{"login":"octocat","site_admin":false,"score":null}}`...)
+	}
+	return append(b, `]}`...)
 }
 
 // peerCall opens a session on the MCP endpoint u (initialize, then

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -30,13 +31,15 @@ type benchProcessOptions struct {
 	redisURL, upAddr  string
 	peerURL, peerName string
 	peerPID           int
+	answerBytes       int // --answer-bytes: passed to the upstream process
+	bodyLen           int // the length of the upstream's answer, for CPU per MB
 }
 
 // serveBenchUpstream serves the benchmark's upstream at addr, writes
 // "upstream <host:port>" to stdout, and serves until ctx ends or standard
 // input closes (the bench process that started it is gone).
-func serveBenchUpstream(ctx context.Context, addr string, stdout io.Writer) error {
-	up, err := listenServe(addr, benchUpstream())
+func serveBenchUpstream(ctx context.Context, addr string, body []byte, stdout io.Writer) error {
+	up, err := listenServe(addr, benchUpstream(body))
 	if err != nil {
 		return err
 	}
@@ -139,7 +142,7 @@ var bannerURL = regexp.MustCompile(` at (http://127\.0\.0\.1:\d+/\S*)\s*$`)
 // pipe this process reads). restmcp's CPU per call is its process's, from
 // /proc, beside the upstream process's own in the direct run.
 func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Writer) error {
-	up, upAddr, err := startBenchChild(ctx, []string{"bench", "--serve-upstream", "--upstream-addr", o.upAddr}, nil,
+	up, upAddr, err := startBenchChild(ctx, []string{"bench", "--serve-upstream", "--upstream-addr", o.upAddr, "--answer-bytes", strconv.Itoa(o.answerBytes)}, nil,
 		func(l string) string { return strings.TrimPrefix(l, "upstream ") })
 	if err != nil {
 		return fmt.Errorf("starting the upstream process: %w", err)
@@ -155,6 +158,9 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		return err
 	}
 	env := []string{"RESTMCP_CONFIG=", "RESTMCP_LOG_LEVEL=info", "RESTMCP_LOG_FORMAT=text"}
+	if o.bodyLen > 100<<10 {
+		env = append(env, "RESTMCP_MAX_RESPONSE_BYTES="+strconv.Itoa(o.bodyLen+1)) // the whole answer, not cut at the default cap
+	}
 	meterName := "memory metering"
 	if o.redisURL != "" {
 		env, meterName = append(env, "RESTMCP_REDIS_URL="+o.redisURL), "Redis metering"
@@ -190,10 +196,11 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 			return fmt.Errorf("--peer %s: %w", o.peerURL, err)
 		}
 	}
+	idleRSS := pidMemory(rm.pid, "VmRSS")
 	var runs []benchRun
 	for _, c := range o.levels {
-		measure(ctx, "warm-up", c, min(o.calls, 1000), direct, 0)
-		measure(ctx, "warm-up", c, min(o.calls, 1000), through, 0)
+		measure(ctx, "warm-up", c, min(o.calls, 1000, max(o.calls/10, 1)), direct, 0)
+		measure(ctx, "warm-up", c, min(o.calls, 1000, max(o.calls/10, 1)), through, 0)
 		d := measureProcesses(ctx, "direct upstream", c, o.calls, direct, rm.pid, up.pid)
 		t := measureProcesses(ctx, "restmcp serve, "+meterName, c, o.calls, through, rm.pid, up.pid)
 		runs = append(runs, d, t)
@@ -209,7 +216,47 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		return errors.New("process CPU is read from /proc/<pid>/stat, which this system does not have")
 	}
 	writeBenchProcesses(stdout, runs)
+	if o.answerBytes > 0 {
+		writeBigAnswers(stdout, runs, o.bodyLen, idleRSS, pidMemory(rm.pid, "VmHWM"))
+	}
 	return nil
+}
+
+// writeBigAnswers prints, for a run with --answer-bytes, restmcp's process
+// CPU per MB (2^20 bytes) of the upstream's answer at each concurrency,
+// and its peak resident memory (VmHWM) against the answer's size, with the
+// resident memory it had, idle, before the first call.
+func writeBigAnswers(w io.Writer, runs []benchRun, bodyLen int, idle, peak int64) {
+	mb := float64(bodyLen) / (1 << 20)
+	for i := 1; i < len(runs); i += 2 {
+		t := runs[i]
+		perCall := t.restmcpCPU / time.Duration(t.calls)
+		fmt.Fprintf(w, "concurrency %d: restmcp's process %.2f ms CPU per MB of upstream JSON (%.2f ms per %d-byte answer)\n",
+			t.concurrency, float64(perCall)/float64(time.Millisecond)/mb, float64(perCall)/float64(time.Millisecond), bodyLen)
+	}
+	if peak > 0 {
+		fmt.Fprintf(w, "restmcp's peak RSS %.1f MB, %.1f× the answer (idle before the first call: %.1f MB; peak minus idle %.1f× the answer)\n",
+			float64(peak)/(1<<20), float64(peak)/float64(bodyLen), float64(idle)/(1<<20), float64(peak-idle)/float64(bodyLen))
+	}
+}
+
+// pidMemory is the field ("VmRSS", "VmHWM") of /proc/<pid>/status, in
+// bytes; 0 when it cannot be read.
+func pidMemory(pid int, field string) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // measureProcesses is measure, taking the CPU of restmcp's process and of
