@@ -1,11 +1,14 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // shape is an output schema as ConformStructured reads it: the keywords an
@@ -39,19 +42,211 @@ func (t *Tool) ConformStructured(v map[string]any) map[string]any {
 	if v == nil || len(t.OutputSchema) == 0 {
 		return v
 	}
-	var sh *shape
-	var defs map[string]*shape
-	if o := t.outShape; o != nil {
-		o.once.Do(func() { o.root, o.defs = parseShape(t.OutputSchema) })
-		sh, defs = o.root, o.defs
-	} else {
-		sh, defs = parseShape(t.OutputSchema) // a Tool not made by Load
-	}
+	sh, defs := t.shapes()
 	if sh == nil {
 		return v
 	}
 	out, _ := conformValue(v, sh, defs, 0).(map[string]any)
 	return out
+}
+
+// FitsStructured reports whether raw, a JSON object as
+// jsonvalue.AppendCompact writes it (compact, escapes normalised), is
+// already what ConformStructured would make of it: no value below the
+// root has a type the tool's outputSchema does not allow. It reads raw
+// once without building a tree or allocating, so a large answer that
+// fits is passed on as its bytes. Every occurrence of a repeated member
+// is checked. A tool without an output schema fits everything; raw that
+// is not such an object does not fit.
+func (t *Tool) FitsStructured(raw []byte) bool {
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	if len(t.OutputSchema) == 0 {
+		return true
+	}
+	sh, defs := t.shapes()
+	if sh == nil {
+		return true
+	}
+	p := jsonvalue.Parser{B: raw}
+	return fits(&p, sh, defs, 0) && p.I == len(raw)
+}
+
+// shapes is t's output schema as shapes, parsed once per tool.
+func (t *Tool) shapes() (*shape, map[string]*shape) {
+	if o := t.outShape; o != nil {
+		o.once.Do(func() { o.root, o.defs = parseShape(t.OutputSchema) })
+		return o.root, o.defs
+	}
+	return parseShape(t.OutputSchema) // a Tool not made by Load
+}
+
+// fits is conformValue's walk over compact JSON text: it reads the value
+// at p and reports whether conformValue would return it unchanged. It
+// stops at the first value that would change (p is then mid-value).
+func fits(p *jsonvalue.Parser, sh *shape, defs map[string]*shape, depth int) bool {
+	if sh == nil || depth > maxConformDepth {
+		return skip(p)
+	}
+	if sh.ref != "" {
+		return fits(p, defs[strings.TrimPrefix(sh.ref, "#/$defs/")], defs, depth+1)
+	}
+	k, lit := peekKind(p)
+	if k == 'n' {
+		return skip(p) // null stays null under every shape
+	}
+	if !rawTypeMatches(sh.typ, k, lit) {
+		return false
+	}
+	if len(sh.anyOf) > 0 {
+		for _, b := range sh.anyOf {
+			if b.acceptsRaw(k, lit, defs, depth) {
+				return fits(p, b, defs, depth+1)
+			}
+		}
+		return false
+	}
+	switch k {
+	case '{':
+		p.I++
+		if p.I < len(p.B) && p.B[p.I] == '}' {
+			p.I++
+			return true
+		}
+		for {
+			start, err := p.StrRaw()
+			if err != nil {
+				return false
+			}
+			child, ok := (*shape)(nil), false
+			if key := p.B[start+1 : p.I-1]; bytes.IndexByte(key, '\\') < 0 {
+				child, ok = sh.props[string(key)] // no allocation for a lookup
+			} else {
+				q := jsonvalue.Parser{B: p.B, I: start}
+				s, err := q.Str()
+				if err != nil {
+					return false
+				}
+				child, ok = sh.props[s]
+			}
+			if !ok {
+				child = sh.addl
+			}
+			if p.I >= len(p.B) || p.B[p.I] != ':' {
+				return false
+			}
+			p.I++
+			if !fits(p, child, defs, depth+1) {
+				return false
+			}
+			if closed, ok := nextMember(p, '}'); !ok || closed {
+				return ok
+			}
+		}
+	case '[':
+		p.I++
+		if p.I < len(p.B) && p.B[p.I] == ']' {
+			p.I++
+			return true
+		}
+		for {
+			if !fits(p, sh.items, defs, depth+1) {
+				return false
+			}
+			if closed, ok := nextMember(p, ']'); !ok || closed {
+				return ok
+			}
+		}
+	}
+	return skip(p)
+}
+
+// skip moves p past the compact JSON value at p.
+func skip(p *jsonvalue.Parser) bool {
+	p.I = jsonvalue.SkipCompact(p.B, p.I)
+	return p.I < len(p.B) // an object's value is never the text's last byte
+}
+
+// nextMember reads the comma or the closing byte after a member or
+// element of compact JSON.
+func nextMember(p *jsonvalue.Parser, close byte) (closed, ok bool) {
+	if p.I >= len(p.B) {
+		return false, false
+	}
+	switch p.B[p.I] {
+	case ',':
+		p.I++
+		return false, true
+	case close:
+		p.I++
+		return true, true
+	}
+	return false, false
+}
+
+// peekKind is the kind of the value at p, by its first byte ('{', '[',
+// '"', 't' or 'f' for booleans, 'n', and '0' for numbers), and a number's
+// literal; p does not move.
+func peekKind(p *jsonvalue.Parser) (byte, []byte) {
+	if p.I >= len(p.B) {
+		return 0, nil
+	}
+	switch c := p.B[p.I]; c {
+	case '{', '[', '"', 't', 'f', 'n':
+		return c, nil
+	}
+	end := p.I
+	for end < len(p.B) && strings.IndexByte("+-.eE0123456789", p.B[end]) >= 0 {
+		end++
+	}
+	return '0', p.B[p.I:end]
+}
+
+// rawTypeMatches is typeMatches for a value of kind k (peekKind).
+func rawTypeMatches(typ string, k byte, lit []byte) bool {
+	switch typ {
+	case "":
+		return true
+	case "null":
+		return k == 'n'
+	case "object":
+		return k == '{'
+	case "array":
+		return k == '['
+	case "string":
+		return k == '"'
+	case "boolean":
+		return k == 't' || k == 'f'
+	case "number":
+		return k == '0'
+	case "integer":
+		return k == '0' && integerLiteral(string(lit))
+	}
+	return true
+}
+
+// acceptsRaw is accepts for a value of kind k (peekKind).
+func (sh *shape) acceptsRaw(k byte, lit []byte, defs map[string]*shape, depth int) bool {
+	if depth > maxConformDepth {
+		return true
+	}
+	if sh.ref != "" {
+		d := defs[strings.TrimPrefix(sh.ref, "#/$defs/")]
+		return d == nil || d.acceptsRaw(k, lit, defs, depth+1)
+	}
+	if !rawTypeMatches(sh.typ, k, lit) {
+		return false
+	}
+	if len(sh.anyOf) > 0 {
+		for _, b := range sh.anyOf {
+			if b.acceptsRaw(k, lit, defs, depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // maxConformDepth bounds the walk (a $ref cycle meets data of any depth).
@@ -145,17 +340,23 @@ func typeMatches(typ string, v any) bool {
 	case "integer":
 		switch n := v.(type) {
 		case json.Number:
-			if _, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-				return true
-			}
-			f, err := strconv.ParseFloat(string(n), 64)
-			return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
+			return integerLiteral(string(n))
 		case float64:
 			return n == math.Trunc(n) && !math.IsInf(n, 0)
 		}
 		return false
 	}
 	return true // a type this walk does not know: leave the value alone
+}
+
+// integerLiteral reports whether the JSON number literal n is an integer
+// (JSON Schema's "integer": 2, 2.0 and 2e3 are; 2.5 and 1e400 are not).
+func integerLiteral(n string) bool {
+	if _, err := strconv.ParseInt(n, 10, 64); err == nil {
+		return true
+	}
+	f, err := strconv.ParseFloat(n, 64)
+	return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
 }
 
 func isDecodedNumber(v any) bool {

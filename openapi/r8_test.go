@@ -11,7 +11,83 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/restmcp/restmcp/internal/corpustest"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
+
+// TestFitsStructured: the bytes-only check says "fits" exactly when
+// ConformStructured would leave the object as it is: types below the
+// root, anyOf (first accepting branch), $ref, integers written as 2.0 or
+// 1e3, null anywhere, members the schema does not name (additional
+// properties), keys written with escapes, and every occurrence of a
+// repeated member.
+func TestFitsStructured(t *testing.T) {
+	tl := &Tool{OutputSchema: json.RawMessage(`{"type":"object","properties":{
+		"n":{"type":"integer"},"s":{"type":"string"},"b":{"type":"boolean"},"x":{"type":"number"},
+		"o":{"type":"object","properties":{"deep":{"type":"array","items":{"$ref":"#/$defs/item"}}}},
+		"u":{"anyOf":[{"type":"string"},{"type":"object","properties":{"id":{"type":"integer"}}}]},
+		"m":{"type":"object","additionalProperties":{"type":"boolean"}},
+		"a<b":{"type":"string"}},
+		"$defs":{"item":{"type":"object","properties":{"v":{"type":"string"}}}}}`)}
+	for _, c := range []struct {
+		in   string
+		fits bool
+	}{
+		{`{}`, true},
+		{`{"n":1,"s":"x","b":true,"x":1.5,"other":[1,{"z":"q"}]}`, true},
+		{`{"n":2.0}`, true},
+		{`{"n":1e3}`, true},
+		{`{"n":2.5}`, false},
+		{`{"n":1e400}`, false},
+		{`{"n":123456789012345678901234567890}`, true},
+		{`{"n":"1"}`, false},
+		{`{"s":null,"n":null,"o":null,"u":null}`, true},
+		{`{"b":"true"}`, false},
+		{`{"x":"1"}`, false},
+		{`{"o":{"deep":[{"v":"a"},{"v":null},{}]}}`, true},
+		{`{"o":{"deep":[{"v":"a"},{"v":7}]}}`, false},
+		{`{"o":{"deep":[{"v":"a"},"not an item"]}}`, false},
+		{`{"o":[]}`, false},
+		{`{"u":"id"}`, true},
+		{`{"u":{"id":4}}`, true},
+		{`{"u":{"id":"4"}}`, false},
+		{`{"u":5}`, false},
+		{`{"m":{"p":true,"q":false}}`, true},
+		{`{"m":{"p":true,"q":1}}`, false},
+		{`{"a\u003cb":"ok"}`, true},
+		{`{"a\u003cb":1}`, false},
+		{`{"s":"x","s":1}`, false},
+		{`{"s":1,"s":"x"}`, false},
+	} {
+		compact, err := jsonvalue.AppendCompact(nil, []byte(c.in))
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		if got := tl.FitsStructured(compact); got != c.fits {
+			t.Errorf("FitsStructured(%s) = %v, want %v", compact, got, c.fits)
+		}
+		if bytes.Contains(compact, []byte(`"s":1,"s":"x"`)) || bytes.Contains(compact, []byte(`"s":"x","s":1`)) {
+			continue // a tree keeps only the last member, so the check is stricter than conforming the tree
+		}
+		tree, err := jsonvalue.Parse(compact)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := tree.(map[string]any)
+		before, _ := json.Marshal(obj)
+		after, _ := json.Marshal(tl.ConformStructured(obj))
+		if unchanged := bytes.Equal(before, after); unchanged != c.fits {
+			t.Errorf("%s: ConformStructured leaves it unchanged: %v; the table says fits: %v", c.in, unchanged, c.fits)
+		}
+	}
+	for _, in := range []string{``, `[]`, `"x"`, `{"s":"x"`, `{"s" :"x"}`} {
+		if tl.FitsStructured([]byte(in)) {
+			t.Errorf("FitsStructured(%q) = true for text that is not a compact object", in)
+		}
+	}
+	if !(&Tool{}).FitsStructured([]byte(`{"any":1}`)) {
+		t.Error("a tool without an output schema must fit every object")
+	}
+}
 
 // TestR8GitHubExamplesValidate takes GitHub's own documented response
 // example of every operation that has one (335 object examples, among them
@@ -77,8 +153,17 @@ func TestR8GitHubExamplesValidate(t *testing.T) {
 					before, _ := json.Marshal(obj)
 					got := tl.ConformStructured(obj)
 					after, _ := json.Marshal(got)
-					if !bytes.Equal(before, after) {
+					unchanged := bytes.Equal(before, after)
+					if !unchanged {
 						changed++
+					}
+					// The bytes-only check agrees with the tree's.
+					compact, err := jsonvalue.AppendCompact(nil, v)
+					if err != nil {
+						t.Fatalf("%s example %s: %v", tl.Name, ex.Ref, err)
+					}
+					if fit := tl.FitsStructured(compact); fit != unchanged {
+						t.Errorf("%s example %s: FitsStructured = %v, but ConformStructured changed it: %v", tl.Name, ex.Ref, fit, !unchanged)
 					}
 					if err := validate(tl.OutputSchema, got); err != nil {
 						t.Errorf("%s example %s: %v", tl.Name, ex.Ref, err)
