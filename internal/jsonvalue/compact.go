@@ -214,15 +214,6 @@ func scanNumber(src []byte, i int) int {
 	return i
 }
 
-// plain marks the ASCII bytes a string token keeps as they are: printable,
-// not a quote or backslash, and not <, > or & (which json.Marshal escapes).
-var plain = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
 // appendStringToken appends the string token at src[i] (its opening
 // quote) as json.Marshal writes its decoded value, and returns the offset
 // after its closing quote. A string with nothing to change, the common
@@ -231,12 +222,12 @@ func appendStringToken(dst, src []byte, i int) ([]byte, int, bool) {
 	start := i
 	i++
 	for i < len(src) {
+		i += plainPrefix(src[i:])
+		if i >= len(src) {
+			break
+		}
 		c := src[i]
 		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				continue
-			}
 			if c == '"' {
 				return append(dst, src[start:i+1]...), i + 1, true
 			}
@@ -257,6 +248,12 @@ func appendStringToken(dst, src []byte, i int) ([]byte, int, bool) {
 // quote. Escapes decode as unquote decodes them.
 func appendStringRest(dst, src []byte, i int) ([]byte, int, bool) {
 	for i < len(src) {
+		if n := plainPrefix(src[i:]); n > 0 {
+			dst = append(dst, src[i:i+n]...)
+			if i += n; i >= len(src) {
+				break
+			}
+		}
 		c := src[i]
 		switch {
 		case c == '"':

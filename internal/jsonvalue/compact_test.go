@@ -155,6 +155,19 @@ func checkCompact(t *testing.T, src []byte) {
 	if !bytes.Equal(wantEnc, backEnc) {
 		t.Fatalf("AppendCompact(%q): re-encoded %s, want %s", src, backEnc, wantEnc)
 	}
+	if end := SkipCompact(got, 0); end != len(got) {
+		t.Fatalf("SkipCompact(%q, 0) = %d, want %d", got, end, len(got))
+	}
+	if got[0] == '[' {
+		elems, _ := Elements(got)
+		i := 1
+		for _, e := range elems {
+			if end := SkipCompact(got, i); string(got[i:end]) != string(e) {
+				t.Fatalf("SkipCompact(%q, %d) skipped %q, want %q", got, i, got[i:end], e)
+			}
+			i += len(e) + 1
+		}
+	}
 	again, err := AppendCompact(nil, got)
 	if err != nil || !bytes.Equal(again, got) {
 		t.Fatalf("AppendCompact is not idempotent on %q: %q", got, again)

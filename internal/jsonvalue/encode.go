@@ -140,8 +140,22 @@ const hexDigits = "0123456789abcdef"
 // U+2028 and U+2029 escaped, and <, > and & escaped when escapeHTML.
 func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
+	dst = AppendStringContent(dst, s, escapeHTML)
+	return append(dst, '"')
+}
+
+// AppendStringContent is AppendString without the quotes. A string cut
+// where a rune starts (utf8.RuneStart), piece by piece, gives the same
+// bytes as the whole: each rune, or each byte of invalid UTF-8, is
+// written on its own.
+func AppendStringContent(dst []byte, s string, escapeHTML bool) []byte {
 	start := 0
 	for i := 0; i < len(s); {
+		if escapeHTML {
+			if i += plainPrefixString(s[i:]); i >= len(s) {
+				break
+			}
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
 				i++
@@ -185,8 +199,7 @@ func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // validNumber reports whether s is a JSON number (RFC 8259 §6).
