@@ -170,7 +170,7 @@ func TestTextReceipt(t *testing.T) {
 	})
 	srv := serve(t, Options{Tools: loadTools(t, "testdata/compact.yaml", up.URL), TextReceipt: true})
 	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"A"}`), map[string]string{"X-API-Key": "k", "Accept": "application/json"})
-	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"HTTP 200 OK: the result is in structuredContent, a JSON object of 44 bytes with the members currency, price, symbol."}],"structuredContent":{"currency":"USD","price":12.5,"symbol":"A"}}}`
+	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"HTTP 200 OK: the result is in structuredContent, a JSON object of 44 bytes with the members currency, price, symbol."}],"structuredContent":{"symbol":"A","price":12.5,"currency":"USD"}}}`
 	if got.status != 200 || strings.TrimSpace(got.body) != want {
 		t.Errorf("receipt:\n got %s\nwant %s", got.body, want)
 	}

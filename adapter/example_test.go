@@ -62,5 +62,5 @@ components:
 	fmt.Println(string(body))
 	// Output:
 	// 200 application/json
-	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"pong\":true,\"key\":\"k-123\"}"}],"structuredContent":{"key":"k-123","pong":true}}}
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"pong\":true,\"key\":\"k-123\"}"}],"structuredContent":{"pong":true,"key":"k-123"}}}
 }

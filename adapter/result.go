@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -59,7 +60,9 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading response body: %w", err)
 	}
-	text := string(data)
+	// The text shares data's bytes (a megabyte answer is not copied):
+	// data is this call's own buffer and nothing writes to it again.
+	text := unsafe.String(unsafe.SliceData(data), len(data))
 	if truncated {
 		text += fmt.Sprintf("\n[truncated: showing %d of %s bytes]", len(text), describeTotal(resp.ContentLength, s.opts.MaxResponseBytes))
 	}
@@ -102,7 +105,7 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 	}
 	res := textResult(text, false) // R1
 	if !truncated && isJSON(mediaType) {
-		if obj := jsonObject(data); obj != nil {
+		if obj := compactObject(data); obj != nil {
 			res.StructuredContent = obj
 			if s.opts.TextReceipt {
 				res = textResult(receipt(resp.StatusCode, len(text), obj), false)
@@ -113,19 +116,39 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 	return res, nil
 }
 
+// compactObject is a 2xx body that is a JSON object, as structuredContent:
+// its bytes compacted in one pass, without a tree (members in the
+// upstream's order, strings escaped as json.Marshal escapes them); nil when
+// the body is not a JSON object. conformToOutputSchema checks it against
+// the tool's outputSchema on the bytes too.
+func compactObject(data []byte) jsonvalue.Compact {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return nil
+	}
+	out, err := jsonvalue.AppendCompact(make([]byte, 0, len(t)), t)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
 // receipt is the text content of a result whose JSON object is carried
 // once, in structuredContent (Options.TextReceipt): the status, the size
 // and the first members, so that a model reading only text knows where
 // the result is.
-func receipt(status, size int, obj map[string]any) string {
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
+func receipt(status, size int, obj jsonvalue.Compact) string {
+	members, _ := jsonvalue.Members(obj)
+	keys := make([]string, 0, len(members))
+	for _, m := range members {
+		keys = append(keys, m.Key)
 	}
 	slices.Sort(keys)
+	keys = slices.Compact(keys) // a repeated member is one member
+	n := len(keys)
 	more := ""
-	if len(keys) > 8 {
-		keys, more = keys[:8], fmt.Sprintf(" and %d more", len(obj)-8)
+	if n > 8 {
+		keys, more = keys[:8], fmt.Sprintf(" and %d more", n-8)
 	}
 	return fmt.Sprintf("%s: the result is in structuredContent, a JSON object of %d bytes with the members %s%s.",
 		statusLine(status), size, strings.Join(keys, ", "), more)
@@ -311,6 +334,15 @@ func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult, keepErrorOb
 	}
 	if len(t.OutputSchema) == 0 {
 		return res
+	}
+	if obj, ok := res.StructuredContent.(jsonvalue.Compact); ok {
+		if t.FitsStructured(obj) {
+			return res // the common case: the bytes as they are
+		}
+		if tree := jsonObject(obj); tree != nil {
+			res.StructuredContent = t.ConformStructured(tree)
+			return res
+		}
 	}
 	if obj, ok := res.StructuredContent.(map[string]any); ok {
 		res.StructuredContent = t.ConformStructured(obj)

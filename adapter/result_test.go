@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/restmcp/restmcp/openapi"
 )
 
 // countingReader counts the bytes read from it.
@@ -163,5 +166,53 @@ func TestReadAtMost(t *testing.T) {
 	got, err := readAtMost(io.MultiReader(strings.NewReader("partial"), iotest.ErrReader(boom)), 100, 1000)
 	if string(got) != "partial" || !errors.Is(err, boom) {
 		t.Errorf("failing reader: %q, %v; want \"partial\", %v", got, err, boom)
+	}
+}
+
+// TestStructuredContentFromBytes: a 2xx JSON object becomes
+// structuredContent from its bytes, compacted, in the upstream's member
+// order (a repeated member kept, as JSON parsers read the last), strings
+// escaped as json.Marshal escapes them; the text keeps the body verbatim.
+// When the object does not fit the tool's outputSchema, the tree path
+// makes it fit (R8), its members then sorted as json.Marshal sorts them.
+func TestStructuredContentFromBytes(t *testing.T) {
+	s := &Server{opts: Options{MaxResponseBytes: 1 << 20, MaxBinaryBytes: 8}}
+	body := " {\n  \"z\" : 1,\n  \"a\" : \"<\\u00e9>\\/\xff\",\n  \"n\": [ 1.50 , null ],\n  \"z\": 2\n}\n"
+	schema := func(s string) *openapi.Tool { return &openapi.Tool{OutputSchema: json.RawMessage(s)} }
+	for _, c := range []struct {
+		name string
+		tool *openapi.Tool
+		want string
+	}{
+		{"no output schema", &openapi.Tool{},
+			`{"z":1,"a":"\u003cé\u003e/` + "\uFFFD" + `","n":[1.50,null],"z":2}`},
+		{"fits its output schema", schema(`{"type":"object","properties":{"z":{"type":"integer"},"n":{"type":"array","items":{"type":"number"}}}}`),
+			`{"z":1,"a":"\u003cé\u003e/` + "\uFFFD" + `","n":[1.50,null],"z":2}`},
+		{"does not fit: the tree path", schema(`{"type":"object","properties":{"a":{"type":"integer"}}}`),
+			`{"a":null,"n":[1.50,null],"z":2}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := http.Header{"Content-Type": {"application/json"}}
+			resp := &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)),
+				Request: &http.Request{URL: &url.URL{Scheme: "http", Host: "upstream.test", Path: "/v1/doc"}}}
+			res, err := s.mapResponse(resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res = conformToOutputSchema(c.tool, res, false)
+			got, err := appendToolResult(nil, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, _ := json.Marshal(body)
+			want := `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + c.want + `}`
+			if string(got) != want {
+				t.Errorf("result\n got %s\nwant %s", got, want)
+			}
+			sdk, err := json.Marshal(res)
+			if err != nil || string(sdk) != want {
+				t.Errorf("json.Marshal of the result (the go-sdk's path)\n got %s (%v)\nwant %s", sdk, err, want)
+			}
+		})
 	}
 }
