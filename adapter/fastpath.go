@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -34,7 +36,8 @@ import (
 
 // fastResult is the JSON-RPC result or error the fast path answers with.
 type fastResult struct {
-	result []byte // the encoded result; nil with err
+	result []byte       // the encoded result; nil with err or large
+	large  *largeResult // a result encoded as it is written (writeLarge)
 	err    *jsonrpc.Error
 }
 
@@ -182,6 +185,18 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 			res.Meta[metaKeyServerInfo] = s.impl
 		}
 	}
+	if size := resultSizeHint(res); size >= largeResultBytes && streamable(res) {
+		// A large answer is written as it is encoded: its text and its
+		// structuredContent are never copied into one buffer.
+		l := &largeResult{res: res, modern: modern}
+		if len(res.Meta) > 0 {
+			var err error
+			if l.meta, err = jsonvalue.Append(nil, map[string]any(res.Meta)); err != nil {
+				return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
+			}
+		}
+		return fastResult{large: l}
+	}
 	b, err := appendToolResult(make([]byte, 0, resultSizeHint(res)), res) // as the SDK encodes it
 	if err != nil {
 		return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
@@ -201,8 +216,9 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 // A result with anything else (other content, annotations, input
 // requests) is encoded by json.Marshal itself.
 // resultSizeHint is a capacity, in bytes, for res encoded: its texts plus
-// an eighth for escapes, twice when structuredContent carries the same
-// JSON again, and 512 for the envelope. Sized once, a large answer is not
+// an eighth for escapes, and structuredContent's size when it is compact
+// bytes (twice the texts when it is a tree of the same JSON), and 512 for
+// the envelope. Sized once, a large answer is not
 // copied at every doubling of the buffer.
 func resultSizeHint(res *mcp.CallToolResult) int {
 	n := 0
@@ -212,7 +228,11 @@ func resultSizeHint(res *mcp.CallToolResult) int {
 		}
 	}
 	n += n / 8
-	if res.StructuredContent != nil {
+	switch sc := res.StructuredContent.(type) {
+	case nil:
+	case jsonvalue.Compact:
+		n += len(sc) // its exact size
+	default:
 		n *= 2
 	}
 	return n + 512
@@ -293,7 +313,11 @@ func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) 
 	}
 	w := c.Writer
 	_, _ = w.Write(head)
-	_, _ = w.Write(body)
+	if r.large != nil {
+		writeLarge(w, r.large)
+	} else {
+		_, _ = w.Write(body)
+	}
 	_, _ = w.WriteString(tail)
 	if !jsonMode {
 		w.Flush()
@@ -310,4 +334,98 @@ func sdkJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// largeResultBytes is the encoded size (resultSizeHint) from which a
+// result is written as it is encoded (writeLarge) instead of into one
+// buffer first.
+const largeResultBytes = 256 << 10
+
+// largeResult is a tool result for writeLarge, with its _meta encoded
+// beforehand (nil when it has none), so that nothing fails once writing
+// has begun.
+type largeResult struct {
+	res    *mcp.CallToolResult
+	meta   []byte
+	modern bool // end with "resultType":"complete" (2026-07-28)
+}
+
+// streamable reports whether writeLarge can encode res: text content
+// without _meta or annotations, no input requests, and structuredContent
+// absent or compact bytes (encoding those cannot fail).
+func streamable(res *mcp.CallToolResult) bool {
+	if res.InputRequests != nil || res.RequestState != "" || res.NeedsInput() {
+		return false
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); !ok || tc.Meta != nil || tc.Annotations != nil {
+			return false
+		}
+	}
+	switch res.StructuredContent.(type) {
+	case nil, jsonvalue.Compact:
+		return true
+	}
+	return false
+}
+
+// writeChunkBytes is the size of the pieces writeLarge writes text in.
+const writeChunkBytes = 256 << 10
+
+// writeLarge writes l's result to w, byte for byte what appendToolResult
+// (and the modern resultType suffix) gives, with one buffer of about
+// writeChunkBytes: text is escaped piece by piece, each piece cut where
+// a rune starts, and compact structuredContent is written from its own
+// bytes. Write errors are left to the connection (the client hung up).
+func writeLarge(w io.Writer, l *largeResult) {
+	res := l.res
+	buf := make([]byte, 0, writeChunkBytes+writeChunkBytes/4)
+	flush := func() {
+		_, _ = w.Write(buf)
+		buf = buf[:0]
+	}
+	buf = append(buf, '{')
+	if l.meta != nil {
+		buf = append(buf, `"_meta":`...)
+		buf = append(buf, l.meta...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"content":[`...)
+	for i, c := range res.Content {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"type":"text","text":"`...)
+		text := c.(*mcp.TextContent).Text
+		for len(text) > 0 {
+			n := min(len(text), writeChunkBytes)
+			for n < len(text) && !utf8.RuneStart(text[n]) {
+				n++ // end the piece where a rune starts
+			}
+			buf = jsonvalue.AppendStringContent(buf, text[:n], true)
+			text = text[n:]
+			if len(buf) >= writeChunkBytes {
+				flush()
+			}
+		}
+		buf = append(buf, `"}`...)
+	}
+	buf = append(buf, ']')
+	if sc, ok := res.StructuredContent.(jsonvalue.Compact); ok {
+		buf = append(buf, `,"structuredContent":`...)
+		if sc == nil {
+			buf = append(buf, "null"...)
+		} else {
+			flush()
+			_, _ = w.Write(sc)
+		}
+	}
+	if res.IsError {
+		buf = append(buf, `,"isError":true`...)
+	}
+	if l.modern {
+		buf = append(buf, `,"resultType":"complete"`...)
+	}
+	buf = append(buf, '}')
+	flush()
 }

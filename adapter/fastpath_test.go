@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
 // TestFastPathMatchesSDK is the fast path's conformance test: every request
@@ -224,5 +226,123 @@ func TestAppendToolResult(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Errorf("appendToolResult = %s, %v\nwant %s", got, err, want)
 		}
+	}
+}
+
+// TestWriteLarge: a large result written as it is encoded gives the bytes
+// appendToolResult gives (json.Marshal's, the SDK's), with text pieces cut
+// next to multi-byte runes, invalid UTF-8, U+2028 and escapes, several
+// contents, _meta, isError, compact structuredContent (nil too) and the
+// 2026-07-28 suffix.
+func TestWriteLarge(t *testing.T) {
+	edge := func(tail string) string { return strings.Repeat("a", writeChunkBytes-1) + tail }
+	texts := []string{
+		edge("é" + strings.Repeat("<\"\n", 5000)),
+		edge("\xe2\x80" + "\xa8x"), // an invalid sequence across the cut
+		edge("\u2028" + strings.Repeat("日本", 20000)),
+		edge("\xff\xfe"),
+		strings.Repeat("\U0001F600", writeChunkBytes), // 4-byte runes, the cut moved off their middle
+		"",
+	}
+	sc, err := jsonvalue.AppendCompact(nil, []byte(` {"b": "<x>", "a": [1, 2]} `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl := &mcp.Implementation{Name: "restmcp", Version: "1.2.3"}
+	for i, text := range texts {
+		for _, res := range []*mcp.CallToolResult{
+			{Content: []mcp.Content{&mcp.TextContent{Text: text}}},
+			{Content: []mcp.Content{&mcp.TextContent{Text: "note"}, &mcp.TextContent{Text: text}}, StructuredContent: jsonvalue.Compact(sc)},
+			{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: jsonvalue.Compact(nil), IsError: true},
+			{Meta: mcp.Meta{metaKeyServerInfo: impl}, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: jsonvalue.Compact(sc)},
+		} {
+			if !streamable(res) {
+				t.Fatalf("text %d: not streamable", i)
+			}
+			want, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if app, _ := appendToolResult(nil, res); !bytes.Equal(app, want) {
+				t.Fatalf("text %d: appendToolResult differs from json.Marshal", i)
+			}
+			for _, modern := range []bool{false, true} {
+				l := &largeResult{res: res, modern: modern}
+				if res.Meta != nil {
+					l.meta, _ = jsonvalue.Append(nil, map[string]any(res.Meta))
+				}
+				var got bytes.Buffer
+				writeLarge(&got, l)
+				w := want
+				if modern {
+					w = append(want[:len(want)-1:len(want)-1], `,"resultType":"complete"}`...)
+				}
+				if !bytes.Equal(got.Bytes(), w) {
+					g, ww := got.String(), string(w)
+					at := 0
+					for at < min(len(g), len(ww)) && g[at] == ww[at] {
+						at++
+					}
+					t.Fatalf("text %d, modern %v: writeLarge differs at byte %d of %d:\n got …%q\nwant …%q", i, modern, at, len(ww), g[at:min(at+40, len(g))], ww[at:min(at+40, len(ww))])
+				}
+			}
+		}
+	}
+	for _, res := range []*mcp.CallToolResult{
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"a": 1}},
+		{Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x", Annotations: &mcp.Annotations{Priority: 0.5}}}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, RequestState: "s"},
+	} {
+		if streamable(res) {
+			t.Errorf("streamable(%+v) = true; writeLarge cannot encode it", res)
+		}
+	}
+}
+
+// TestLargeAnswerMatchesSDK: a tools/call whose upstream answers a 1 MB
+// JSON object is answered by the fast path (written as it is encoded) with
+// the go-sdk handler's bytes, in JSON and in SSE form; the
+// structuredContent is the upstream's object, compact.
+func TestLargeAnswerMatchesSDK(t *testing.T) {
+	body := bigAnswer(1 << 20)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(up.Close)
+	newSrv := func(disable bool) (*Server, *httptest.Server) {
+		s, err := New(Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), Meter: allowAll(0), MaxResponseBytes: 2 << 20, DisableFastPath: disable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, serveHandler(t, s)
+	}
+	fastServer, fast := newSrv(false)
+	_, sdk := newSrv(true)
+	call := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
+	for _, accept := range []string{"application/json", "text/event-stream"} {
+		h := map[string]string{"X-API-Key": "k-123", "Accept": accept, "MCP-Protocol-Version": "2025-11-25"}
+		got, want := post(t, fast.URL+"/mcp", call, h), post(t, sdk.URL+"/mcp", call, h)
+		for _, r := range []*rpcResponse{&got, &want} {
+			r.header.Del("Date")
+			r.header.Del("X-Request-Id")
+			r.header.Del("Server-Timing")
+		}
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(rpcResponse{})); diff != "" {
+			t.Fatalf("Accept %s (-sdk +fast):\n%.3000s", accept, diff)
+		}
+		compact, _ := jsonvalue.AppendCompact(nil, body)
+		text, _ := json.Marshal(string(body))
+		wantBody := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(compact) + `}}`
+		if accept == "text/event-stream" {
+			wantBody = "event: message\ndata: " + wantBody + "\n\n"
+		}
+		if got.body != wantBody {
+			t.Fatalf("Accept %s: the answer is not the upstream's text and object (%d bytes, want %d)", accept, len(got.body), len(wantBody))
+		}
+	}
+	if got := fastServer.fastServed.Load(); got != 2 {
+		t.Fatalf("fast path answered %d calls, want 2", got)
 	}
 }
