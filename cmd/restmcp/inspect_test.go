@@ -159,6 +159,7 @@ func TestBenchCommand(t *testing.T) {
 	}{
 		{nil, "restmcp serve, memory metering", ": restmcp's process "},
 		{[]string{"--in-process"}, "restmcp, memory metering", ": restmcp itself "},
+		{[]string{"--answer-bytes", "300000"}, "restmcp serve, memory metering", ": restmcp's process "},
 	} {
 		var stdout, stderr strings.Builder
 		args := append([]string{"bench", "--calls", "300", "--concurrency", "1,4"}, tc.flags...)
@@ -181,6 +182,16 @@ func TestBenchCommand(t *testing.T) {
 		for _, c := range []string{"1", "4"} {
 			if !strings.Contains(stdout.String(), "\nconcurrency "+c+tc.summary) {
 				t.Errorf("bench %v: no summary for concurrency %s:\n%s", tc.flags, c, stdout.String())
+			}
+			// A large answer (300,103 bytes, the whole of it returned:
+			// max_response_bytes is raised above it) adds its cost per MB.
+			if got := strings.Contains(stdout.String(), " ms CPU per MB of upstream JSON (") && strings.Contains(stdout.String(), "-byte answer)"); got != (len(tc.flags) > 0 && tc.flags[0] == "--answer-bytes") {
+				t.Errorf("bench %v: CPU per MB line present: %v\n%s", tc.flags, got, stdout.String())
+			}
+		}
+		if len(tc.flags) > 0 && tc.flags[0] == "--answer-bytes" {
+			if !strings.Contains(stdout.String(), " ms per 300103-byte answer)") || !strings.Contains(stdout.String(), "\nrestmcp's peak RSS ") {
+				t.Errorf("bench --answer-bytes: no per-answer or RSS line:\n%s", stdout.String())
 			}
 		}
 	}
