@@ -51,6 +51,13 @@ func (s *Server) serveFast(c *gin.Context, ex *exchange) bool {
 	var r fastResult
 	switch m.method {
 	case "tools/call":
+		ex.buffers = &callBuffers{}
+		defer func() {
+			// The result, which shares these buffers, is written and
+			// dropped: nothing reads them after this.
+			ex.buffers.release()
+			ex.buffers = nil
+		}()
 		r = s.fastCall(c, m, isModernCall(c.Request, m))
 	case "tools/list":
 		r = fastResult{result: s.listFor(c)}
@@ -379,7 +386,8 @@ const writeChunkBytes = 256 << 10
 // bytes. Write errors are left to the connection (the client hung up).
 func writeLarge(w io.Writer, l *largeResult) {
 	res := l.res
-	buf := make([]byte, 0, writeChunkBytes+writeChunkBytes/4)
+	buf := getBuffer(writeChunkBytes + writeChunkBytes/4)
+	defer func() { putBuffer(buf) }()
 	flush := func() {
 		_, _ = w.Write(buf)
 		buf = buf[:0]

@@ -56,7 +56,11 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 		return binaryResult(kind, mediaType, data, resp.Request.URL), nil
 	}
 
-	data, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes)
+	var bufs *callBuffers // pooled on the fast path, which gives them back once the result is written
+	if resp.Request != nil {
+		bufs = exchangeFrom(resp.Request.Context()).buffers
+	}
+	data, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes, bufs)
 	if err != nil {
 		return nil, fmt.Errorf("reading response body: %w", err)
 	}
@@ -105,7 +109,7 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 	}
 	res := textResult(text, false) // R1
 	if !truncated && isJSON(mediaType) {
-		if obj := compactObject(data); obj != nil {
+		if obj := compactObject(data, bufs); obj != nil {
 			res.StructuredContent = obj
 			if s.opts.TextReceipt {
 				res = textResult(receipt(resp.StatusCode, len(text), obj), false)
@@ -121,12 +125,12 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 // upstream's order, strings escaped as json.Marshal escapes them); nil when
 // the body is not a JSON object. conformToOutputSchema checks it against
 // the tool's outputSchema on the bytes too.
-func compactObject(data []byte) jsonvalue.Compact {
+func compactObject(data []byte, bufs *callBuffers) jsonvalue.Compact {
 	t := bytes.TrimLeft(data, " \t\r\n")
 	if len(t) == 0 || t[0] != '{' {
 		return nil
 	}
-	out, err := jsonvalue.AppendCompact(make([]byte, 0, len(t)), t)
+	out, err := jsonvalue.AppendCompact(bufs.get(len(t)+len(t)/16), t) // room for some escapes
 	if err != nil {
 		return nil
 	}
@@ -178,11 +182,11 @@ func textResult(text string, isError bool) *mcp.CallToolResult {
 }
 
 // readText reads at most limit+1 bytes (sizeHint, the Content-Length or
-// -1, sizes the buffer) and, past limit, cuts the text at the largest UTF-8
+// -1, sizes the buffer, from bufs when it is not nil) and, past limit, cuts the text at the largest UTF-8
 // boundary ≤ limit (R5). The bytes are the caller's: text and
 // structuredContent are made from them without another copy.
-func readText(r io.Reader, sizeHint int64, limit int) ([]byte, bool, error) {
-	data, err := readAtMost(r, sizeHint, int64(limit)+1)
+func readText(r io.Reader, sizeHint int64, limit int, bufs *callBuffers) ([]byte, bool, error) {
+	data, err := readAtMostInto(r, sizeHint, int64(limit)+1, bufs)
 	if err != nil {
 		return nil, false, err
 	}
