@@ -181,3 +181,59 @@ func FuzzAppendCompact(f *testing.F) {
 	}
 	f.Fuzz(checkCompact)
 }
+
+// benchBody is about 1 MB of JSON as a large list answer carries it:
+// short strings, numbers, nested objects, quotes, a newline, HTML
+// characters and non-ASCII text in every item, pretty-printed with two
+// spaces as many APIs send it.
+func benchBody() []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n  \"total\": 0,\n  \"items\": [")
+	for i := 0; b.Len() < 1<<20; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    {\n      \"id\": 12345,\n      \"name\": \"item number 12345\",\n      \"note\": \"a \\\"quoted\\\" word\\nand a line <b>é</b>\",\n      \"price\": 12.50,\n      \"tags\": [\"a\", \"b\", \"c\"],\n      \"owner\": {\"login\": \"octocat\", \"site_admin\": false, \"score\": null}\n    }")
+	}
+	b.WriteString("\n  ]\n}\n")
+	return b.Bytes()
+}
+
+// BenchmarkAppendCompact: compacting a large answer for structuredContent
+// (MB/s of the answer).
+func BenchmarkAppendCompact(b *testing.B) {
+	src := benchBody()
+	dst := make([]byte, 0, len(src)*2)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if _, err := AppendCompact(dst[:0], src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAppendStringContent: escaping a large answer as the text
+// content's JSON string (MB/s of the answer).
+func BenchmarkAppendStringContent(b *testing.B) {
+	src := string(benchBody())
+	dst := make([]byte, 0, len(src)*2)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		AppendStringContent(dst[:0], src, true)
+	}
+}
+
+// BenchmarkSkipCompact: moving past a compacted large answer (MB/s of the
+// compact text).
+func BenchmarkSkipCompact(b *testing.B) {
+	c, err := AppendCompact(nil, benchBody())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(c)))
+	for b.Loop() {
+		if SkipCompact(c, 0) != len(c) {
+			b.Fatal("short skip")
+		}
+	}
+}

@@ -149,13 +149,11 @@ func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 // bytes as the whole: each rune, or each byte of invalid UTF-8, is
 // written on its own.
 func AppendStringContent(dst []byte, s string, escapeHTML bool) []byte {
+	if escapeHTML {
+		return appendEscapedHTML(dst, s)
+	}
 	start := 0
 	for i := 0; i < len(s); {
-		if escapeHTML {
-			if i += plainPrefixString(s[i:]); i >= len(s) {
-				break
-			}
-		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
 				i++
@@ -241,4 +239,79 @@ func validNumber(s string) bool {
 		}
 	}
 	return s == ""
+}
+
+// escKind classifies a byte for appendEscapedHTML: 0 kept as it is, 1 a
+// two-byte escape (escChar), 2 \u00XX, 3 the start or part of a
+// multi-byte sequence.
+var escKind, escChar = func() (k, e [256]byte) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			k[c] = 3
+		case c == '"' || c == '\\':
+			k[c], e[c] = 1, byte(c)
+		case c == '\b':
+			k[c], e[c] = 1, 'b'
+		case c == '\f':
+			k[c], e[c] = 1, 'f'
+		case c == '\n':
+			k[c], e[c] = 1, 'n'
+		case c == '\r':
+			k[c], e[c] = 1, 'r'
+		case c == '\t':
+			k[c], e[c] = 1, 't'
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			k[c] = 2
+		}
+	}
+	return k, e
+}()
+
+// appendEscapedHTML is AppendStringContent with HTML escaping, written
+// byte by byte into dst's spare room, made larger only when less than 16
+// bytes of it are left: JSON text as a string has an escape every few
+// bytes (each quote), where copying the runs between them one append at
+// a time costs about twice as much.
+func appendEscapedHTML(dst []byte, s string) []byte {
+	d := dst[:cap(dst)]
+	n, i := len(dst), 0
+	for i < len(s) {
+		if len(d)-n < 16 { // room for the longest write below (6 bytes)
+			rest := len(s) - i
+			d = slices.Grow(d[:n], rest+rest/8+16)
+			d = d[:cap(d)]
+		}
+		c := s[i]
+		k := escKind[c]
+		if k == 0 {
+			d[n] = c
+			n++
+			i++
+			continue
+		}
+		switch k {
+		case 1:
+			d[n], d[n+1] = '\\', escChar[c]
+			n += 2
+			i++
+		case 2:
+			d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]
+			n += 6
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				n += copy(d[n:], `\ufffd`)
+			case r == '\u2028' || r == '\u2029':
+				d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '2', '0', '2', hexDigits[r&0xF]
+				n += 6
+			default:
+				n += copy(d[n:], s[i:i+size])
+			}
+			i += size
+		}
+	}
+	return d[:n]
 }

@@ -3,7 +3,9 @@ package jsonvalue
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // tricky are strings encoding/json escapes in each of its ways.
@@ -86,4 +88,38 @@ func TestAppendStringNoHTML(t *testing.T) {
 			t.Errorf("AppendString(%q, false) = %s, want %s", s, got, want)
 		}
 	}
+}
+
+// FuzzAppendString: AppendString gives json.Marshal's bytes for any
+// string, written after any prefix into a buffer with any spare room (the
+// escaper grows it only when it runs short).
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<a href=\"x\">&amp;</a>\n\t\r\b\f\x00\x1f\x7f", "é\u2028\u2029\U0001F600", "\xff\xe2\x80", strings.Repeat("\"", 40)} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, s string, room uint8) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]byte, 3, 3+int(room))
+		copy(dst, "ab:")
+		got := AppendString(dst, s, true)
+		if string(got[:3]) != "ab:" || string(got[3:]) != string(want) {
+			t.Fatalf("AppendString(%q) = %q, want %q", s, got[3:], want)
+		}
+		// Piece by piece, cut where runes start, the same bytes.
+		var pieces []byte
+		for rest := s; rest != ""; {
+			n := min(len(rest), 1+int(room)%7)
+			for n < len(rest) && !utf8.RuneStart(rest[n]) {
+				n++
+			}
+			pieces = AppendStringContent(pieces, rest[:n], true)
+			rest = rest[n:]
+		}
+		if `"`+string(pieces)+`"` != string(want) {
+			t.Fatalf("AppendStringContent in pieces of %q = %q, want %q", s, pieces, want)
+		}
+	})
 }
