@@ -9,14 +9,25 @@ import (
 // their size. Allocated afresh for every call, a megabyte answer costs the
 // garbage collector a cycle every few calls and the kernel fresh pages for
 // each buffer; kept between calls, the buffers cost neither. Buffers of
-// 64 KiB to 64 MiB are kept, in one pool per power of two; smaller ones
-// are cheap to allocate and larger ones rare.
+// 64 KiB to 64 MiB are kept, in pools of two sizes for each power of two
+// (2^k and 1.5·2^k bytes), so that a buffer is at most a third larger than
+// asked; smaller ones are cheap to allocate and larger ones rare.
 const (
 	minPooledShift = 16 // 64 KiB
 	maxPooledShift = 26 // 64 MiB
 )
 
-var bufferPools [maxPooledShift - minPooledShift + 1]sync.Pool
+var bufferPools [2*(maxPooledShift-minPooledShift) + 1]sync.Pool // the last holds 64 MiB
+
+// classSize is the size of the buffers in bufferPools[i]: 2^k for even i,
+// 1.5·2^k for odd i, with k = minPooledShift + i/2.
+func classSize(i int) int {
+	size := 1 << (minPooledShift + i/2)
+	if i%2 == 1 {
+		size += size / 2
+	}
+	return size
+}
 
 // getBuffer returns an empty buffer with room for at least n bytes. Its
 // bytes beyond the length are whatever an earlier call left there: the
@@ -25,21 +36,37 @@ func getBuffer(n int) []byte {
 	if n < 1<<minPooledShift || n > 1<<maxPooledShift {
 		return make([]byte, 0, n)
 	}
-	k := bits.Len(uint(n - 1)) // the power of two at or above n
-	if p, ok := bufferPools[k-minPooledShift].Get().(*[]byte); ok {
+	i := 0 // n is 64 KiB
+	if n > 1<<minPooledShift {
+		k := bits.Len(uint(n-1)) - 1 // 2^k < n ≤ 2^(k+1)
+		i = 2*(k-minPooledShift) + 1 // 1.5·2^k
+		if n > classSize(i) {
+			i++ // 2^(k+1)
+		}
+	}
+	if p, ok := bufferPools[i].Get().(*[]byte); ok {
 		return (*p)[:0]
 	}
-	return make([]byte, 0, 1<<k)
+	return make([]byte, 0, classSize(i))
 }
 
-// putBuffer keeps b for a later getBuffer; nothing may use b afterwards.
+// putBuffer keeps b for a later getBuffer, in the largest class its
+// capacity covers; nothing may use b afterwards.
 func putBuffer(b []byte) {
-	k := bits.Len(uint(cap(b))) - 1 // the power of two at or below cap(b)
-	if k < minPooledShift || k > maxPooledShift {
+	c := cap(b)
+	if c < 1<<minPooledShift {
+		return
+	}
+	k := bits.Len(uint(c)) - 1 // 2^k ≤ c < 2^(k+1)
+	i := 2 * (k - minPooledShift)
+	if c >= classSize(i+1) {
+		i++
+	}
+	if i >= len(bufferPools) {
 		return
 	}
 	b = b[:0]
-	bufferPools[k-minPooledShift].Put(&b)
+	bufferPools[i].Put(&b)
 }
 
 // callBuffers are the pooled buffers of one fast-path tools/call: the

@@ -384,11 +384,12 @@ func TestPooledBuffersCarryNothingOver(t *testing.T) {
 	}
 }
 
-// TestBufferPools: getBuffer rounds a pooled size up to a power of two and
-// gives an empty buffer; sizes outside 64 KiB–64 MiB are allocated as
-// asked; putBuffer files a buffer by its capacity.
+// TestBufferPools: getBuffer rounds a pooled size up to the next 2^k or
+// 1.5·2^k and gives an empty buffer; sizes outside 64 KiB–64 MiB are
+// allocated as asked; putBuffer files a buffer by its capacity.
 func TestBufferPools(t *testing.T) {
-	for _, c := range []struct{ n, cap int }{{100, 100}, {64 << 10, 64 << 10}, {64<<10 + 1, 128 << 10}, {1<<20 + 1, 2 << 20}, {65 << 20, 65 << 20}} {
+	for _, c := range []struct{ n, cap int }{{100, 100}, {64 << 10, 64 << 10}, {64<<10 + 1, 96 << 10}, {96 << 10, 96 << 10},
+		{96<<10 + 1, 128 << 10}, {1<<20 + 1, 1536 << 10}, {1536<<10 + 1, 2 << 20}, {10<<20 + 1, 12 << 20}, {64 << 20, 64 << 20}, {65 << 20, 65 << 20}} {
 		b := getBuffer(c.n)
 		if len(b) != 0 || cap(b) != c.cap {
 			t.Errorf("getBuffer(%d): len %d cap %d, want 0 and %d", c.n, len(b), cap(b), c.cap)

@@ -222,7 +222,9 @@ func appendStringToken(dst, src []byte, i int) ([]byte, int, bool) {
 	start := i
 	i++
 	for i < len(src) {
-		i += plainPrefix(src[i:])
+		for i < len(src) && plain[src[i]] { // inline: most strings are short
+			i++
+		}
 		if i >= len(src) {
 			break
 		}
