@@ -201,8 +201,9 @@ func TestBenchCommand(t *testing.T) {
 // stand-in MCP server with sessions that accepts each tools/call with 202
 // and answers it on the session's GET stream, as
 // @ivotoby/openapi-mcp-server does (scripts/bench-peers runs the real one).
-// Every peer call must be answered, and the report has its row and its
-// summary line.
+// Its tools/list has a tool of its own beside the benchmark's, with
+// "data: " in a description, as jedisct1/openapi-mcp's does. Every peer
+// call must be answered, and the report has its row and its summary line.
 func TestBenchCommandPeer(t *testing.T) {
 	var mu sync.Mutex
 	var stream chan string
@@ -240,7 +241,7 @@ func TestBenchCommandPeer(t *testing.T) {
 			w.Header().Set("Mcp-Session-Id", "s-1")
 			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"peer","version":"1"}}}`)
 		case "tools/list":
-			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"get-pet-by-id","inputSchema":{"type":"object"}}]}}`)
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"describe","description":"lists the tools; metadata: names","inputSchema":{"type":"object"}},{"name":"get-pet-by-id","inputSchema":{"type":"object"}}]}}`)
 		case "tools/call":
 			if r.Header.Get("Mcp-Session-Id") != "s-1" || !strings.Contains(string(body), `"name":"get-pet-by-id","arguments":{"petId":"p1"}`) {
 				w.WriteHeader(http.StatusBadRequest)
