@@ -1,7 +1,5 @@
 package jsonvalue
 
-import "unsafe"
-
 // Byte classes for the scans below: each table is true for the bytes a
 // scan passes over.
 var (
@@ -55,11 +53,6 @@ func run(b []byte, t *[256]bool) int {
 // plainPrefix is the length of the longest prefix of b made of plain
 // bytes.
 func plainPrefix(b []byte) int { return run(b, plain) }
-
-// plainPrefixString is plainPrefix for a string, read in place.
-func plainPrefixString(s string) int {
-	return run(unsafe.Slice(unsafe.StringData(s), len(s)), plain)
-}
 
 // SkipCompact returns the offset just after the JSON value that starts at
 // b[i], for text AppendCompact wrote (valid, no white space); it does not
