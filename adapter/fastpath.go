@@ -194,39 +194,29 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 	}
 	if size := resultSizeHint(res); size >= largeResultBytes && streamable(res) {
 		// A large answer is written as it is encoded: its text and its
-		// structuredContent are never copied into one buffer.
-		l := &largeResult{res: res, modern: modern}
-		if len(res.Meta) > 0 {
-			var err error
-			if l.meta, err = jsonvalue.Append(nil, map[string]any(res.Meta)); err != nil {
-				return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
-			}
+		// structuredContent are never copied into one buffer. What can
+		// fail (_meta) is encoded now, before anything is written.
+		e := &resultEncoder{buf: exchangeFrom(c.Request.Context()).buffers.get(writeChunkBytes + writeChunkBytes/4)}
+		if err := e.open(res); err != nil {
+			return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
 		}
-		return fastResult{large: l}
+		return fastResult{large: &largeResult{enc: e, res: res, modern: modern}}
 	}
 	b, err := appendToolResult(make([]byte, 0, resultSizeHint(res)), res) // as the SDK encodes it
 	if err != nil {
 		return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
 	}
 	if modern {
-		// The SDK's encoding puts resultType last (its wire struct embeds
-		// the result, then resultType; inputRequests is absent).
-		b = append(b[:len(b)-1], `,"resultType":"complete"}`...)
+		b = completeResult(b)
 	}
 	return fastResult{result: b}
 }
 
-// appendToolResult appends res as CallToolResult.MarshalJSON encodes it
-// (its fields in order: _meta, content, structuredContent, isError),
-// without reflection for the results restmcp builds: text content and a
-// structuredContent object (jsonvalue.Append, byte for byte json.Marshal).
-// A result with anything else (other content, annotations, input
-// requests) is encoded by json.Marshal itself.
 // resultSizeHint is a capacity, in bytes, for res encoded: its texts plus
 // an eighth for escapes, and structuredContent's size when it is compact
 // bytes (twice the texts when it is a tree of the same JSON), and 512 for
-// the envelope. Sized once, a large answer is not
-// copied at every doubling of the buffer.
+// the envelope. Sized once, a large answer is not copied at every
+// doubling of the buffer.
 func resultSizeHint(res *mcp.CallToolResult) int {
 	n := 0
 	for _, c := range res.Content {
@@ -245,48 +235,138 @@ func resultSizeHint(res *mcp.CallToolResult) int {
 	return n + 512
 }
 
+// appendToolResult appends res as CallToolResult.MarshalJSON encodes it
+// (its fields in order: _meta, content, structuredContent, isError),
+// without reflection for the results restmcp builds (textOnly, through
+// resultEncoder).
+// A result with anything else (other content, annotations, input
+// requests) is encoded by json.Marshal itself.
 func appendToolResult(dst []byte, res *mcp.CallToolResult) ([]byte, error) {
-	if res.InputRequests != nil || res.RequestState != "" || res.NeedsInput() {
+	if !textOnly(res) {
 		return json.Marshal(res)
+	}
+	e := resultEncoder{buf: dst}
+	if err := e.open(res); err != nil {
+		return nil, err
+	}
+	if err := e.rest(res); err != nil {
+		return nil, err
+	}
+	return e.buf, nil
+}
+
+// completeResult adds "resultType": "complete" to an encoded result, last,
+// where the SDK's encoding puts it on the 2026-07-28 wire (its wire struct
+// embeds the result, then resultType; inputRequests is absent).
+func completeResult(b []byte) []byte {
+	return append(b[:len(b)-1], `,"resultType":"complete"}`...)
+}
+
+// textOnly reports whether res is a result restmcp builds, which
+// resultEncoder encodes: text content without _meta or annotations, and
+// no input requests.
+func textOnly(res *mcp.CallToolResult) bool {
+	if res.InputRequests != nil || res.RequestState != "" || res.NeedsInput() {
+		return false
 	}
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); !ok || tc.Meta != nil || tc.Annotations != nil {
-			return json.Marshal(res)
+			return false
 		}
 	}
-	var err error
-	dst = append(dst, '{')
+	return true
+}
+
+// resultEncoder encodes a textOnly result as CallToolResult.MarshalJSON
+// does (its fields in order: _meta, content, structuredContent, isError)
+// into buf, without reflection: _meta and a structuredContent tree through
+// jsonvalue.Append (byte for byte json.Marshal), texts as JSON strings.
+// With w set (writeLarge), buf is written to w whenever it holds
+// writeChunkBytes, text is escaped in pieces cut where a rune starts, and
+// compact structuredContent is written from its own bytes; the caller
+// writes what is left in buf.
+type resultEncoder struct {
+	buf []byte
+	w   io.Writer // nil: everything stays in buf
+}
+
+// open appends the result's opening brace and its _meta; the error is
+// jsonvalue.Append's for a _meta value it refuses.
+func (e *resultEncoder) open(res *mcp.CallToolResult) error {
+	e.buf = append(e.buf, '{')
 	if len(res.Meta) > 0 {
-		dst = append(dst, `"_meta":`...)
-		if dst, err = jsonvalue.Append(dst, map[string]any(res.Meta)); err != nil {
-			return nil, err
+		var err error
+		e.buf = append(e.buf, `"_meta":`...)
+		if e.buf, err = jsonvalue.Append(e.buf, map[string]any(res.Meta)); err != nil {
+			return err
 		}
-		dst = append(dst, ',')
+		e.buf = append(e.buf, ',')
 	}
+	return nil
+}
+
+// rest appends everything after _meta, through the closing brace. The
+// error is jsonvalue.Append's for a structuredContent tree it refuses; a
+// streamable result has none.
+func (e *resultEncoder) rest(res *mcp.CallToolResult) error {
 	if res.Content == nil {
-		dst = append(dst, `"content":null`...)
+		e.buf = append(e.buf, `"content":null`...)
 	} else {
-		dst = append(dst, `"content":[`...)
+		e.buf = append(e.buf, `"content":[`...)
 		for i, c := range res.Content {
 			if i > 0 {
-				dst = append(dst, ',')
+				e.buf = append(e.buf, ',')
 			}
-			dst = append(dst, `{"type":"text","text":`...)
-			dst = jsonvalue.AppendString(dst, c.(*mcp.TextContent).Text, true)
-			dst = append(dst, '}')
+			e.buf = append(e.buf, `{"type":"text","text":"`...)
+			e.text(c.(*mcp.TextContent).Text)
+			e.buf = append(e.buf, `"}`...)
 		}
-		dst = append(dst, ']')
+		e.buf = append(e.buf, ']')
 	}
 	if res.StructuredContent != nil {
-		dst = append(dst, `,"structuredContent":`...)
-		if dst, err = jsonvalue.Append(dst, res.StructuredContent); err != nil {
-			return nil, err
+		e.buf = append(e.buf, `,"structuredContent":`...)
+		if sc, ok := res.StructuredContent.(jsonvalue.Compact); ok && sc != nil && e.w != nil {
+			e.flush()
+			_, _ = e.w.Write(sc)
+		} else {
+			var err error
+			if e.buf, err = jsonvalue.Append(e.buf, res.StructuredContent); err != nil {
+				return err
+			}
 		}
 	}
 	if res.IsError {
-		dst = append(dst, `,"isError":true`...)
+		e.buf = append(e.buf, `,"isError":true`...)
 	}
-	return append(dst, '}'), nil
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// text appends text's JSON string content: at once without w, in pieces
+// of writeChunkBytes with it, writing buf out as it fills.
+func (e *resultEncoder) text(text string) {
+	if e.w == nil {
+		e.buf = jsonvalue.AppendStringContent(e.buf, text, true)
+		return
+	}
+	for len(text) > 0 {
+		n := min(len(text), writeChunkBytes)
+		for n < len(text) && !utf8.RuneStart(text[n]) {
+			n++ // end the piece where a rune starts
+		}
+		e.buf = jsonvalue.AppendStringContent(e.buf, text[:n], true)
+		text = text[n:]
+		if len(e.buf) >= writeChunkBytes {
+			e.flush()
+		}
+	}
+}
+
+// flush writes buf to w and empties it. Write errors are left to the
+// connection (the client hung up).
+func (e *resultEncoder) flush() {
+	_, _ = e.w.Write(e.buf)
+	e.buf = e.buf[:0]
 }
 
 // writeFast writes the JSON-RPC response as the SDK's stateless handler
@@ -348,26 +428,19 @@ func sdkJSON(v any) ([]byte, error) {
 // buffer first.
 const largeResultBytes = 256 << 10
 
-// largeResult is a tool result for writeLarge, with its _meta encoded
-// beforehand (nil when it has none), so that nothing fails once writing
-// has begun.
+// largeResult is a tool result for writeLarge, its encoder opened (its
+// _meta encoded) beforehand, so that nothing fails once writing has begun.
 type largeResult struct {
+	enc    *resultEncoder
 	res    *mcp.CallToolResult
-	meta   []byte
 	modern bool // end with "resultType":"complete" (2026-07-28)
 }
 
-// streamable reports whether writeLarge can encode res: text content
-// without _meta or annotations, no input requests, and structuredContent
-// absent or compact bytes (encoding those cannot fail).
+// streamable reports whether writeLarge can encode res: textOnly, and
+// structuredContent absent or compact bytes (encoding those cannot fail).
 func streamable(res *mcp.CallToolResult) bool {
-	if res.InputRequests != nil || res.RequestState != "" || res.NeedsInput() {
+	if !textOnly(res) {
 		return false
-	}
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); !ok || tc.Meta != nil || tc.Annotations != nil {
-			return false
-		}
 	}
 	switch res.StructuredContent.(type) {
 	case nil, jsonvalue.Compact:
@@ -380,60 +453,14 @@ func streamable(res *mcp.CallToolResult) bool {
 const writeChunkBytes = 256 << 10
 
 // writeLarge writes l's result to w, byte for byte what appendToolResult
-// (and the modern resultType suffix) gives, with one buffer of about
-// writeChunkBytes: text is escaped piece by piece, each piece cut where
-// a rune starts, and compact structuredContent is written from its own
-// bytes. Write errors are left to the connection (the client hung up).
+// (and the modern resultType suffix) gives, through one buffer of about
+// writeChunkBytes (resultEncoder with w set).
 func writeLarge(w io.Writer, l *largeResult) {
-	res := l.res
-	buf := getBuffer(writeChunkBytes + writeChunkBytes/4)
-	defer func() { putBuffer(buf) }()
-	flush := func() {
-		_, _ = w.Write(buf)
-		buf = buf[:0]
-	}
-	buf = append(buf, '{')
-	if l.meta != nil {
-		buf = append(buf, `"_meta":`...)
-		buf = append(buf, l.meta...)
-		buf = append(buf, ',')
-	}
-	buf = append(buf, `"content":[`...)
-	for i, c := range res.Content {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, `{"type":"text","text":"`...)
-		text := c.(*mcp.TextContent).Text
-		for len(text) > 0 {
-			n := min(len(text), writeChunkBytes)
-			for n < len(text) && !utf8.RuneStart(text[n]) {
-				n++ // end the piece where a rune starts
-			}
-			buf = jsonvalue.AppendStringContent(buf, text[:n], true)
-			text = text[n:]
-			if len(buf) >= writeChunkBytes {
-				flush()
-			}
-		}
-		buf = append(buf, `"}`...)
-	}
-	buf = append(buf, ']')
-	if sc, ok := res.StructuredContent.(jsonvalue.Compact); ok {
-		buf = append(buf, `,"structuredContent":`...)
-		if sc == nil {
-			buf = append(buf, "null"...)
-		} else {
-			flush()
-			_, _ = w.Write(sc)
-		}
-	}
-	if res.IsError {
-		buf = append(buf, `,"isError":true`...)
-	}
+	e := l.enc
+	e.w = w
+	_ = e.rest(l.res) // streamable: nothing to fail
 	if l.modern {
-		buf = append(buf, `,"resultType":"complete"`...)
+		e.buf = completeResult(e.buf)
 	}
-	buf = append(buf, '}')
-	flush()
+	e.flush()
 }

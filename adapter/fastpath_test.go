@@ -267,10 +267,11 @@ func TestWriteLarge(t *testing.T) {
 				t.Fatalf("text %d: appendToolResult differs from json.Marshal", i)
 			}
 			for _, modern := range []bool{false, true} {
-				l := &largeResult{res: res, modern: modern}
-				if res.Meta != nil {
-					l.meta, _ = jsonvalue.Append(nil, map[string]any(res.Meta))
+				e := &resultEncoder{}
+				if err := e.open(res); err != nil {
+					t.Fatal(err)
 				}
+				l := &largeResult{enc: e, res: res, modern: modern}
 				var got bytes.Buffer
 				writeLarge(&got, l)
 				w := want
