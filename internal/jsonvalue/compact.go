@@ -2,7 +2,6 @@ package jsonvalue
 
 import (
 	"errors"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -247,7 +246,7 @@ func appendStringToken(dst, src []byte, i int) ([]byte, int, bool) {
 
 // appendStringRest writes the rest of a string token from src[i] on, rune
 // by rune, as AppendString(unquote(token), true) would, and its closing
-// quote. Escapes decode as unquote decodes them.
+// quote. Escapes decode as unquote decodes them (decodeEscape).
 func appendStringRest(dst, src []byte, i int) ([]byte, int, bool) {
 	for i < len(src) {
 		if n := plainPrefix(src[i:]); n > 0 {
@@ -261,46 +260,12 @@ func appendStringRest(dst, src []byte, i int) ([]byte, int, bool) {
 		case c == '"':
 			return append(dst, '"'), i + 1, true
 		case c == '\\':
-			if i+1 >= len(src) {
+			r, n, ok := decodeEscape(src[i:])
+			if !ok {
 				return dst, i, false
 			}
-			switch e := src[i+1]; e {
-			case '"', '\\', '/':
-				dst = appendRune(dst, rune(e))
-			case 'b':
-				dst = appendRune(dst, '\b')
-			case 'f':
-				dst = appendRune(dst, '\f')
-			case 'n':
-				dst = appendRune(dst, '\n')
-			case 'r':
-				dst = appendRune(dst, '\r')
-			case 't':
-				dst = appendRune(dst, '\t')
-			case 'u':
-				r, ok := hex4(src[i+2:])
-				if !ok {
-					return dst, i, false
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if len(src) >= i+6 && src[i] == '\\' && src[i+1] == 'u' {
-						if r2, ok := hex4(src[i+2:]); ok {
-							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-								dst = appendRune(dst, dec)
-								i += 6
-								continue
-							}
-						}
-					}
-					r = utf8.RuneError
-				}
-				dst = appendRune(dst, r)
-				continue
-			default:
-				return dst, i, false
-			}
-			i += 2
+			dst = appendRune(dst, r)
+			i += n
 		case c < 0x20:
 			return dst, i, false
 		case c < utf8.RuneSelf:

@@ -213,46 +213,12 @@ func unquote(s []byte) (string, bool) {
 		c := s[i]
 		switch {
 		case c == '\\':
-			if i+1 >= len(s) {
+			r, n, ok := decodeEscape(s[i:])
+			if !ok {
 				return "", false
 			}
-			switch s[i+1] {
-			case '"', '\\', '/':
-				b = append(b, s[i+1])
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r, ok := hex4(s[i+2:])
-				if !ok {
-					return "", false
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if len(s) >= i+6 && s[i] == '\\' && s[i+1] == 'u' {
-						if r2, ok := hex4(s[i+2:]); ok {
-							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-								b = utf8.AppendRune(b, dec)
-								i += 6
-								continue
-							}
-						}
-					}
-					r = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, r)
-				continue
-			default:
-				return "", false
-			}
-			i += 2
+			b = utf8.AppendRune(b, r)
+			i += n
 		case c < 0x20:
 			return "", false
 		case c < utf8.RuneSelf:
@@ -269,6 +235,48 @@ func unquote(s []byte) (string, bool) {
 		}
 	}
 	return string(b), true
+}
+
+// decodeEscape decodes the escape at the start of s (its backslash) as
+// encoding/json does: \" \\ \/ \b \f \n \r \t and \uXXXX, a UTF-16
+// surrogate pair of \u escapes as one rune and a lone surrogate as U+FFFD.
+// n is the bytes it spans; ok is false for an unknown escape or a
+// malformed \u.
+func decodeEscape(s []byte) (r rune, n int, ok bool) {
+	if len(s) < 2 {
+		return 0, 0, false
+	}
+	switch s[1] {
+	case '"', '\\', '/':
+		return rune(s[1]), 2, true
+	case 'b':
+		return '\b', 2, true
+	case 'f':
+		return '\f', 2, true
+	case 'n':
+		return '\n', 2, true
+	case 'r':
+		return '\r', 2, true
+	case 't':
+		return '\t', 2, true
+	case 'u':
+		r, ok := hex4(s[2:])
+		if !ok {
+			return 0, 0, false
+		}
+		if !utf16.IsSurrogate(r) {
+			return r, 6, true
+		}
+		if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if r2, ok := hex4(s[8:]); ok {
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					return dec, 12, true
+				}
+			}
+		}
+		return utf8.RuneError, 6, true
+	}
+	return 0, 0, false
 }
 
 // hex4 reads the 4 hex digits of a \u escape.
