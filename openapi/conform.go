@@ -107,55 +107,24 @@ func fits(p *jsonvalue.Parser, sh *shape, defs map[string]*shape, depth int) boo
 		}
 		return false
 	}
-	switch k {
-	case '{':
-		p.I++
-		if p.I < len(p.B) && p.B[p.I] == '}' {
-			p.I++
-			return true
+	if k == '{' || k == '[' {
+		close := k + 2 // '}' is '{'+2, ']' is '['+2
+		if empty, err := p.Open(k, close); err != nil || empty {
+			return err == nil
 		}
 		for {
-			start, err := p.StrRaw()
-			if err != nil {
-				return false
-			}
-			child, ok := (*shape)(nil), false
-			if key := p.B[start+1 : p.I-1]; bytes.IndexByte(key, '\\') < 0 {
-				child, ok = sh.props[string(key)] // no allocation for a lookup
-			} else {
-				q := jsonvalue.Parser{B: p.B, I: start}
-				s, err := q.Str()
-				if err != nil {
+			child := sh.items
+			if k == '{' {
+				var ok bool
+				if child, ok = memberShape(p, sh); !ok {
 					return false
 				}
-				child, ok = sh.props[s]
 			}
-			if !ok {
-				child = sh.addl
-			}
-			if p.I >= len(p.B) || p.B[p.I] != ':' {
-				return false
-			}
-			p.I++
 			if !fits(p, child, defs, depth+1) {
 				return false
 			}
-			if closed, ok := nextMember(p, '}'); !ok || closed {
-				return ok
-			}
-		}
-	case '[':
-		p.I++
-		if p.I < len(p.B) && p.B[p.I] == ']' {
-			p.I++
-			return true
-		}
-		for {
-			if !fits(p, sh.items, defs, depth+1) {
-				return false
-			}
-			if closed, ok := nextMember(p, ']'); !ok || closed {
-				return ok
+			if closed, err := p.Next(close); err != nil || closed {
+				return err == nil
 			}
 		}
 	}
@@ -168,21 +137,33 @@ func skip(p *jsonvalue.Parser) bool {
 	return p.I < len(p.B) // an object's value is never the text's last byte
 }
 
-// nextMember reads the comma or the closing byte after a member or
-// element of compact JSON.
-func nextMember(p *jsonvalue.Parser, close byte) (closed, ok bool) {
-	if p.I >= len(p.B) {
-		return false, false
+// memberShape reads an object member's key and colon at p and returns the
+// shape its value must fit: the property's, or additionalProperties'. A
+// key without escapes is looked up without allocating.
+func memberShape(p *jsonvalue.Parser, sh *shape) (*shape, bool) {
+	start, err := p.StrRaw()
+	if err != nil {
+		return nil, false
 	}
-	switch p.B[p.I] {
-	case ',':
-		p.I++
-		return false, true
-	case close:
-		p.I++
-		return true, true
+	child, named := (*shape)(nil), false
+	if key := p.B[start+1 : p.I-1]; bytes.IndexByte(key, '\\') < 0 {
+		child, named = sh.props[string(key)]
+	} else {
+		q := jsonvalue.Parser{B: p.B, I: start}
+		s, err := q.Str()
+		if err != nil {
+			return nil, false
+		}
+		child, named = sh.props[s]
 	}
-	return false, false
+	if !named {
+		child = sh.addl
+	}
+	if p.I >= len(p.B) || p.B[p.I] != ':' {
+		return nil, false
+	}
+	p.I++
+	return child, true
 }
 
 // peekKind is the kind of the value at p, by its first byte ('{', '[',
