@@ -287,28 +287,17 @@ func appendStringRest(dst, src []byte, i int) ([]byte, int, bool) {
 }
 
 // appendRune writes one decoded rune of a string as AppendString writes
-// it with HTML escaping.
+// it with HTML escaping (escKind and escChar, appendEscapedHTML's tables).
 func appendRune(dst []byte, r rune) []byte {
 	if r < utf8.RuneSelf {
-		c := byte(r)
-		if plain[c] {
+		switch c := byte(r); escKind[c] {
+		case 0:
 			return append(dst, c)
+		case 1:
+			return append(dst, '\\', escChar[c])
+		default:
+			return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
-		switch c {
-		case '\\', '"':
-			return append(dst, '\\', c)
-		case '\b':
-			return append(dst, '\\', 'b')
-		case '\f':
-			return append(dst, '\\', 'f')
-		case '\n':
-			return append(dst, '\\', 'n')
-		case '\r':
-			return append(dst, '\\', 'r')
-		case '\t':
-			return append(dst, '\\', 't')
-		}
-		return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 	}
 	if r == '\u2028' || r == '\u2029' {
 		return append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
