@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/restmcp/restmcp/adapter/session"
+	"github.com/restmcp/restmcp/internal/benchdata"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -217,33 +218,13 @@ func BenchmarkSessionMemory(b *testing.B) {
 	}
 }
 
-// bigAnswer is a JSON object of about size bytes: {"items":[{…}, …]}, each
-// item with a number, strings (one with characters JSON escapes), an array
-// and a nested object, as list endpoints answer.
-func bigAnswer(size int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"total":0,"items":[`)
-	for i := 0; b.Len() < size; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"id":`)
-		b.WriteString(strconv.Itoa(i))
-		b.WriteString(`,"name":"item number `)
-		b.WriteString(strconv.Itoa(i))
-		b.WriteString(`","note":"a \"quoted\" word\nand a line <b>é</b>","price":12.50,"tags":["a","b","c"],"owner":{"login":"octocat","site_admin":false,"score":null}}`)
-	}
-	b.WriteString(`]}`)
-	return []byte(b.String())
-}
-
 // BenchmarkBigAnswer is one tools/call whose upstream answers a JSON
 // object of 1 or 10 MB, through the fast path: the cost per megabyte of
 // reading the body, making the text content and structuredContent and
 // encoding the response (b.SetBytes: MB/s is the upstream body's).
 func BenchmarkBigAnswer(b *testing.B) {
 	for _, size := range []int{1 << 20, 10 << 20} {
-		body := bigAnswer(size)
+		body := benchdata.Answer(size)
 		b.Run(strconv.Itoa(size>>20)+"MB", func(b *testing.B) {
 			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/restmcp/restmcp/internal/benchdata"
 	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
@@ -306,7 +307,7 @@ func TestWriteLarge(t *testing.T) {
 // the go-sdk handler's bytes, in JSON and in SSE form; the
 // structuredContent is the upstream's object, compact.
 func TestLargeAnswerMatchesSDK(t *testing.T) {
-	body := bigAnswer(1 << 20)
+	body := benchdata.Answer(1 << 20)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
@@ -354,8 +355,8 @@ func TestLargeAnswerMatchesSDK(t *testing.T) {
 // exactly as the upstream sent them, with nothing of the earlier answer.
 func TestPooledBuffersCarryNothingOver(t *testing.T) {
 	bodies := map[string][]byte{
-		"long":  bigAnswer(400 << 10), // the body, compact and chunk buffers of all three share a 512 KiB pool
-		"short": bigAnswer(280 << 10),
+		"long":  benchdata.Answer(400 << 10), // the body, compact and chunk buffers of all three share a 512 KiB pool
+		"short": benchdata.Answer(280 << 10),
 		"text":  []byte(strings.Repeat("plain text, not JSON; ", 14000)),
 	}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

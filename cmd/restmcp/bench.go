@@ -25,6 +25,7 @@ import (
 
 	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/config"
+	"github.com/restmcp/restmcp/internal/benchdata"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -215,27 +216,12 @@ func benchUpstream(body []byte) http.Handler {
 }
 
 // benchBody is the upstream's answer: with size 0 the benchmark's 1 KB
-// pet, otherwise an object of at least size bytes holding a list of
-// items, each with numbers, escapes (a quote, a newline, HTML characters),
-// non-ASCII text, a nested object and null, as a search answer carries
-// them.
+// pet, otherwise benchdata.Answer(size).
 func benchBody(size int) []byte {
 	if size == 0 {
 		return []byte(`{"id":"p1","name":"Rex","tags":["dog","brown","friendly"],"notes":"` + strings.Repeat("x", 900) + `"}`)
 	}
-	b := make([]byte, 0, size+256)
-	b = append(b, `{"total":0,"items":[`...)
-	for i := 0; len(b) < size; i++ {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, `,"name":"item number `...)
-		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, `","note":"a \"quoted\" word\nand a line <b>é</b>","price":12.50,"tags":["a","b","c"],"owner":{"login":"octocat","site_admin":false,"score":null}}`...)
-	}
-	return append(b, `]}`...)
+	return benchdata.Answer(size)
 }
 
 // peerCall opens a session on the MCP endpoint u (initialize, then
