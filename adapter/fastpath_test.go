@@ -245,7 +245,10 @@ func TestWriteLarge(t *testing.T) {
 		strings.Repeat("\U0001F600", writeChunkBytes), // 4-byte runes, the cut moved off their middle
 		"",
 	}
-	sc, err := jsonvalue.AppendCompact(nil, []byte(` {"b": "<x>", "a": [1, 2]} `))
+	// No <, > or & in it: json.Marshal escapes them in what MarshalJSON
+	// returns, and the fast path writes a Compact as it is
+	// (TestCompactEncodesAsItself).
+	sc, err := jsonvalue.AppendCompact(nil, []byte(` {"b": "x\"y\u00e9", "a": [1, 2]} `))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,8 +307,10 @@ func TestWriteLarge(t *testing.T) {
 
 // TestLargeAnswerMatchesSDK: a tools/call whose upstream answers a 1 MB
 // JSON object is answered by the fast path (written as it is encoded) with
-// the go-sdk handler's bytes, in JSON and in SSE form; the
-// structuredContent is the upstream's object, compact.
+// the go-sdk handler's status and headers, in JSON and in SSE form. The
+// text content is the upstream's body in both; the structuredContent is
+// the upstream's compact object as sent, which the go-sdk's json.Marshal
+// writes with <, > and & escaped (the same value).
 func TestLargeAnswerMatchesSDK(t *testing.T) {
 	body := benchdata.Answer(1 << 20)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -323,25 +328,30 @@ func TestLargeAnswerMatchesSDK(t *testing.T) {
 	fastServer, fast := newSrv(false)
 	_, sdk := newSrv(true)
 	call := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
+	text, _ := json.Marshal(string(body))
+	var escaped bytes.Buffer
+	json.HTMLEscape(&escaped, body)
 	for _, accept := range []string{"application/json", "text/event-stream"} {
 		h := map[string]string{"X-API-Key": "k-123", "Accept": accept, "MCP-Protocol-Version": "2025-11-25"}
-		got, want := post(t, fast.URL+"/mcp", call, h), post(t, sdk.URL+"/mcp", call, h)
-		for _, r := range []*rpcResponse{&got, &want} {
-			r.header.Del("Date")
-			r.header.Del("X-Request-Id")
-			r.header.Del("Server-Timing")
+		got, sdkGot := post(t, fast.URL+"/mcp", call, h), post(t, sdk.URL+"/mcp", call, h)
+		for _, c := range []struct {
+			name string
+			r    *rpcResponse
+			sc   []byte
+		}{{"fast path", &got, body}, {"go-sdk", &sdkGot, escaped.Bytes()}} {
+			want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(c.sc) + `}}`
+			if accept == "text/event-stream" {
+				want = "event: message\ndata: " + want + "\n\n"
+			}
+			if c.r.body != want {
+				t.Fatalf("Accept %s, %s: the answer is not the upstream's text and object (%d bytes, want %d)", accept, c.name, len(c.r.body), len(want))
+			}
+			for _, k := range []string{"Date", "X-Request-Id", "Server-Timing"} {
+				c.r.header.Del(k)
+			}
 		}
-		if diff := cmp.Diff(want, got, cmp.AllowUnexported(rpcResponse{})); diff != "" {
-			t.Fatalf("Accept %s (-sdk +fast):\n%.3000s", accept, diff)
-		}
-		compact, _ := jsonvalue.AppendCompact(nil, body)
-		text, _ := json.Marshal(string(body))
-		wantBody := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(compact) + `}}`
-		if accept == "text/event-stream" {
-			wantBody = "event: message\ndata: " + wantBody + "\n\n"
-		}
-		if got.body != wantBody {
-			t.Fatalf("Accept %s: the answer is not the upstream's text and object (%d bytes, want %d)", accept, len(got.body), len(wantBody))
+		if diff := cmp.Diff(sdkGot.header, got.header); diff != "" || got.status != sdkGot.status {
+			t.Fatalf("Accept %s: status %d, go-sdk's %d; headers (-sdk +fast):\n%s", accept, got.status, sdkGot.status, diff)
 		}
 	}
 	if got := fastServer.fastServed.Load(); got != 2 {

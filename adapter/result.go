@@ -121,16 +121,18 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 }
 
 // compactObject is a 2xx body that is a JSON object, as structuredContent:
-// its bytes compacted in one pass, without a tree (members in the
-// upstream's order, strings escaped as json.Marshal escapes them); nil when
-// the body is not a JSON object. conformToOutputSchema checks it against
-// the tool's outputSchema on the bytes too.
+// checked and compacted in one pass without a tree (tokens as the upstream
+// wrote them, members in its order: jsonvalue.AppendCompact). A body that
+// is compact already, as most APIs send it, is used as it is, without a
+// copy; otherwise the compact text goes to a buffer of the call's. It is
+// nil when the body is not a JSON object. conformToOutputSchema checks it
+// against the tool's outputSchema on the bytes too.
 func compactObject(data []byte, bufs *callBuffers) jsonvalue.Compact {
 	t := bytes.TrimLeft(data, " \t\r\n")
 	if len(t) == 0 || t[0] != '{' {
 		return nil
 	}
-	out, err := jsonvalue.AppendCompact(bufs.get(len(t)+len(t)/16), t) // room for some escapes
+	out, err := jsonvalue.Compacted(t, bufs.get)
 	if err != nil {
 		return nil
 	}

@@ -171,25 +171,27 @@ func TestReadAtMost(t *testing.T) {
 
 // TestStructuredContentFromBytes: a 2xx JSON object becomes
 // structuredContent from its bytes, compacted, in the upstream's member
-// order (a repeated member kept, as JSON parsers read the last), strings
-// escaped as json.Marshal escapes them; the text keeps the body verbatim.
-// When the object does not fit the tool's outputSchema, the tree path
-// makes it fit (R8), its members then sorted as json.Marshal sorts them.
+// order (a repeated member kept, as JSON parsers read the last), its
+// tokens as the upstream wrote them but for invalid UTF-8 (\ufffd); the
+// go-sdk's json.Marshal escapes <, > and & in it besides. The text keeps
+// the body verbatim. When the object does not fit the tool's
+// outputSchema, the tree path makes it fit (R8), its members then sorted
+// as json.Marshal sorts them.
 func TestStructuredContentFromBytes(t *testing.T) {
 	s := &Server{opts: Options{MaxResponseBytes: 1 << 20, MaxBinaryBytes: 8}}
 	body := " {\n  \"z\" : 1,\n  \"a\" : \"<\\u00e9>\\/\xff\",\n  \"n\": [ 1.50 , null ],\n  \"z\": 2\n}\n"
 	schema := func(s string) *openapi.Tool { return &openapi.Tool{OutputSchema: json.RawMessage(s)} }
+	const asSent, sdkSent = `{"z":1,"a":"<\u00e9>\/\ufffd","n":[1.50,null],"z":2}`, `{"z":1,"a":"\u003c\u00e9\u003e\/\ufffd","n":[1.50,null],"z":2}`
 	for _, c := range []struct {
-		name string
-		tool *openapi.Tool
-		want string
+		name      string
+		tool      *openapi.Tool
+		want, sdk string
 	}{
-		{"no output schema", &openapi.Tool{},
-			`{"z":1,"a":"\u003cé\u003e/` + "\uFFFD" + `","n":[1.50,null],"z":2}`},
+		{"no output schema", &openapi.Tool{}, asSent, sdkSent},
 		{"fits its output schema", schema(`{"type":"object","properties":{"z":{"type":"integer"},"n":{"type":"array","items":{"type":"number"}}}}`),
-			`{"z":1,"a":"\u003cé\u003e/` + "\uFFFD" + `","n":[1.50,null],"z":2}`},
+			asSent, sdkSent},
 		{"does not fit: the tree path", schema(`{"type":"object","properties":{"a":{"type":"integer"}}}`),
-			`{"a":null,"n":[1.50,null],"z":2}`},
+			`{"a":null,"n":[1.50,null],"z":2}`, `{"a":null,"n":[1.50,null],"z":2}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := http.Header{"Content-Type": {"application/json"}}
@@ -209,6 +211,7 @@ func TestStructuredContentFromBytes(t *testing.T) {
 			if string(got) != want {
 				t.Errorf("result\n got %s\nwant %s", got, want)
 			}
+			want = `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + c.sdk + `}`
 			sdk, err := json.Marshal(res)
 			if err != nil || string(sdk) != want {
 				t.Errorf("json.Marshal of the result (the go-sdk's path)\n got %s (%v)\nwant %s", sdk, err, want)

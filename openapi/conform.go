@@ -51,7 +51,7 @@ func (t *Tool) ConformStructured(v map[string]any) map[string]any {
 }
 
 // FitsStructured reports whether raw, a JSON object as
-// jsonvalue.AppendCompact writes it (compact, escapes normalised), is
+// jsonvalue.AppendCompact writes it (valid, compact, valid UTF-8), is
 // already what ConformStructured would make of it: no value below the
 // root has a type the tool's outputSchema does not allow. It reads raw
 // once without building a tree or allocating, so a large answer that

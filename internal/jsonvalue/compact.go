@@ -6,9 +6,9 @@ import (
 )
 
 // Compact is JSON text as AppendCompact writes it: valid, without
-// insignificant white space, its strings escaped as json.Marshal escapes
-// them. It encodes as itself (MarshalJSON), so a result holding it is
-// encoded without a tree, by encoding/json and by Append alike.
+// insignificant white space, valid UTF-8. It encodes as itself
+// (MarshalJSON), so a result holding it is encoded without a tree, by
+// encoding/json and by Append alike.
 type Compact []byte
 
 // MarshalJSON returns c itself; a nil Compact is null.
@@ -28,107 +28,159 @@ const maxCompactDepth = 10000
 var ErrTooDeep = errors.New("JSON nested more than 10000 levels deep")
 
 // AppendCompact appends src, one JSON value (RFC 8259), to dst in one pass
-// and without a tree: white space between tokens dropped, and each string
-// written as json.Marshal writes the string Parse decodes from it (escapes
-// normalised, <, >, & and U+2028/U+2029 escaped, each byte of invalid
-// UTF-8 as U+FFFD). Object members keep the document's order, duplicates
-// included; numbers keep their literal. So, for an object whose keys are
-// sorted and distinct, the result is byte for byte Append(Parse(src)),
-// and in general Parse of the result equals Parse(src).
+// and without a tree, with the white space between tokens dropped. Every
+// token keeps its bytes (a string its escapes, a number its literal,
+// object members their order, duplicates included), except that each
+// byte of invalid UTF-8 in a string is written as \ufffd (the U+FFFD that
+// Parse decodes it to), so the result is valid UTF-8 (RFC 8259 §8.1) and
+// Parse of it equals Parse(src).
 //
 // The cost is linear in len(src), with one allocation for each 64 levels
 // of nesting beyond the first 64. The error is ErrNotJSON for text that
 // json.Valid rejects and ErrTooDeep past 10,000 levels; dst is then
 // returned unchanged.
 func AppendCompact(dst, src []byte) ([]byte, error) {
-	out, err := appendCompact(dst, src)
+	c := compactor{dst: dst, src: src}
+	end, err := c.scan()
 	if err != nil {
 		return dst, err
 	}
-	return out, nil
+	return append(c.dst, src[c.from:end]...), nil
 }
 
-func appendCompact(dst, src []byte) ([]byte, error) {
+// Compacted is AppendCompact without a copy where none is needed: when
+// src's value has no white space between its tokens and its strings are
+// valid UTF-8 (an API's compact answer, with or without white space
+// around it), it returns the subslice of src that holds the value.
+// Otherwise it returns the compact text written to buffer(n), a buffer
+// with room for n bytes that it asks for once, or to a new one when
+// buffer is nil. The errors are AppendCompact's.
+func Compacted(src []byte, buffer func(n int) []byte) ([]byte, error) {
+	c := compactor{src: src, buffer: buffer}
+	end, err := c.scan()
+	if err != nil {
+		return nil, err
+	}
+	if !c.copied {
+		return src[c.from:end:end], nil
+	}
+	return append(c.dst, src[c.from:end]...), nil
+}
+
+// compactor is the state of one compaction: the output is dst followed by
+// src[from:], less what later cuts remove.
+type compactor struct {
+	dst    []byte
+	src    []byte
+	from   int  // where the part of src not yet written to dst starts
+	copied bool // something was cut, so the output is in dst
+	// buffer, when not nil, gives dst at the first cut (Compacted).
+	buffer func(n int) []byte
+}
+
+// cut writes src[from:i] to dst and moves from to j: src[i:j] is not
+// output, and rep is written in its place.
+func (c *compactor) cut(i, j int, rep string) {
+	if !c.copied {
+		c.copied = true
+		if c.buffer != nil {
+			c.dst = c.buffer(len(c.src))[:0]
+		}
+	}
+	c.dst = append(c.dst, c.src[c.from:i]...)
+	if rep != "" {
+		c.dst = append(c.dst, rep...)
+	}
+	c.from = j
+}
+
+// space returns the offset after the white space at src[i:], cutting it.
+// Callers test src[i] <= ' ' first: compact text has none, and this test
+// inline is what makes it cheap.
+func (c *compactor) space(i int) int {
+	j := skipSpace(c.src, i)
+	if j > i {
+		c.cut(i, j, "")
+	}
+	return j
+}
+
+// scan checks the text and makes the cuts; the output is dst followed by
+// src[from:end].
+func (c *compactor) scan() (end int, err error) {
+	src := c.src
 	var small [64]byte
 	stack := small[:0] // '{' or '[' for each open container
 	i := skipSpace(src, 0)
+	c.from = i
 	for {
 		// A value starts at src[i].
 		if i >= len(src) {
-			return nil, ErrNotJSON
+			return 0, ErrNotJSON
 		}
-		var ok bool
-		switch c := src[i]; c {
+		switch b := src[i]; b {
 		case '{', '[':
 			if len(stack) == maxCompactDepth {
-				return nil, ErrTooDeep
+				return 0, ErrTooDeep
 			}
-			dst = append(dst, c)
-			i = skipSpace(src, i+1)
-			if i < len(src) && src[i] == c+2 { // '}' is '{'+2, ']' is '['+2
-				dst = append(dst, c+2)
+			if i++; i < len(src) && src[i] <= ' ' {
+				i = c.space(i)
+			}
+			if i < len(src) && src[i] == b+2 { // '}' is '{'+2, ']' is '['+2
 				i++
 				break
 			}
-			stack = append(stack, c)
-			if c == '{' {
-				if dst, i, ok = appendKey(dst, src, i); !ok {
-					return nil, ErrNotJSON
+			stack = append(stack, b)
+			if b == '{' {
+				if i = c.key(i); i < 0 {
+					return 0, ErrNotJSON
 				}
 			}
 			continue
 		case '"':
-			if dst, i, ok = appendStringToken(dst, src, i); !ok {
-				return nil, ErrNotJSON
-			}
+			i = c.str(i)
 		case 't':
-			if dst, i, ok = appendLiteral(dst, src, i, "true"); !ok {
-				return nil, ErrNotJSON
-			}
+			i = literal(src, i, "true")
 		case 'f':
-			if dst, i, ok = appendLiteral(dst, src, i, "false"); !ok {
-				return nil, ErrNotJSON
-			}
+			i = literal(src, i, "false")
 		case 'n':
-			if dst, i, ok = appendLiteral(dst, src, i, "null"); !ok {
-				return nil, ErrNotJSON
-			}
+			i = literal(src, i, "null")
 		default:
-			end := scanNumber(src, i)
-			if end < 0 {
-				return nil, ErrNotJSON
-			}
-			dst = append(dst, src[i:end]...)
-			i = end
+			i = scanNumber(src, i)
+		}
+		if i < 0 {
+			return 0, ErrNotJSON
 		}
 		// After a value: the end of the text, or a comma or the close of
 		// each container the value ends.
 		for {
-			i = skipSpace(src, i)
 			if len(stack) == 0 {
-				if i != len(src) {
-					return nil, ErrNotJSON
+				if skipSpace(src, i) == len(src) {
+					return i, nil
 				}
-				return dst, nil
+				return 0, ErrNotJSON
+			}
+			if i < len(src) && src[i] <= ' ' {
+				i = c.space(i)
 			}
 			if i >= len(src) {
-				return nil, ErrNotJSON
+				return 0, ErrNotJSON
 			}
 			top := stack[len(stack)-1]
 			if src[i] == top+2 {
-				dst = append(dst, top+2)
 				stack = stack[:len(stack)-1]
 				i++
 				continue
 			}
 			if src[i] != ',' {
-				return nil, ErrNotJSON
+				return 0, ErrNotJSON
 			}
-			dst = append(dst, ',')
-			i = skipSpace(src, i+1)
+			if i++; i < len(src) && src[i] <= ' ' {
+				i = c.space(i)
+			}
 			if top == '{' {
-				if dst, i, ok = appendKey(dst, src, i); !ok {
-					return nil, ErrNotJSON
+				if i = c.key(i); i < 0 {
+					return 0, ErrNotJSON
 				}
 			}
 			break
@@ -136,21 +188,82 @@ func appendCompact(dst, src []byte) ([]byte, error) {
 	}
 }
 
-// appendKey appends an object member's key and its colon, leaving i at
-// the member's value.
-func appendKey(dst, src []byte, i int) ([]byte, int, bool) {
-	if i >= len(src) || src[i] != '"' {
-		return dst, i, false
+// key checks an object member's key and colon at src[i] and returns the
+// offset of the member's value, or -1.
+func (c *compactor) key(i int) int {
+	if i >= len(c.src) || c.src[i] != '"' {
+		return -1
 	}
-	dst, i, ok := appendStringToken(dst, src, i)
-	if !ok {
-		return dst, i, false
+	src := c.src
+	if i = c.str(i); i < 0 {
+		return -1
 	}
-	i = skipSpace(src, i)
+	if i < len(src) && src[i] <= ' ' {
+		i = c.space(i)
+	}
 	if i >= len(src) || src[i] != ':' {
-		return dst, i, false
+		return -1
 	}
-	return append(dst, ':'), skipSpace(src, i+1), true
+	if i++; i < len(src) && src[i] <= ' ' {
+		i = c.space(i)
+	}
+	return i
+}
+
+// str checks the string token at src[i] (its opening quote) and returns
+// the offset after its closing quote, or -1. Each byte of invalid UTF-8 is
+// cut and written as \ufffd.
+func (c *compactor) str(i int) int {
+	src := c.src
+	i++
+	for {
+		for i < len(src) && verbatim[src[i]] { // inline: most strings are short
+			i++
+		}
+		if i >= len(src) {
+			return -1
+		}
+		switch b := src[i]; {
+		case b == '"':
+			return i + 1
+		case b == '\\':
+			n := escapeLen(src[i:])
+			if n == 0 {
+				return -1
+			}
+			i += n
+		case b < 0x20:
+			return -1
+		default:
+			r, size := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && size == 1 {
+				c.cut(i, i+1, `\ufffd`)
+			}
+			i += size
+		}
+	}
+}
+
+// escapeLen is the length of the escape at the start of s (RFC 8259 §7):
+// 2, 6 for \uXXXX, or 0 when it is not one.
+func escapeLen(s []byte) int {
+	if len(s) < 2 {
+		return 0
+	}
+	switch s[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(s) < 6 || !isHex(s[2]) || !isHex(s[3]) || !isHex(s[4]) || !isHex(s[5]) {
+			return 0
+		}
+		return 6
+	}
+	return 0
+}
+
+func isHex(b byte) bool {
+	return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
 }
 
 func skipSpace(src []byte, i int) int {
@@ -165,11 +278,12 @@ func skipSpace(src []byte, i int) int {
 	return i
 }
 
-func appendLiteral(dst, src []byte, i int, lit string) ([]byte, int, bool) {
+// literal returns the offset after lit at src[i], or -1.
+func literal(src []byte, i int, lit string) int {
 	if len(src)-i < len(lit) || string(src[i:i+len(lit)]) != lit {
-		return dst, i, false
+		return -1
 	}
-	return append(dst, lit...), i + len(lit), true
+	return i + len(lit)
 }
 
 // scanNumber returns the end of the number at src[i] (RFC 8259 §6), or -1.
@@ -211,96 +325,4 @@ func scanNumber(src []byte, i int) int {
 		}
 	}
 	return i
-}
-
-// appendStringToken appends the string token at src[i] (its opening
-// quote) as json.Marshal writes its decoded value, and returns the offset
-// after its closing quote. A string with nothing to change, the common
-// case, is copied as one slice.
-func appendStringToken(dst, src []byte, i int) ([]byte, int, bool) {
-	start := i
-	i++
-	for i < len(src) {
-		for i < len(src) && plain[src[i]] { // inline: most strings are short
-			i++
-		}
-		if i >= len(src) {
-			break
-		}
-		c := src[i]
-		if c < utf8.RuneSelf {
-			if c == '"' {
-				return append(dst, src[start:i+1]...), i + 1, true
-			}
-			break // an escape, a control character or an HTML character
-		}
-		r, size := utf8.DecodeRune(src[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			break
-		}
-		i += size
-	}
-	dst = append(dst, src[start:i]...)
-	return appendStringRest(dst, src, i)
-}
-
-// appendStringRest writes the rest of a string token from src[i] on, rune
-// by rune, as AppendString(unquote(token), true) would, and its closing
-// quote. Escapes decode as unquote decodes them (decodeEscape).
-func appendStringRest(dst, src []byte, i int) ([]byte, int, bool) {
-	for i < len(src) {
-		if n := plainPrefix(src[i:]); n > 0 {
-			dst = append(dst, src[i:i+n]...)
-			if i += n; i >= len(src) {
-				break
-			}
-		}
-		c := src[i]
-		switch {
-		case c == '"':
-			return append(dst, '"'), i + 1, true
-		case c == '\\':
-			r, n, ok := decodeEscape(src[i:])
-			if !ok {
-				return dst, i, false
-			}
-			dst = appendRune(dst, r)
-			i += n
-		case c < 0x20:
-			return dst, i, false
-		case c < utf8.RuneSelf:
-			dst = appendRune(dst, rune(c))
-			i++
-		default:
-			r, size := utf8.DecodeRune(src[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError) // as unquote decodes it; AppendString keeps U+FFFD
-			} else if r == '\u2028' || r == '\u2029' {
-				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			} else {
-				dst = append(dst, src[i:i+size]...)
-			}
-			i += size
-		}
-	}
-	return dst, i, false
-}
-
-// appendRune writes one decoded rune of a string as AppendString writes
-// it with HTML escaping (escKind and escChar, appendEscapedHTML's tables).
-func appendRune(dst []byte, r rune) []byte {
-	if r < utf8.RuneSelf {
-		switch c := byte(r); escKind[c] {
-		case 0:
-			return append(dst, c)
-		case 1:
-			return append(dst, '\\', escChar[c])
-		default:
-			return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-	}
-	if r == '\u2028' || r == '\u2029' {
-		return append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-	}
-	return utf8.AppendRune(dst, r)
 }

@@ -7,14 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
-// TestAppendCompact: white space goes, strings are written as json.Marshal
-// writes their decoded value, members keep their order (duplicates too)
-// and numbers their literal.
+// TestAppendCompact: white space goes, and every token keeps its bytes
+// (escapes, HTML characters, U+2028, members' order and duplicates,
+// numbers' literals), except invalid UTF-8, written as \ufffd per byte.
 func TestAppendCompact(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{" {\n \"b\" : 1 ,\t\"a\":[ 1 , 2.50 , -3E+2 ] } \r\n", `{"b":1,"a":[1,2.50,-3E+2]}`},
@@ -22,11 +23,11 @@ func TestAppendCompact(t *testing.T) {
 		{`{}`, `{}`},
 		{`[ ]`, `[]`},
 		{`{"x":{ },"y":[ {} , [ ] ]}`, `{"x":{},"y":[{},[]]}`},
-		{`"\u0041\/\"\\\b\f\n\r\t\u001f\u007f"`, `"A/\"\\\b\f\n\r\t\u001f` + "\x7f" + `"`},
-		{`"<a href='x'>&amp;</a>"`, `"\u003ca href='x'\u003e\u0026amp;\u003c/a\u003e"`},
-		{`"\u003c\u2028` + "\u2029" + `é\u00e9"`, `"\u003c\u2028\u2029éé"`},
-		{"\"a\xffb\xe2\x80\"", "\"a\uFFFDb\uFFFD\uFFFD\""},
-		{`"\ud83d\ude00 \ud83d \ude00x \ud83d\u0041"`, "\"\U0001F600 \uFFFD \uFFFDx \uFFFDA\""},
+		{`"\u0041\/\"\\\b\f\n\r\t\u001f\u007f"`, `"\u0041\/\"\\\b\f\n\r\t\u001f\u007f"`},
+		{`"<a href='x'>&amp;</a>" `, `"<a href='x'>&amp;</a>"`},
+		{`"\u003c\u2028` + "\u2029" + `é\u00e9"`, `"\u003c\u2028` + "\u2029" + `é\u00e9"`},
+		{"[ \"a\xffb\xe2\x80\" ,\"\xf0\x9f\x98\" ]", `["a\ufffdb\ufffd\ufffd","\ufffd\ufffd\ufffd"]`},
+		{`"\ud83d\ude00 \ud83d \ude00x \ud83d\u0041"`, `"\ud83d\ude00 \ud83d \ude00x \ud83d\u0041"`},
 		{`[true,false,null,0,-0,0.5e-7,123456789012345678901234567890]`, `[true,false,null,0,-0,0.5e-7,123456789012345678901234567890]`},
 		{` 12 `, `12`},
 	} {
@@ -37,6 +38,44 @@ func TestAppendCompact(t *testing.T) {
 		if string(got) != "prefix:"+c.want {
 			t.Fatalf("AppendCompact(%q)\n got %s\nwant prefix:%s", c.in, got, c.want)
 		}
+	}
+}
+
+// TestCompacted: compact text comes back as the part of src that holds
+// the value, without a copy and without asking for a buffer; anything
+// else is written once to the buffer asked for, sized from src.
+func TestCompacted(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		copied   bool
+	}{
+		{`{"a":[1,"x\"<"],"b":null}`, `{"a":[1,"x\"<"],"b":null}`, false},
+		{"\n\t {\"a\":1} \r\n", `{"a":1}`, false},
+		{`12`, `12`, false},
+		{`{"a": 1}`, `{"a":1}`, true},
+		{"[\"\xff\"]", `["\ufffd"]`, true},
+	} {
+		src := []byte(c.in)
+		asked := []int{}
+		buf := make([]byte, 0, 64)
+		got, err := Compacted(src, func(n int) []byte { asked = append(asked, n); return buf })
+		if err != nil || string(got) != c.want {
+			t.Fatalf("Compacted(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+		inSrc := &got[0] == &src[strings.Index(c.in, c.want[:1])]
+		inBuf := &got[0] == &buf[:1][0]
+		switch {
+		case c.copied && (!slices.Equal(asked, []int{len(src)}) || !inBuf):
+			t.Fatalf("Compacted(%q): asked for %v, result in the buffer %v; want one buffer of %d", c.in, asked, inBuf, len(src))
+		case !c.copied && (len(asked) != 0 || !inSrc || cap(got) != len(got)):
+			t.Fatalf("Compacted(%q): asked for %v, result in src %v, cap %d; want src's bytes, capped", c.in, asked, inSrc, cap(got))
+		}
+	}
+	if got, err := Compacted([]byte(`{"a":1,}`), func(int) []byte { t.Fatal("buffer asked for"); return nil }); err == nil {
+		t.Fatalf("Compacted of invalid text = %q", got)
+	}
+	if got, err := Compacted([]byte(`[ 1]`), nil); err != nil || string(got) != `[1]` {
+		t.Fatalf("Compacted without a buffer = %q, %v", got, err)
 	}
 }
 
@@ -68,8 +107,9 @@ func TestAppendCompactRefuses(t *testing.T) {
 	}
 }
 
-// TestCompactEncodesAsItself: json.Marshal and Append write a Compact as
-// it is, inside a larger value too.
+// TestCompactEncodesAsItself: Append writes a Compact as it is, inside a
+// larger value too; json.Marshal too, but for the HTML characters it
+// escapes in what any MarshalJSON returns.
 func TestCompactEncodesAsItself(t *testing.T) {
 	c, err := AppendCompact(nil, []byte(` {"b": "<x>", "a": [1, 2]} `))
 	if err != nil {
@@ -84,9 +124,9 @@ func TestCompactEncodesAsItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"n":null,"sc":{"b":"\u003cx\u003e","a":[1,2]}}`
-	if string(m) != want || string(a) != want {
-		t.Fatalf("json.Marshal %s, Append %s; want %s", m, a, want)
+	const want, wantMarshal = `{"n":null,"sc":{"b":"<x>","a":[1,2]}}`, `{"n":null,"sc":{"b":"\u003cx\u003e","a":[1,2]}}`
+	if string(m) != wantMarshal || string(a) != want {
+		t.Fatalf("json.Marshal %s, Append %s; want %s and %s", m, a, wantMarshal, want)
 	}
 }
 
@@ -172,6 +212,12 @@ func checkCompact(t *testing.T, src []byte) {
 	if err != nil || !bytes.Equal(again, got) {
 		t.Fatalf("AppendCompact is not idempotent on %q: %q", got, again)
 	}
+	if view, err := Compacted(got, nil); err != nil || &view[0] != &got[0] || len(view) != len(got) {
+		t.Fatalf("Compacted(%q) copied it, or = %q, %v", got, view, err)
+	}
+	if c, err := Compacted(src, nil); err != nil || !bytes.Equal(c, got) {
+		t.Fatalf("Compacted(%q) = %q, %v; AppendCompact gave %q", src, c, err, got)
+	}
 }
 
 func FuzzAppendCompact(f *testing.F) {
@@ -208,6 +254,21 @@ func BenchmarkAppendCompact(b *testing.B) {
 	for b.Loop() {
 		if _, err := AppendCompact(dst[:0], src); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompacted: the same answer as an API sends it compact, which
+// Compacted checks without copying (MB/s of the answer).
+func BenchmarkCompacted(b *testing.B) {
+	src, err := AppendCompact(nil, benchBody())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if out, err := Compacted(src, nil); err != nil || len(out) != len(src) {
+			b.Fatal(len(out), err)
 		}
 	}
 }

@@ -3,11 +3,9 @@ package jsonvalue
 // Byte classes for the scans below: each table is true for the bytes a
 // scan passes over.
 var (
-	// plain: printable ASCII other than ", \, <, > and &, the bytes a JSON
-	// string written with HTML escaping keeps as they are.
-	plain = byteClass(func(c byte) bool {
-		return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	})
+	// verbatim: printable ASCII other than " and \, the bytes a compacted
+	// string keeps without a further look.
+	verbatim = byteClass(func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' })
 	// inString: what a skip passes inside a string (all but " and \).
 	inString = byteClass(func(c byte) bool { return c != '"' && c != '\\' })
 	// betweenStrings: what a skip passes inside a container outside
@@ -49,10 +47,6 @@ func run(b []byte, t *[256]bool) int {
 	}
 	return i
 }
-
-// plainPrefix is the length of the longest prefix of b made of plain
-// bytes.
-func plainPrefix(b []byte) int { return run(b, plain) }
 
 // SkipCompact returns the offset just after the JSON value that starts at
 // b[i], for text AppendCompact wrote (valid, no white space); it does not
