@@ -269,49 +269,49 @@ var escKind, escChar = func() (k, e [256]byte) {
 }()
 
 // appendEscapedHTML is AppendStringContent with HTML escaping, written
-// byte by byte into dst's spare room, made larger only when less than 16
-// bytes of it are left: JSON text as a string has an escape every few
-// bytes (each quote), where copying the runs between them one append at
-// a time costs about twice as much.
+// byte by byte: JSON text as a string has an escape every few bytes (each
+// quote), where copying the runs between them one append at a time costs
+// about twice as much. It goes chunk by chunk, each chunk's worst case (6
+// output bytes per input byte) reserved first, so that the loop over a
+// chunk's bytes never checks for room.
 func appendEscapedHTML(dst []byte, s string) []byte {
-	d := dst[:cap(dst)]
+	const chunk = 4096
 	n, i := len(dst), 0
 	for i < len(s) {
-		if len(d)-n < 16 { // room for the longest write below (6 bytes)
-			rest := len(s) - i
-			d = slices.Grow(d[:n], rest+rest/8+16)
-			d = d[:cap(d)]
-		}
-		c := s[i]
-		k := escKind[c]
-		if k == 0 {
-			d[n] = c
-			n++
-			i++
-			continue
-		}
-		switch k {
-		case 1:
-			d[n], d[n+1] = '\\', escChar[c]
-			n += 2
-			i++
-		case 2:
-			d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]
-			n += 6
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				n += copy(d[n:], `\ufffd`)
-			case r == '\u2028' || r == '\u2029':
-				d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '2', '0', '2', hexDigits[r&0xF]
+		end := min(len(s), i+chunk)
+		// A rune that starts before end may end 3 bytes past it.
+		d := slices.Grow(dst[:n], 6*(end-i)+6)
+		d = d[:cap(d)]
+		for i < end {
+			c := s[i]
+			switch escKind[c] {
+			case 0:
+				d[n] = c
+				n++
+				i++
+			case 1:
+				d[n], d[n+1] = '\\', escChar[c]
+				n += 2
+				i++
+			case 2:
+				d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]
 				n += 6
+				i++
 			default:
-				n += copy(d[n:], s[i:i+size])
+				r, size := utf8.DecodeRuneInString(s[i:])
+				switch {
+				case r == utf8.RuneError && size == 1:
+					n += copy(d[n:], `\ufffd`)
+				case r == '\u2028' || r == '\u2029':
+					d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '2', '0', '2', hexDigits[r&0xF]
+					n += 6
+				default:
+					n += copy(d[n:], s[i:i+size])
+				}
+				i += size
 			}
-			i += size
 		}
+		dst = d
 	}
-	return d[:n]
+	return dst[:n]
 }
