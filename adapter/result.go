@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -20,10 +21,13 @@ import (
 	"github.com/restmcp/restmcp/openapi"
 )
 
-// mapResponse turns an upstream response into a tool result (R1–R5). It reads
-// at most MaxResponseBytes+1 bytes of a textual body and MaxBinaryBytes+1 of
-// a binary one. An error means the body could not be read (R6).
-func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
+// mapResponse turns an upstream response to a call of t into a tool result
+// (R1–R5). It reads at most MaxResponseBytes+1 bytes of a textual body and
+// MaxBinaryBytes+1 of a binary one. A 2xx JSON object's structuredContent
+// is checked against t's outputSchema as it is compacted: the compact
+// bytes when they fit, else the object made to fit (R8c). An error means
+// the body could not be read (R6).
+func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToolResult, error) {
 	mediaType := contentType(resp.Header.Get("Content-Type"))
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	kind := bodyKind(mediaType)
@@ -109,7 +113,7 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 	}
 	res := textResult(text, false) // R1
 	if !truncated && isJSON(mediaType) {
-		if obj := compactObject(data, bufs); obj != nil {
+		if obj := compactObject(data, bufs, t); obj != nil {
 			res.StructuredContent = obj
 			if s.opts.TextReceipt {
 				res = textResult(receipt(resp.StatusCode, len(text), obj), false)
@@ -121,33 +125,44 @@ func (s *Server) mapResponse(resp *http.Response) (*mcp.CallToolResult, error) {
 }
 
 // compactObject is a 2xx body that is a JSON object, as structuredContent:
-// checked and compacted in one pass without a tree (tokens as the upstream
-// wrote them, members in its order: jsonvalue.AppendCompact). A body that
-// is compact already, as most APIs send it, is used as it is, without a
-// copy; otherwise the compact text goes to a buffer of the call's. It is
-// nil when the body is not a JSON object. conformToOutputSchema checks it
-// against the tool's outputSchema on the bytes too.
-func compactObject(data []byte, bufs *callBuffers) jsonvalue.Compact {
-	t := bytes.TrimLeft(data, " \t\r\n")
-	if len(t) == 0 || t[0] != '{' {
-		return nil
+// checked, compacted and checked against t's outputSchema in one pass
+// without a tree (tokens as the upstream wrote them, members in its order:
+// openapi.Tool.CompactStructured). A body that is compact already, as most
+// APIs send it, is used as it is, without a copy; otherwise the compact
+// text goes to a buffer of the call's. An object that does not fit the
+// schema is decoded and made to fit (R8a). It is nil when the body is not
+// a JSON object.
+func compactObject(data []byte, bufs *callBuffers, t *openapi.Tool) any {
+	if t == nil {
+		t = &openapi.Tool{}
 	}
-	out, err := jsonvalue.Compacted(t, bufs.get)
-	if err != nil {
+	out, fits, err := t.CompactStructured(data, bufs.get)
+	switch {
+	case err != nil:
 		return nil
+	case fits:
+		return jsonvalue.Compact(out)
 	}
-	return out
+	if tree := jsonObject(out); tree != nil {
+		return t.ConformStructured(tree)
+	}
+	return nil
 }
 
 // receipt is the text content of a result whose JSON object is carried
 // once, in structuredContent (Options.TextReceipt): the status, the size
 // and the first members, so that a model reading only text knows where
 // the result is.
-func receipt(status, size int, obj jsonvalue.Compact) string {
-	members, _ := jsonvalue.Members(obj)
-	keys := make([]string, 0, len(members))
-	for _, m := range members {
-		keys = append(keys, m.Key)
+func receipt(status, size int, obj any) string {
+	var keys []string
+	switch o := obj.(type) {
+	case jsonvalue.Compact:
+		members, _ := jsonvalue.Members(o)
+		for _, m := range members {
+			keys = append(keys, m.Key)
+		}
+	case map[string]any:
+		keys = slices.Collect(maps.Keys(o))
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys) // a repeated member is one member
@@ -341,14 +356,8 @@ func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult, keepErrorOb
 	if len(t.OutputSchema) == 0 {
 		return res
 	}
-	if obj, ok := res.StructuredContent.(jsonvalue.Compact); ok {
-		if t.FitsStructured(obj) {
-			return res // the common case: the bytes as they are
-		}
-		if tree := jsonObject(obj); tree != nil {
-			res.StructuredContent = t.ConformStructured(tree)
-			return res
-		}
+	if _, ok := res.StructuredContent.(jsonvalue.Compact); ok {
+		return res // mapResponse's, checked as it was compacted (compactObject)
 	}
 	if obj, ok := res.StructuredContent.(map[string]any); ok {
 		res.StructuredContent = t.ConformStructured(obj)

@@ -245,7 +245,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 
 		sentAt := time.Now()
 		span := s.startUpstreamSpan(callCtx, t, upReq)
-		mapResp := s.mapResponse
+		mapResp := func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapResponse(resp, t) }
 		if jq != nil {
 			mapResp = func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapFiltered(callCtx, resp, t, jq) }
 		}

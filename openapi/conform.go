@@ -3,10 +3,12 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
@@ -50,28 +52,148 @@ func (t *Tool) ConformStructured(v map[string]any) map[string]any {
 	return out
 }
 
-// FitsStructured reports whether raw, a JSON object as
-// jsonvalue.AppendCompact writes it (valid, compact, valid UTF-8), is
-// already what ConformStructured would make of it: no value below the
-// root has a type the tool's outputSchema does not allow. It reads raw
-// once without building a tree or allocating, so a large answer that
-// fits is passed on as its bytes. Every occurrence of a repeated member
-// is checked. A tool without an output schema fits everything; raw that
-// is not such an object does not fit.
+// FitsStructured reports whether raw, a JSON object, is already what
+// ConformStructured would make of it: no value below the root has a type
+// the tool's outputSchema does not allow. It is CompactStructured's check
+// alone. A tool without an output schema fits everything; raw that is not
+// a JSON object does not fit.
 func (t *Tool) FitsStructured(raw []byte) bool {
-	if len(raw) == 0 || raw[0] != '{' {
+	_, fits, err := t.CompactStructured(raw, nil)
+	return err == nil && fits
+}
+
+// CompactStructured compacts body, a JSON object, as jsonvalue.Compacted
+// does (body's own bytes when it is compact already, else a copy in
+// buffer(n)), and in the same pass, without a tree, reports whether the
+// result fits the tool's outputSchema as FitsStructured says. Every
+// occurrence of a repeated member is checked. The error is Compacted's
+// (jsonvalue.ErrNotJSON, jsonvalue.ErrTooDeep), or ErrNotObject.
+func (t *Tool) CompactStructured(body []byte, buffer func(n int) []byte) (compact []byte, fits bool, err error) {
+	i := 0
+	for i < len(body) && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n') {
+		i++
+	}
+	if i == len(body) || body[i] != '{' {
+		return nil, false, ErrNotObject
+	}
+	var w *fitWalker
+	if len(t.OutputSchema) > 0 {
+		if sh, defs := t.shapes(); sh != nil {
+			w = &fitWalker{root: sh, defs: defs, fits: true}
+			w.stack = w.small[:0]
+		}
+	}
+	if w == nil {
+		compact, err = jsonvalue.Compacted(body, buffer, nil)
+		return compact, err == nil, err
+	}
+	compact, err = jsonvalue.Compacted(body, buffer, w)
+	return compact, err == nil && w.fits, err
+}
+
+// ErrNotObject is CompactStructured's error for a body that is not a JSON
+// object.
+var ErrNotObject = errors.New("not a JSON object")
+
+// fitWalker is conformValue's walk as a jsonvalue.Walker: told of each
+// value in order, it reports whether conformValue would return the whole
+// unchanged. It enters only the containers whose shape constrains
+// something, and after the first value that would change, none.
+type fitWalker struct {
+	root  *shape
+	defs  map[string]*shape
+	fits  bool
+	stack []fitFrame // the containers entered
+	small [16]fitFrame
+}
+
+// fitFrame is an entered container: its shape (after $ref and anyOf), its
+// kind and its depth as conformValue counts it.
+type fitFrame struct {
+	sh     *shape
+	object bool
+	depth  int
+}
+
+// Value is fits for one value: it picks the value's shape (the root's, a
+// property's or additionalProperties', or items'), follows $ref and the
+// first anyOf branch that accepts the value, and checks its type.
+func (w *fitWalker) Value(key []byte, kind byte, num []byte) bool {
+	if !w.fits {
 		return false
 	}
-	if len(t.OutputSchema) == 0 {
-		return true
+	sh, depth := w.root, 0
+	if n := len(w.stack); n > 0 {
+		top := w.stack[n-1]
+		depth = top.depth + 1
+		if top.object {
+			sh = memberShape(key, top.sh)
+		} else {
+			sh = top.sh.items
+		}
 	}
-	sh, defs := t.shapes()
-	if sh == nil {
-		return true
+	if kind == '-' || '0' <= kind && kind <= '9' {
+		kind = '0'
 	}
-	p := jsonvalue.Parser{B: raw}
-	return fits(&p, sh, defs, 0) && p.I == len(raw)
+	for {
+		if sh == nil || depth > maxConformDepth || kind == 'n' && sh.ref == "" {
+			return false // kept whatever it holds; null stays null under every shape
+		}
+		if sh.ref != "" {
+			sh, depth = w.defs[strings.TrimPrefix(sh.ref, "#/$defs/")], depth+1
+			continue
+		}
+		if !rawTypeMatches(sh.typ, kind, num) {
+			w.fits = false
+			return false
+		}
+		if len(sh.anyOf) == 0 {
+			break
+		}
+		var branch *shape
+		for _, b := range sh.anyOf {
+			if b.acceptsRaw(kind, num, w.defs, depth) {
+				branch = b
+				break
+			}
+		}
+		if branch == nil {
+			w.fits = false
+			return false
+		}
+		sh, depth = branch, depth+1
+	}
+	if kind != '{' && kind != '[' {
+		return false
+	}
+	w.stack = append(w.stack, fitFrame{sh: sh, object: kind == '{', depth: depth})
+	return true
 }
+
+// memberShape is the shape of the member keyed key (its token, quotes and
+// escapes included) in an object of shape sh: the property's, or
+// additionalProperties'. A plain key is looked up without allocating.
+func memberShape(key []byte, sh *shape) *shape {
+	name := key[1 : len(key)-1]
+	if bytes.IndexByte(name, '\\') < 0 && utf8.Valid(name) {
+		if child, ok := sh.props[string(name)]; ok {
+			return child
+		}
+		return sh.addl
+	}
+	p := jsonvalue.Parser{B: key}
+	s, err := p.Str() // escapes decoded, invalid UTF-8 as U+FFFD
+	if err != nil {
+		return sh.addl
+	}
+	if child, ok := sh.props[s]; ok {
+		return child
+	}
+	return sh.addl
+}
+
+// Close leaves the innermost container entered.
+func (w *fitWalker) Close() { w.stack = w.stack[:len(w.stack)-1] }
 
 // shapes is t's output schema as shapes, parsed once per tool.
 func (t *Tool) shapes() (*shape, map[string]*shape) {
@@ -82,109 +204,9 @@ func (t *Tool) shapes() (*shape, map[string]*shape) {
 	return parseShape(t.OutputSchema) // a Tool not made by Load
 }
 
-// fits is conformValue's walk over compact JSON text: it reads the value
-// at p and reports whether conformValue would return it unchanged. It
-// stops at the first value that would change (p is then mid-value).
-func fits(p *jsonvalue.Parser, sh *shape, defs map[string]*shape, depth int) bool {
-	if sh == nil || depth > maxConformDepth {
-		return skip(p)
-	}
-	if sh.ref != "" {
-		return fits(p, defs[strings.TrimPrefix(sh.ref, "#/$defs/")], defs, depth+1)
-	}
-	k, lit := peekKind(p)
-	if k == 'n' {
-		return skip(p) // null stays null under every shape
-	}
-	if !rawTypeMatches(sh.typ, k, lit) {
-		return false
-	}
-	if len(sh.anyOf) > 0 {
-		for _, b := range sh.anyOf {
-			if b.acceptsRaw(k, lit, defs, depth) {
-				return fits(p, b, defs, depth+1)
-			}
-		}
-		return false
-	}
-	if k == '{' || k == '[' {
-		close := k + 2 // '}' is '{'+2, ']' is '['+2
-		if empty, err := p.Open(k, close); err != nil || empty {
-			return err == nil
-		}
-		for {
-			child := sh.items
-			if k == '{' {
-				var ok bool
-				if child, ok = memberShape(p, sh); !ok {
-					return false
-				}
-			}
-			if !fits(p, child, defs, depth+1) {
-				return false
-			}
-			if closed, err := p.Next(close); err != nil || closed {
-				return err == nil
-			}
-		}
-	}
-	return skip(p)
-}
-
-// skip moves p past the compact JSON value at p.
-func skip(p *jsonvalue.Parser) bool {
-	p.I = jsonvalue.SkipCompact(p.B, p.I)
-	return p.I < len(p.B) // an object's value is never the text's last byte
-}
-
-// memberShape reads an object member's key and colon at p and returns the
-// shape its value must fit: the property's, or additionalProperties'. A
-// key without escapes is looked up without allocating.
-func memberShape(p *jsonvalue.Parser, sh *shape) (*shape, bool) {
-	start, err := p.StrRaw()
-	if err != nil {
-		return nil, false
-	}
-	child, named := (*shape)(nil), false
-	if key := p.B[start+1 : p.I-1]; bytes.IndexByte(key, '\\') < 0 {
-		child, named = sh.props[string(key)]
-	} else {
-		q := jsonvalue.Parser{B: p.B, I: start}
-		s, err := q.Str()
-		if err != nil {
-			return nil, false
-		}
-		child, named = sh.props[s]
-	}
-	if !named {
-		child = sh.addl
-	}
-	if p.I >= len(p.B) || p.B[p.I] != ':' {
-		return nil, false
-	}
-	p.I++
-	return child, true
-}
-
-// peekKind is the kind of the value at p, by its first byte ('{', '[',
-// '"', 't' or 'f' for booleans, 'n', and '0' for numbers), and a number's
-// literal; p does not move.
-func peekKind(p *jsonvalue.Parser) (byte, []byte) {
-	if p.I >= len(p.B) {
-		return 0, nil
-	}
-	switch c := p.B[p.I]; c {
-	case '{', '[', '"', 't', 'f', 'n':
-		return c, nil
-	}
-	end := p.I
-	for end < len(p.B) && strings.IndexByte("+-.eE0123456789", p.B[end]) >= 0 {
-		end++
-	}
-	return '0', p.B[p.I:end]
-}
-
-// rawTypeMatches is typeMatches for a value of kind k (peekKind).
+// rawTypeMatches is typeMatches for a value of kind k, its first byte
+// ('{', '[', '"', 't' or 'f' for booleans, 'n', and '0' for numbers), lit
+// a number's literal.
 func rawTypeMatches(typ string, k byte, lit []byte) bool {
 	switch typ {
 	case "":
@@ -207,7 +229,7 @@ func rawTypeMatches(typ string, k byte, lit []byte) bool {
 	return true
 }
 
-// acceptsRaw is accepts for a value of kind k (peekKind).
+// acceptsRaw is accepts for a value of kind k (rawTypeMatches).
 func (sh *shape) acceptsRaw(k byte, lit []byte, defs map[string]*shape, depth int) bool {
 	if depth > maxConformDepth {
 		return true

@@ -79,10 +79,23 @@ func TestFitsStructured(t *testing.T) {
 			t.Errorf("%s: ConformStructured leaves it unchanged: %v; the table says fits: %v", c.in, unchanged, c.fits)
 		}
 	}
-	for _, in := range []string{``, `[]`, `"x"`, `{"s":"x"`, `{"s" :"x"}`} {
+	for _, in := range []string{``, ` `, `[]`, `"x"`, `{"s":"x"`, `{"s":"x"}x`, `{"s":"x",}`} {
 		if tl.FitsStructured([]byte(in)) {
-			t.Errorf("FitsStructured(%q) = true for text that is not a compact object", in)
+			t.Errorf("FitsStructured(%q) = true for text that is not a JSON object", in)
 		}
+		if _, _, err := tl.CompactStructured([]byte(in), nil); err == nil {
+			t.Errorf("CompactStructured(%q): no error", in)
+		}
+	}
+	// White space is no matter: the check runs as the text is compacted.
+	for in, want := range map[string]string{"\n{ \"s\" : \"x\" , \"n\" : 1 }\n": `{"s":"x","n":1}`, `{"s":"x","n":1}`: `{"s":"x","n":1}`} {
+		got, fits, err := tl.CompactStructured([]byte(in), nil)
+		if err != nil || !fits || string(got) != want || !tl.FitsStructured([]byte(in)) {
+			t.Errorf("CompactStructured(%q) = %s, %v, %v; want %s, fits", in, got, fits, err, want)
+		}
+	}
+	if got, fits, err := tl.CompactStructured([]byte(` {"n": "1"} `), nil); err != nil || fits || string(got) != `{"n":"1"}` {
+		t.Errorf(`CompactStructured({"n": "1"}) = %s, %v, %v; want {"n":"1"}, not fitting`, got, fits, err)
 	}
 	if !(&Tool{}).FitsStructured([]byte(`{"any":1}`)) {
 		t.Error("a tool without an output schema must fit every object")

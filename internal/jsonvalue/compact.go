@@ -54,9 +54,11 @@ func AppendCompact(dst, src []byte) ([]byte, error) {
 // around it), it returns the subslice of src that holds the value.
 // Otherwise it returns the compact text written to buffer(n), a buffer
 // with room for n bytes that it asks for once, or to a new one when
-// buffer is nil. The errors are AppendCompact's.
-func Compacted(src []byte, buffer func(n int) []byte) ([]byte, error) {
-	c := compactor{src: src, buffer: buffer}
+// buffer is nil. When w is not nil, it is told of the values in the same
+// pass (see [Walker]); on an error, it may have been told of some. The
+// errors are AppendCompact's.
+func Compacted(src []byte, buffer func(n int) []byte, w Walker) ([]byte, error) {
+	c := compactor{src: src, buffer: buffer, walker: w}
 	end, err := c.scan()
 	if err != nil {
 		return nil, err
@@ -65,6 +67,22 @@ func Compacted(src []byte, buffer func(n int) []byte) ([]byte, error) {
 		return src[c.from:end:end], nil
 	}
 	return append(c.dst, src[c.from:end]...), nil
+}
+
+// A Walker follows the values of the text Compacted checks, in the
+// text's order and in the same pass, to judge them as they go by (the
+// output-schema check in openapi) without a second reading.
+type Walker interface {
+	// Value is told of each value at the top and in each container the
+	// walker entered. key is the member's key token as the text has it
+	// (quotes and escapes included) for an object member, else nil; kind
+	// is the value's first byte ('{', '[', '"', 't', 'f', 'n', or '-' or
+	// a digit for a number); num is a number's literal, else nil. For '{'
+	// and '[' it returns whether to enter the container: to be told of its
+	// values, then of its end.
+	Value(key []byte, kind byte, num []byte) (enter bool)
+	// Close is the end of the innermost container the walker entered.
+	Close()
 }
 
 // compactor is the state of one compaction: the output is dst followed by
@@ -76,6 +94,24 @@ type compactor struct {
 	copied bool // something was cut, so the output is in dst
 	// buffer, when not nil, gives dst at the first cut (Compacted).
 	buffer func(n int) []byte
+
+	walker         Walker
+	entered        int // open containers the walker entered: the outermost ones
+	keyStart, keyE int // the last key token read, src[keyStart:keyE]
+}
+
+// tell tells the walker of a value of kind b (num: a number's literal)
+// inside the containers of stack, when it entered all of them, and
+// reports whether it enters the value.
+func (c *compactor) tell(stack []byte, b byte, num []byte) bool {
+	if c.walker == nil || len(stack) != c.entered {
+		return false
+	}
+	var key []byte
+	if len(stack) > 0 && stack[len(stack)-1] == '{' {
+		key = c.src[c.keyStart:c.keyE]
+	}
+	return c.walker.Value(key, b, num)
 }
 
 // cut writes src[from:i] to dst and moves from to j: src[i:j] is not
@@ -118,7 +154,13 @@ func (c *compactor) scan() (end int, err error) {
 		if i >= len(src) {
 			return 0, ErrNotJSON
 		}
-		switch b := src[i]; b {
+		b := src[i]
+		if c.walker != nil && (b < '0' || b > '9') && b != '-' {
+			if c.tell(stack, b, nil) && (b == '{' || b == '[') {
+				c.entered++ // the container is pushed below
+			}
+		}
+		switch b {
 		case '{', '[':
 			if len(stack) == maxCompactDepth {
 				return 0, ErrTooDeep
@@ -128,6 +170,10 @@ func (c *compactor) scan() (end int, err error) {
 			}
 			if i < len(src) && src[i] == b+2 { // '}' is '{'+2, ']' is '['+2
 				i++
+				if c.entered > len(stack) {
+					c.entered--
+					c.walker.Close()
+				}
 				break
 			}
 			stack = append(stack, b)
@@ -146,7 +192,10 @@ func (c *compactor) scan() (end int, err error) {
 		case 'n':
 			i = literal(src, i, "null")
 		default:
-			i = scanNumber(src, i)
+			start := i
+			if i = scanNumber(src, i); i > 0 && c.walker != nil {
+				c.tell(stack, b, src[start:i])
+			}
 		}
 		if i < 0 {
 			return 0, ErrNotJSON
@@ -168,6 +217,10 @@ func (c *compactor) scan() (end int, err error) {
 			}
 			top := stack[len(stack)-1]
 			if src[i] == top+2 {
+				if c.entered == len(stack) {
+					c.entered--
+					c.walker.Close()
+				}
 				stack = stack[:len(stack)-1]
 				i++
 				continue
@@ -195,9 +248,11 @@ func (c *compactor) key(i int) int {
 		return -1
 	}
 	src := c.src
+	c.keyStart = i
 	if i = c.str(i); i < 0 {
 		return -1
 	}
+	c.keyE = i
 	if i < len(src) && src[i] <= ' ' {
 		i = c.space(i)
 	}
@@ -243,6 +298,15 @@ func (c *compactor) str(i int) int {
 		}
 	}
 }
+
+// verbatim is true for the bytes a compacted string keeps without a
+// further look: printable ASCII other than " and \.
+var verbatim = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // escapeLen is the length of the escape at the start of s (RFC 8259 §7):
 // 2, 6 for \uXXXX, or 0 when it is not one.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -58,7 +60,7 @@ func TestCompacted(t *testing.T) {
 		src := []byte(c.in)
 		asked := []int{}
 		buf := make([]byte, 0, 64)
-		got, err := Compacted(src, func(n int) []byte { asked = append(asked, n); return buf })
+		got, err := Compacted(src, func(n int) []byte { asked = append(asked, n); return buf }, nil)
 		if err != nil || string(got) != c.want {
 			t.Fatalf("Compacted(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
@@ -71,11 +73,91 @@ func TestCompacted(t *testing.T) {
 			t.Fatalf("Compacted(%q): asked for %v, result in src %v, cap %d; want src's bytes, capped", c.in, asked, inSrc, cap(got))
 		}
 	}
-	if got, err := Compacted([]byte(`{"a":1,}`), func(int) []byte { t.Fatal("buffer asked for"); return nil }); err == nil {
+	if got, err := Compacted([]byte(`{"a":1,}`), func(int) []byte { t.Fatal("buffer asked for"); return nil }, nil); err == nil {
 		t.Fatalf("Compacted of invalid text = %q", got)
 	}
-	if got, err := Compacted([]byte(`[ 1]`), nil); err != nil || string(got) != `[1]` {
+	if got, err := Compacted([]byte(`[ 1]`), nil, nil); err != nil || string(got) != `[1]` {
 		t.Fatalf("Compacted without a buffer = %q, %v", got, err)
+	}
+}
+
+// recorder is a Walker that writes down what it is told, and enters
+// every container but the members keyed "skip".
+type recorder struct{ events []string }
+
+func (r *recorder) Value(key []byte, kind byte, num []byte) bool {
+	r.events = append(r.events, fmt.Sprintf("%s%c%s", key, kind, num))
+	return string(key) != `"skip"`
+}
+
+func (r *recorder) Close() { r.events = append(r.events, "close") }
+
+// counter is a Walker that enters everything and counts.
+type counter struct{ values, closes, open int }
+
+func (c *counter) Value(_ []byte, kind byte, _ []byte) bool {
+	c.values++
+	if kind == '{' || kind == '[' {
+		c.open++
+	}
+	return true
+}
+
+func (c *counter) Close() { c.closes++; c.open-- }
+
+// countValues counts the values in JSON text, and the objects and arrays
+// among them, by encoding/json's tokens (repeated members included).
+func countValues(t *testing.T, src []byte) (values, containers int) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(src))
+	var inObject []bool // per open container
+	key := false        // the next token in an object is a key
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return values, containers
+		}
+		if err != nil {
+			t.Fatalf("countValues(%q): %v", src, err)
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			inObject = inObject[:len(inObject)-1]
+			key = len(inObject) > 0 && inObject[len(inObject)-1]
+			continue
+		}
+		if key {
+			key = false
+			continue
+		}
+		values++
+		if d, ok := tok.(json.Delim); ok {
+			containers++
+			inObject = append(inObject, d == '{')
+			key = d == '{'
+			continue
+		}
+		key = len(inObject) > 0 && inObject[len(inObject)-1]
+	}
+}
+
+// TestCompactedWalker: the walker is told of each value in order, with
+// its member key as the text has it and a number's literal, of the end of
+// each container it entered (empty ones too), and of nothing inside one
+// it did not enter.
+func TestCompactedWalker(t *testing.T) {
+	src := ` { "a" : [ 1 , -2.5e3, {} ], "b\u0041":"x", "skip": {"c": [ 1, {"d": 2} ], "e": {}}, "f": [ ], "g": true, "h": null, "i":{"j":false} } `
+	r := &recorder{}
+	got, err := Compacted([]byte(src), nil, r)
+	if err != nil || string(got) != `{"a":[1,-2.5e3,{}],"b\u0041":"x","skip":{"c":[1,{"d":2}],"e":{}},"f":[],"g":true,"h":null,"i":{"j":false}}` {
+		t.Fatalf("Compacted = %s, %v", got, err)
+	}
+	want := []string{"{", `"a"[`, "11", "--2.5e3", "{", "close", "close", `"b\u0041""`, `"skip"{`, `"f"[`, "close", `"g"t`, `"h"n`, `"i"{`, `"j"f`, "close", "close"}
+	if !slices.Equal(r.events, want) {
+		t.Fatalf("walker told\n%q\nwant\n%q", r.events, want)
+	}
+	r = &recorder{}
+	if _, err := Compacted([]byte(`7`), nil, r); err != nil || !slices.Equal(r.events, []string{"77"}) {
+		t.Fatalf("a number at the top: %q, %v", r.events, err)
 	}
 }
 
@@ -195,28 +277,20 @@ func checkCompact(t *testing.T, src []byte) {
 	if !bytes.Equal(wantEnc, backEnc) {
 		t.Fatalf("AppendCompact(%q): re-encoded %s, want %s", src, backEnc, wantEnc)
 	}
-	if end := SkipCompact(got, 0); end != len(got) {
-		t.Fatalf("SkipCompact(%q, 0) = %d, want %d", got, end, len(got))
-	}
-	if got[0] == '[' {
-		elems, _ := Elements(got)
-		i := 1
-		for _, e := range elems {
-			if end := SkipCompact(got, i); string(got[i:end]) != string(e) {
-				t.Fatalf("SkipCompact(%q, %d) skipped %q, want %q", got, i, got[i:end], e)
-			}
-			i += len(e) + 1
-		}
-	}
 	again, err := AppendCompact(nil, got)
 	if err != nil || !bytes.Equal(again, got) {
 		t.Fatalf("AppendCompact is not idempotent on %q: %q", got, again)
 	}
-	if view, err := Compacted(got, nil); err != nil || &view[0] != &got[0] || len(view) != len(got) {
+	if view, err := Compacted(got, nil, nil); err != nil || &view[0] != &got[0] || len(view) != len(got) {
 		t.Fatalf("Compacted(%q) copied it, or = %q, %v", got, view, err)
 	}
-	if c, err := Compacted(src, nil); err != nil || !bytes.Equal(c, got) {
+	all := &counter{}
+	if c, err := Compacted(src, nil, all); err != nil || !bytes.Equal(c, got) {
 		t.Fatalf("Compacted(%q) = %q, %v; AppendCompact gave %q", src, c, err, got)
+	}
+	if values, containers := countValues(t, src); all.values != values || all.closes != containers || all.open != 0 {
+		t.Fatalf("Compacted(%q): walker told of %d values and %d ends (%d left open); the text has %d values, %d containers",
+			src, all.values, all.closes, all.open, values, containers)
 	}
 }
 
@@ -267,7 +341,7 @@ func BenchmarkCompacted(b *testing.B) {
 	}
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
-		if out, err := Compacted(src, nil); err != nil || len(out) != len(src) {
+		if out, err := Compacted(src, nil, nil); err != nil || len(out) != len(src) {
 			b.Fatal(len(out), err)
 		}
 	}
@@ -281,20 +355,5 @@ func BenchmarkAppendStringContent(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
 		AppendStringContent(dst[:0], src, true)
-	}
-}
-
-// BenchmarkSkipCompact: moving past a compacted large answer (MB/s of the
-// compact text).
-func BenchmarkSkipCompact(b *testing.B) {
-	c, err := AppendCompact(nil, benchBody())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(c)))
-	for b.Loop() {
-		if SkipCompact(c, 0) != len(c) {
-			b.Fatal("short skip")
-		}
 	}
 }

@@ -335,7 +335,7 @@ func Members(data []byte) ([]Member, bool) {
 // walk of the package and of its users (Value, Members, openapi's
 // argument splitting). Anything else is ErrNotJSON, or member's error.
 func (p *Parser) Object(member func(key string) error) error {
-	if empty, err := p.Open('{', '}'); empty || err != nil {
+	if empty, err := p.open('{', '}'); empty || err != nil {
 		return err
 	}
 	for {
@@ -353,7 +353,7 @@ func (p *Parser) Object(member func(key string) error) error {
 		if err := member(k); err != nil {
 			return err
 		}
-		if closed, err := p.Next('}'); closed || err != nil {
+		if closed, err := p.next('}'); closed || err != nil {
 			return err
 		}
 	}
@@ -365,7 +365,7 @@ func (p *Parser) Object(member func(key string) error) error {
 // is the one array walk, as Object is the one object walk. Anything else
 // is ErrNotJSON, or elem's error.
 func (p *Parser) Array(elem func() error) error {
-	if empty, err := p.Open('[', ']'); empty || err != nil {
+	if empty, err := p.open('[', ']'); empty || err != nil {
 		return err
 	}
 	for {
@@ -373,15 +373,15 @@ func (p *Parser) Array(elem func() error) error {
 		if err := elem(); err != nil {
 			return err
 		}
-		if closed, err := p.Next(']'); closed || err != nil {
+		if closed, err := p.next(']'); closed || err != nil {
 			return err
 		}
 	}
 }
 
-// Open reads the opening byte of an object or array at the next non-space
+// open reads the opening byte of an object or array at the next non-space
 // byte, and its closing byte when it is empty (empty reports that).
-func (p *Parser) Open(open, close byte) (empty bool, err error) {
+func (p *Parser) open(open, close byte) (empty bool, err error) {
 	p.Space()
 	if p.I >= len(p.B) || p.B[p.I] != open {
 		return false, ErrNotJSON
@@ -395,9 +395,9 @@ func (p *Parser) Open(open, close byte) (empty bool, err error) {
 	return false, nil
 }
 
-// Next reads what follows a member or element: a comma (another follows)
+// next reads what follows a member or element: a comma (another follows)
 // or the closing byte (closed reports that).
-func (p *Parser) Next(close byte) (closed bool, err error) {
+func (p *Parser) next(close byte) (closed bool, err error) {
 	p.Space()
 	if p.I >= len(p.B) {
 		return false, ErrNotJSON
