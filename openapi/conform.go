@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -18,12 +17,25 @@ import (
 // anyOf, $ref into $defs). Anything else only describes.
 type shape struct {
 	typ   string // "" when the schema has no type
+	tk    byte   // typ's typeKind
 	props map[string]*shape
+	// few is props as a list when it has at most maxFewProps entries: a
+	// short key is found faster by comparing than by hashing.
+	few   []namedShape
 	items *shape
 	addl  *shape
 	anyOf []*shape
 	ref   string // "#/$defs/<name>"
 }
+
+// namedShape is a property's name and shape.
+type namedShape struct {
+	name string
+	sh   *shape
+}
+
+// maxFewProps is the most properties shape.few lists.
+const maxFewProps = 16
 
 // outputShape parses t's output schema once; nil when it has none or it is
 // not JSON.
@@ -143,7 +155,7 @@ func (w *fitWalker) Value(key []byte, kind byte, num []byte) bool {
 			sh, depth = w.defs[strings.TrimPrefix(sh.ref, "#/$defs/")], depth+1
 			continue
 		}
-		if !rawTypeMatches(sh.typ, kind, num) {
+		if !rawTypeMatches(sh.tk, kind, num) {
 			w.fits = false
 			return false
 		}
@@ -172,21 +184,38 @@ func (w *fitWalker) Value(key []byte, kind byte, num []byte) bool {
 
 // memberShape is the shape of the member keyed key (its token, quotes and
 // escapes included) in an object of shape sh: the property's, or
-// additionalProperties'. A plain key is looked up without allocating.
+// additionalProperties'. A key without escapes, in valid UTF-8, is looked
+// up as it is, without allocating.
 func memberShape(key []byte, sh *shape) *shape {
 	name := key[1 : len(key)-1]
-	if bytes.IndexByte(name, '\\') < 0 && utf8.Valid(name) {
-		if child, ok := sh.props[string(name)]; ok {
-			return child
+	plain, ascii := true, true
+	for _, c := range name {
+		if c == '\\' {
+			plain = false
+			break
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if plain && !ascii {
+		plain = utf8.Valid(name)
+	}
+	if !plain {
+		p := jsonvalue.Parser{B: key}
+		s, err := p.Str() // escapes decoded, invalid UTF-8 as U+FFFD
+		if err != nil {
+			return sh.addl
+		}
+		name = []byte(s)
+	}
+	if sh.few != nil {
+		for _, p := range sh.few {
+			if len(p.name) == len(name) && p.name == string(name) {
+				return p.sh
+			}
 		}
 		return sh.addl
 	}
-	p := jsonvalue.Parser{B: key}
-	s, err := p.Str() // escapes decoded, invalid UTF-8 as U+FFFD
-	if err != nil {
-		return sh.addl
-	}
-	if child, ok := sh.props[s]; ok {
+	if child, ok := sh.props[string(name)]; ok {
 		return child
 	}
 	return sh.addl
@@ -206,27 +235,41 @@ func (t *Tool) shapes() (*shape, map[string]*shape) {
 
 // rawTypeMatches is typeMatches for a value of kind k, its first byte
 // ('{', '[', '"', 't' or 'f' for booleans, 'n', and '0' for numbers), lit
-// a number's literal.
-func rawTypeMatches(typ string, k byte, lit []byte) bool {
-	switch typ {
-	case "":
+// a number's literal; tk is the type's kind (typeKind).
+func rawTypeMatches(tk byte, k byte, lit []byte) bool {
+	switch tk {
+	case 0:
 		return true
-	case "null":
-		return k == 'n'
-	case "object":
-		return k == '{'
-	case "array":
-		return k == '['
-	case "string":
-		return k == '"'
-	case "boolean":
+	case 'b':
 		return k == 't' || k == 'f'
-	case "number":
-		return k == '0'
-	case "integer":
+	case 'i':
 		return k == '0' && integerLiteral(string(lit))
 	}
-	return true
+	return tk == k
+}
+
+// typeKind is a JSON Schema type as rawTypeMatches compares it: the first
+// byte of the values it allows ('n', '{', '[', '"', '0' for numbers), 'b'
+// for boolean, 'i' for integer, 0 for none or a type this walk does not
+// know (which allows everything, as typeMatches does).
+func typeKind(typ string) byte {
+	switch typ {
+	case "null":
+		return 'n'
+	case "object":
+		return '{'
+	case "array":
+		return '['
+	case "string":
+		return '"'
+	case "boolean":
+		return 'b'
+	case "number":
+		return '0'
+	case "integer":
+		return 'i'
+	}
+	return 0
 }
 
 // acceptsRaw is accepts for a value of kind k (rawTypeMatches).
@@ -238,7 +281,7 @@ func (sh *shape) acceptsRaw(k byte, lit []byte, defs map[string]*shape, depth in
 		d := defs[strings.TrimPrefix(sh.ref, "#/$defs/")]
 		return d == nil || d.acceptsRaw(k, lit, defs, depth+1)
 	}
-	if !rawTypeMatches(sh.typ, k, lit) {
+	if !rawTypeMatches(sh.tk, k, lit) {
 		return false
 	}
 	if len(sh.anyOf) > 0 {
@@ -393,12 +436,18 @@ func parseShape(schema []byte) (*shape, map[string]*shape) {
 func toShape(m map[string]any) *shape {
 	sh := &shape{}
 	sh.typ, _ = m["type"].(string)
+	sh.tk = typeKind(sh.typ)
 	sh.ref, _ = m["$ref"].(string)
 	if p, ok := m["properties"].(map[string]any); ok {
 		sh.props = make(map[string]*shape, len(p))
 		for k, v := range p {
 			if c, ok := v.(map[string]any); ok {
 				sh.props[k] = toShape(c)
+			}
+		}
+		if len(sh.props) <= maxFewProps {
+			for k, c := range sh.props {
+				sh.few = append(sh.few, namedShape{k, c})
 			}
 		}
 	}

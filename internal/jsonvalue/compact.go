@@ -101,12 +101,10 @@ type compactor struct {
 }
 
 // tell tells the walker of a value of kind b (num: a number's literal)
-// inside the containers of stack, when it entered all of them, and
-// reports whether it enters the value.
+// inside the containers of stack, and reports whether it enters the
+// value. The caller checks first that there is a walker and that it
+// entered every container of stack.
 func (c *compactor) tell(stack []byte, b byte, num []byte) bool {
-	if c.walker == nil || len(stack) != c.entered {
-		return false
-	}
 	var key []byte
 	if len(stack) > 0 && stack[len(stack)-1] == '{' {
 		key = c.src[c.keyStart:c.keyE]
@@ -155,7 +153,7 @@ func (c *compactor) scan() (end int, err error) {
 			return 0, ErrNotJSON
 		}
 		b := src[i]
-		if c.walker != nil && (b < '0' || b > '9') && b != '-' {
+		if c.walker != nil && len(stack) == c.entered && (b < '0' || b > '9') && b != '-' {
 			if c.tell(stack, b, nil) && (b == '{' || b == '[') {
 				c.entered++ // the container is pushed below
 			}
@@ -193,7 +191,7 @@ func (c *compactor) scan() (end int, err error) {
 			i = literal(src, i, "null")
 		default:
 			start := i
-			if i = scanNumber(src, i); i > 0 && c.walker != nil {
+			if i = scanNumber(src, i); i > 0 && c.walker != nil && len(stack) == c.entered {
 				c.tell(stack, b, src[start:i])
 			}
 		}
