@@ -3,17 +3,23 @@ package metering
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // BenchmarkPlanAdmit measures AdmitCall against the real Redis with a
 // realistic plan (two rate limits, day and month quotas, a per-tool cost),
 // from many goroutines at once over 64 keys, every call admitted. It
-// reports throughput and the latency percentiles of single admissions
-// (one EVALSHA round trip each):
+// reports throughput, the latency percentiles of single admissions, and
+// Redis's own CPU per admission (user+sys from INFO cpu, µs), whose
+// inverse is how many admissions one Redis core serves when the clients
+// run elsewhere (here they share the machine's two cores with it):
 //
 //	go test -run '^$' -bench PlanAdmit -benchtime 5s ./metering/
 func BenchmarkPlanAdmit(b *testing.B) {
@@ -30,6 +36,7 @@ func BenchmarkPlanAdmit(b *testing.B) {
 			var mu sync.Mutex
 			var lat []time.Duration
 			b.SetParallelism(par)
+			cpu0 := redisCPU(b, c)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				own := make([]time.Duration, 0, 1024)
@@ -49,6 +56,8 @@ func BenchmarkPlanAdmit(b *testing.B) {
 				mu.Unlock()
 			})
 			b.StopTimer()
+			redisUS := (redisCPU(b, c) - cpu0).Seconds() * 1e6 / float64(b.N)
+			b.ReportMetric(redisUS, "redis-µs/admission")
 			slices.Sort(lat)
 			if len(lat) > 0 {
 				pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
@@ -58,6 +67,32 @@ func BenchmarkPlanAdmit(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "admissions/s")
 		})
 	}
+}
+
+// redisCPU is the CPU time Redis has used since it started (INFO cpu:
+// used_cpu_user + used_cpu_sys, in seconds with µs digits).
+func redisCPU(b *testing.B, c *redis.Client) time.Duration {
+	b.Helper()
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatalf("INFO cpu: %v", err)
+	}
+	var total time.Duration
+	for line := range strings.Lines(info) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || (name != "used_cpu_user" && name != "used_cpu_sys") {
+			continue
+		}
+		s, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			b.Fatalf("INFO cpu: %s: %v", line, err)
+		}
+		total += time.Duration(s * float64(time.Second))
+	}
+	if total == 0 {
+		b.Fatalf("INFO cpu has no used_cpu_user or used_cpu_sys: %q", info)
+	}
+	return total
 }
 
 // BenchmarkMemoryPlanAdmit is the in-memory baseline.
