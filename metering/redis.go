@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -84,6 +85,9 @@ type RedisMeter struct {
 
 	// admits sends concurrent calls' admissions together (batch.go).
 	admits admitBatcher
+
+	// cal is the calendar of the last day admitted in (calendar.go).
+	cal atomic.Pointer[calendar]
 }
 
 // NewRedis returns a meter backed by client, which may be a single node,

@@ -227,28 +227,6 @@ func (m *RedisMeter) replicaNow() time.Time {
 	return time.Now()
 }
 
-// planKeys returns the keys of planAdmitScript and planReportScript for
-// keyID under plan, and the boundaries of the candidate days and months
-// (µs since the epoch).
-func (m *RedisMeter) planKeys(keyID string, plan *Plan) (keys []string, days, months [4]int64) {
-	n := len(plan.RateLimits)
-	keys = make([]string, n+9)
-	for i, rl := range plan.RateLimits {
-		keys[i] = Key(keyID, "rl", rl.tag)
-	}
-	t := m.replicaNow()
-	for i := range 4 {
-		day, month := dayStart(t, i-1), monthStart(t, i-1)
-		days[i], months[i] = day.UnixMicro(), month.UnixMicro()
-		if i < 3 {
-			keys[n+i] = Key(keyID, "usage", dayPeriod(day))
-			keys[n+3+i] = Key(keyID, "usage", period(month))
-			keys[n+6+i] = Key(keyID, "tools", period(month))
-		}
-	}
-	return keys, days, months
-}
-
 // AdmitCall checks every rate limit and quota of c.Plan and, when all
 // allow, applies every rate limit and adds c.Cost to the day and month
 // counters and to the month's per-tool counters, in one atomic script
@@ -273,16 +251,15 @@ func (m *RedisMeter) admitOn(ctx context.Context, c Call, shard string) (Decisio
 		return Decision{}, fmt.Errorf("%w: admitting key_id %s: reading the Redis clock: %w", ErrUnavailable, c.KeyID, err)
 	}
 	n := len(c.Plan.RateLimits)
-	keys, days, months := m.planKeys(c.KeyID, c.Plan)
+	keys, cal := m.planKeys(c.KeyID, c.Plan)
 	id := nonce()
 	args := make([]any, 0, 2*n+20)
 	args = append(args, m.serverClock(), n)
 	args = appendRateArgs(args, c.Plan)
 	args = append(args,
-		c.Plan.quota(PeriodDay), c.Plan.quota(PeriodMonth), c.Cost, c.Tool,
-		int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second),
-		days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3], deadline, id,
-		Key(c.KeyID, "calls"), int64(CallRecordTTL/time.Second))
+		c.Plan.quota(PeriodDay), c.Plan.quota(PeriodMonth), c.Cost, c.Tool, dayUsageTTLArg, usageTTLArg)
+	args = append(args, cal.args[:]...)
+	args = append(args, deadline, id, Key(c.KeyID, "calls"), callRecordTTLArg)
 	t0 := time.Now()
 	rep := m.runAdmission(ctx, shard, keys, args) // batch.go
 	r, err := rep.r, rep.err
@@ -353,9 +330,9 @@ func (m *RedisMeter) Report(ctx context.Context, keyID string, plan *Plan) (Repo
 	if !validKeyID(keyID) {
 		return Report{}, fmt.Errorf("%w: %q", ErrInvalidKeyID, keyID)
 	}
-	keys, days, months := m.planKeys(keyID, plan)
+	keys, cal := m.planKeys(keyID, plan)
 	n := len(plan.RateLimits)
-	args := []any{m.serverClock(), n, days[0], days[1], days[2], days[3], months[0], months[1], months[2], months[3]}
+	args := append([]any{m.serverClock(), n}, cal.args[:]...)
 	r, err := planReportScript.Run(ctx, m.rdb, keys, appendRateArgs(args, plan)...).Slice()
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: reading usage of key_id %s: %w", ErrUnavailable, keyID, err)
@@ -424,6 +401,13 @@ func (m *RedisMeter) RecordEvent(ctx context.Context, e Event) error {
 	}
 	return nil
 }
+
+// The TTL arguments of every admission, boxed once.
+var (
+	dayUsageTTLArg   any = int64(DayUsageTTL / time.Second)
+	usageTTLArg      any = int64(UsageTTL / time.Second)
+	callRecordTTLArg any = int64(CallRecordTTL / time.Second)
+)
 
 // appendRateArgs appends each rate limit's two script arguments: GCRA's
 // emission interval and tau (µs), or a sliding window's -limit and window
