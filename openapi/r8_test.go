@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,6 +15,16 @@ import (
 	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
+// fitsSchema is an output schema with every keyword the walk reads:
+// types, properties, items, additionalProperties, anyOf, $ref.
+const fitsSchema = `{"type":"object","properties":{
+		"n":{"type":"integer"},"s":{"type":"string"},"b":{"type":"boolean"},"x":{"type":"number"},
+		"o":{"type":"object","properties":{"deep":{"type":"array","items":{"$ref":"#/$defs/item"}}}},
+		"u":{"anyOf":[{"type":"string"},{"type":"object","properties":{"id":{"type":"integer"}}}]},
+		"m":{"type":"object","additionalProperties":{"type":"boolean"}},
+		"a<b":{"type":"string"}},
+		"$defs":{"item":{"type":"object","properties":{"v":{"type":"string"}}}}}`
+
 // TestFitsStructured: the bytes-only check says "fits" exactly when
 // ConformStructured would leave the object as it is: types below the
 // root, anyOf (first accepting branch), $ref, integers written as 2.0 or
@@ -21,13 +32,7 @@ import (
 // properties), keys written with escapes, and every occurrence of a
 // repeated member.
 func TestFitsStructured(t *testing.T) {
-	tl := &Tool{OutputSchema: json.RawMessage(`{"type":"object","properties":{
-		"n":{"type":"integer"},"s":{"type":"string"},"b":{"type":"boolean"},"x":{"type":"number"},
-		"o":{"type":"object","properties":{"deep":{"type":"array","items":{"$ref":"#/$defs/item"}}}},
-		"u":{"anyOf":[{"type":"string"},{"type":"object","properties":{"id":{"type":"integer"}}}]},
-		"m":{"type":"object","additionalProperties":{"type":"boolean"}},
-		"a<b":{"type":"string"}},
-		"$defs":{"item":{"type":"object","properties":{"v":{"type":"string"}}}}}`)}
+	tl := &Tool{OutputSchema: json.RawMessage(fitsSchema)}
 	for _, c := range []struct {
 		in   string
 		fits bool
@@ -265,6 +270,88 @@ func TestR8CutPlaceholderAcceptsWhatItReplaces(t *testing.T) {
 		got := tl.ConformStructured(map[string]any{"account": v, "id": "card_payments"})
 		if diff := cmp.Diff(map[string]any{"account": v, "id": "card_payments"}, got); diff != "" {
 			t.Errorf("ConformStructured with account %v (-want +got):\n%s", v, diff)
+		}
+	}
+}
+
+// FuzzCompactStructured: for any JSON object, the one-pass check agrees
+// with conforming the tree (fits exactly when ConformStructured leaves it
+// as it is), and the compact text it returns is the object's value.
+func FuzzCompactStructured(f *testing.F) {
+	for _, s := range []string{`{"n":1,"s":"x","o":{"deep":[{"v":"a"},{"v":null}]}}`, `{"u":{"id":"4"}}`, `{"u":"id","m":{"p":true}}`,
+		`{"a\u003cb":1}`, `{"n":2.0,"x":1e400}`, ` { "o" : { "deep" : [ ] } } `, "{\"s\":\"\xff\"}", `{"m":{"p":1}}`} {
+		f.Add([]byte(s))
+	}
+	tl := &Tool{OutputSchema: json.RawMessage(fitsSchema)}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		compact, fits, err := tl.CompactStructured(body, nil)
+		tree, perr := jsonvalue.Parse(body)
+		obj, isObject := tree.(map[string]any)
+		if (err == nil) != (perr == nil && isObject) {
+			t.Fatalf("CompactStructured(%q): err %v; Parse: %T, %v", body, err, tree, perr)
+		}
+		if err != nil {
+			return
+		}
+		back, err := jsonvalue.Parse(compact)
+		if err != nil || !reflect.DeepEqual(back, tree) {
+			t.Fatalf("CompactStructured(%q) = %q, which parses to %#v (%v)", body, compact, back, err)
+		}
+		if dup, _ := hasRepeatedMember(compact); dup {
+			return // a tree keeps only the last member, so the check is stricter than conforming it
+		}
+		before, _ := json.Marshal(obj)
+		after, _ := json.Marshal(tl.ConformStructured(obj))
+		if unchanged := bytes.Equal(before, after); unchanged != fits {
+			t.Fatalf("CompactStructured(%q): fits %v, but ConformStructured leaves it unchanged: %v", body, fits, unchanged)
+		}
+	})
+}
+
+// hasRepeatedMember reports whether some object in compact text repeats a
+// member.
+func hasRepeatedMember(text []byte) (bool, error) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		key    bool // the next token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false, nil
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			k := tok.(string)
+			if top.keys[k] {
+				return true, nil
+			}
+			top.keys[k] = true
+			top.key = false
+			continue
+		}
+		switch d, _ := tok.(json.Delim); d {
+		case '{':
+			stack = append(stack, &frame{object: true, keys: map[string]bool{}, key: true})
+			continue
+		case '[':
+			stack = append(stack, &frame{})
+			continue
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].key = true
 		}
 	}
 }
