@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
