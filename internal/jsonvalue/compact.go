@@ -95,9 +95,9 @@ type compactor struct {
 	// buffer, when not nil, gives dst at the first cut (Compacted).
 	buffer func(n int) []byte
 
-	walker         Walker
-	entered        int // open containers the walker entered: the outermost ones
-	keyStart, keyE int // the last key token read, src[keyStart:keyE]
+	walker           Walker
+	entered          int // open containers the walker entered: the outermost ones
+	keyStart, keyEnd int // the last key token read, src[keyStart:keyEnd]
 }
 
 // tell tells the walker of a value of kind b (num: a number's literal)
@@ -107,7 +107,7 @@ type compactor struct {
 func (c *compactor) tell(stack []byte, b byte, num []byte) bool {
 	var key []byte
 	if len(stack) > 0 && stack[len(stack)-1] == '{' {
-		key = c.src[c.keyStart:c.keyE]
+		key = c.src[c.keyStart:c.keyEnd]
 	}
 	return c.walker.Value(key, b, num)
 }
@@ -250,7 +250,7 @@ func (c *compactor) key(i int) int {
 	if i = c.str(i); i < 0 {
 		return -1
 	}
-	c.keyE = i
+	c.keyEnd = i
 	if i < len(src) && src[i] <= ' ' {
 		i = c.space(i)
 	}
