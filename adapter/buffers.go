@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"math/bits"
+	"runtime"
 	"sync"
 )
 
@@ -17,7 +18,65 @@ const (
 	maxPooledShift = 26 // 64 MiB
 )
 
-var bufferPools [2*(maxPooledShift-minPooledShift) + 1]sync.Pool // the last holds 64 MiB
+var bufferPools [2*(maxPooledShift-minPooledShift) + 1]bufferClass // the last holds 64 MiB
+
+// bufferClass keeps the buffers of one size. It is one stack shared by
+// every processor, not a sync.Pool, which keeps a buffer per processor: a
+// call that moves between processors would then hold two of each of its
+// megabyte buffers. As a sync.Pool does, it gives back to the garbage
+// collector what a whole collection cycle left unused: buffers put back
+// since the last cycle are fresh, a cycle makes them old, and the next
+// drops the old ones not taken meanwhile.
+type bufferClass struct {
+	mu         sync.Mutex
+	fresh, old [][]byte
+}
+
+func (c *bufferClass) get() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range []*[][]byte{&c.fresh, &c.old} {
+		if n := len(*l); n > 0 {
+			b := (*l)[n-1]
+			(*l)[n-1] = nil
+			*l = (*l)[:n-1]
+			return b
+		}
+	}
+	return nil
+}
+
+func (c *bufferClass) put(b []byte) {
+	c.mu.Lock()
+	c.fresh = append(c.fresh, b)
+	c.mu.Unlock()
+}
+
+// age is one garbage collection cycle passing: the old buffers go, the
+// fresh become old.
+func (c *bufferClass) age() {
+	c.mu.Lock()
+	c.old, c.fresh = c.fresh, nil
+	c.mu.Unlock()
+}
+
+// gcSentinel is an object nothing keeps, so that each garbage collection
+// cycle finds it unreachable and runs its cleanup (large enough not to
+// share a tiny-allocator block with other objects).
+type gcSentinel struct{ _ [64]byte }
+
+func init() { ageAtNextGC() }
+
+// ageAtNextGC ages every buffer class at the next garbage collection
+// cycle, and again at each one after it.
+func ageAtNextGC() {
+	runtime.AddCleanup(new(gcSentinel), func(struct{}) {
+		for i := range bufferPools {
+			bufferPools[i].age()
+		}
+		ageAtNextGC()
+	}, struct{}{})
+}
 
 // classSize is the size of the buffers in bufferPools[i]: 2^k for even i,
 // 1.5·2^k for odd i, with k = minPooledShift + i/2.
@@ -29,12 +88,11 @@ func classSize(i int) int {
 	return size
 }
 
-// getBuffer returns an empty buffer with room for at least n bytes. Its
-// bytes beyond the length are whatever an earlier call left there: the
-// caller only reads what it wrote.
-func getBuffer(n int) []byte {
+// classOf is the index of the smallest class whose buffers hold n bytes,
+// and false when n is outside the pooled sizes.
+func classOf(n int) (int, bool) {
 	if n < 1<<minPooledShift || n > 1<<maxPooledShift {
-		return make([]byte, 0, n)
+		return 0, false
 	}
 	i := 0 // n is 64 KiB
 	if n > 1<<minPooledShift {
@@ -44,8 +102,21 @@ func getBuffer(n int) []byte {
 			i++ // 2^(k+1)
 		}
 	}
-	if p, ok := bufferPools[i].Get().(*[]byte); ok {
-		return (*p)[:0]
+	return i, true
+}
+
+// getBuffer returns an empty buffer with room for at least n bytes: of
+// its class's size (or a little more, for one given back after growing),
+// or of n bytes outside the pooled sizes. Its bytes beyond the length are
+// whatever an earlier call left there: the caller only reads what it
+// wrote.
+func getBuffer(n int) []byte {
+	i, pooled := classOf(n)
+	if !pooled {
+		return make([]byte, 0, n)
+	}
+	if b := bufferPools[i].get(); b != nil {
+		return b[:0]
 	}
 	return make([]byte, 0, classSize(i))
 }
@@ -65,8 +136,7 @@ func putBuffer(b []byte) {
 	if i >= len(bufferPools) {
 		return
 	}
-	b = b[:0]
-	bufferPools[i].Put(&b)
+	bufferPools[i].put(b[:0])
 }
 
 // callBuffers are the pooled buffers of one fast-path tools/call: the
