@@ -280,8 +280,8 @@ func (c *compactor) str(i int) int {
 		case b == '"':
 			return i + 1
 		case b == '\\':
-			n := escapeLen(src[i:])
-			if n == 0 {
+			_, n, ok := decodeEscape(src[i:])
+			if !ok {
 				return -1
 			}
 			i += n
@@ -305,28 +305,6 @@ var verbatim = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// escapeLen is the length of the escape at the start of s (RFC 8259 §7):
-// 2, 6 for \uXXXX, or 0 when it is not one.
-func escapeLen(s []byte) int {
-	if len(s) < 2 {
-		return 0
-	}
-	switch s[1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 2
-	case 'u':
-		if len(s) < 6 || !isHex(s[2]) || !isHex(s[3]) || !isHex(s[4]) || !isHex(s[5]) {
-			return 0
-		}
-		return 6
-	}
-	return 0
-}
-
-func isHex(b byte) bool {
-	return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
-}
 
 func skipSpace(src []byte, i int) int {
 	for i < len(src) {

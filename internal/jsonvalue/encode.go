@@ -84,7 +84,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		if x == nil {
 			return append(dst, "null"...), nil
 		}
-		return append(dst, x...), nil // compact and escaped already
+		return append(dst, x...), nil // valid compact JSON already
 	case json.RawMessage:
 		if x == nil {
 			return append(dst, "null"...), nil
