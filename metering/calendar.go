@@ -13,10 +13,9 @@ import (
 // the rest of an admission's arguments together).
 type calendar struct {
 	from, to time.Time // the day it is for: [from, to)
-	// days and months are the candidates' boundaries, µs since the epoch:
-	// candidate i holds [days[i], days[i+1]).
-	days, months [4]int64
-	// args are days then months, boxed once as script arguments.
+	// args are the candidates' boundaries, µs since the epoch, boxed once
+	// as script arguments: the days' four, then the months' (candidate i
+	// holds [args[i], args[i+1]) of its kind).
 	args [8]any
 	// dayNames and monthNames are the candidates' period names,
 	// "usage:yyyymmdd", "usage:yyyymm", and toolNames "tools:yyyymm".
@@ -28,8 +27,7 @@ func newCalendar(t time.Time) *calendar {
 	c := &calendar{from: dayStart(t, 0), to: dayStart(t, 1)}
 	for i := range 4 {
 		day, month := dayStart(t, i-1), monthStart(t, i-1)
-		c.days[i], c.months[i] = day.UnixMicro(), month.UnixMicro()
-		c.args[i], c.args[4+i] = c.days[i], c.months[i]
+		c.args[i], c.args[4+i] = day.UnixMicro(), month.UnixMicro()
 		if i < 3 {
 			c.dayNames[i] = "usage:" + dayPeriod(day)
 			c.monthNames[i] = "usage:" + period(month)
@@ -56,35 +54,29 @@ func (m *RedisMeter) calendarAt(t time.Time) *calendar {
 // replica's day.
 func (m *RedisMeter) planKeys(keyID string, plan *Plan) ([]string, *calendar) {
 	cal := m.calendarAt(m.replicaNow())
-	n := len(plan.RateLimits)
-	keys := make([]string, n+9)
-	head := len(KeyPrefix) + len(keyID) + 3 // "restmcp:" "{" keyID "}" ":"
+	keys := make([]string, len(plan.RateLimits)+9)
+	periods := []*[3]string{&cal.dayNames, &cal.monthNames, &cal.toolNames}
 	size := 0
 	for _, rl := range plan.RateLimits {
-		size += head + len("rl:") + len(rl.tag)
+		size += keySize(keyID, "rl", rl.tag)
 	}
-	for i := range 3 {
-		size += 3*head + len(cal.dayNames[i]) + len(cal.monthNames[i]) + len(cal.toolNames[i])
+	for _, names := range periods {
+		for _, name := range names {
+			size += keySize(keyID, name)
+		}
 	}
 	var b strings.Builder
 	b.Grow(size)
 	var small [16]int
 	ends := small[:0]
-	key := func(a, c string) {
-		b.WriteString(KeyPrefix)
-		b.WriteByte('{')
-		b.WriteString(keyID)
-		b.WriteString("}:")
-		b.WriteString(a)
-		b.WriteString(c)
+	for _, rl := range plan.RateLimits {
+		writeKey(&b, keyID, "rl", rl.tag)
 		ends = append(ends, b.Len())
 	}
-	for _, rl := range plan.RateLimits {
-		key("rl:", rl.tag)
-	}
-	for _, names := range []*[3]string{&cal.dayNames, &cal.monthNames, &cal.toolNames} {
+	for _, names := range periods {
 		for _, name := range names {
-			key(name, "")
+			writeKey(&b, keyID, name)
+			ends = append(ends, b.Len())
 		}
 	}
 	all := b.String() // no copy: every key below is a part of it

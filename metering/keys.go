@@ -40,11 +40,22 @@ const KeyPrefix = "restmcp:"
 // the key layout is defined.
 func Key(keyID string, parts ...string) string {
 	var b strings.Builder
+	b.Grow(keySize(keyID, parts...))
+	writeKey(&b, keyID, parts...)
+	return b.String()
+}
+
+// keySize is len(Key(keyID, parts...)).
+func keySize(keyID string, parts ...string) int {
 	n := len(KeyPrefix) + len(keyID) + 2
 	for _, p := range parts {
 		n += 1 + len(p)
 	}
-	b.Grow(n)
+	return n
+}
+
+// writeKey writes Key(keyID, parts...) to b.
+func writeKey(b *strings.Builder, keyID string, parts ...string) {
 	b.WriteString(KeyPrefix)
 	b.WriteByte('{')
 	b.WriteString(keyID)
@@ -53,7 +64,6 @@ func Key(keyID string, parts ...string) string {
 		b.WriteByte(':')
 		b.WriteString(p)
 	}
-	return b.String()
 }
 
 // period names the calendar month (UTC) containing t as "yyyymm".
