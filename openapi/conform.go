@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -16,8 +17,7 @@ import (
 // R8 output schema keeps (type, properties, items, additionalProperties,
 // anyOf, $ref into $defs). Anything else only describes.
 type shape struct {
-	typ   string // "" when the schema has no type
-	tk    byte   // typ's typeKind
+	tk    byte // the kind of its type (typeKind); 0 when it has none
 	props map[string]*shape
 	// few is props as a list when it has at most maxFewProps entries: a
 	// short key is found faster by comparing than by hashing.
@@ -81,26 +81,20 @@ func (t *Tool) FitsStructured(raw []byte) bool {
 // occurrence of a repeated member is checked. The error is Compacted's
 // (jsonvalue.ErrNotJSON, jsonvalue.ErrTooDeep), or ErrNotObject.
 func (t *Tool) CompactStructured(body []byte, buffer func(n int) []byte) (compact []byte, fits bool, err error) {
-	i := 0
-	for i < len(body) && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n') {
-		i++
-	}
-	if i == len(body) || body[i] != '{' {
+	if v := bytes.TrimLeft(body, " \t\r\n"); len(v) == 0 || v[0] != '{' {
 		return nil, false, ErrNotObject
 	}
 	var w *fitWalker
+	var walker jsonvalue.Walker // nil, not a nil *fitWalker, without a schema to check against
 	if len(t.OutputSchema) > 0 {
 		if sh, defs := t.shapes(); sh != nil {
 			w = &fitWalker{root: sh, defs: defs, fits: true}
 			w.stack = w.small[:0]
+			walker = w
 		}
 	}
-	if w == nil {
-		compact, err = jsonvalue.Compacted(body, buffer, nil)
-		return compact, err == nil, err
-	}
-	compact, err = jsonvalue.Compacted(body, buffer, w)
-	return compact, err == nil && w.fits, err
+	compact, err = jsonvalue.Compacted(body, buffer, walker)
+	return compact, err == nil && (w == nil || w.fits), err
 }
 
 // ErrNotObject is CompactStructured's error for a body that is not a JSON
@@ -305,7 +299,7 @@ func conformValue(v any, sh *shape, defs map[string]*shape, depth int) any {
 	if sh.ref != "" {
 		return conformValue(v, defs[strings.TrimPrefix(sh.ref, "#/$defs/")], defs, depth+1)
 	}
-	if !typeMatches(sh.typ, v) {
+	if !typeMatches(sh.tk, v) {
 		return nil
 	}
 	if len(sh.anyOf) > 0 {
@@ -347,7 +341,7 @@ func (sh *shape) accepts(v any, defs map[string]*shape, depth int) bool {
 		d := defs[strings.TrimPrefix(sh.ref, "#/$defs/")]
 		return d == nil || d.accepts(v, defs, depth+1)
 	}
-	if !typeMatches(sh.typ, v) {
+	if !typeMatches(sh.tk, v) {
 		return false
 	}
 	if len(sh.anyOf) > 0 {
@@ -361,38 +355,36 @@ func (sh *shape) accepts(v any, defs map[string]*shape, depth int) bool {
 	return true
 }
 
-// typeMatches reports whether the decoded JSON value v has JSON Schema
-// type typ ("" matches everything).
-func typeMatches(typ string, v any) bool {
-	switch typ {
-	case "":
-		return true
-	case "null":
+// typeMatches reports whether the decoded JSON value v has the JSON Schema
+// type of kind tk (typeKind; 0 matches everything).
+func typeMatches(tk byte, v any) bool {
+	switch tk {
+	case 0:
+		return true // no type, or one this walk does not know: leave the value alone
+	case 'n':
 		return v == nil
-	case "object":
+	case '{':
 		_, ok := v.(map[string]any)
 		return ok
-	case "array":
+	case '[':
 		_, ok := v.([]any)
 		return ok
-	case "string":
+	case '"':
 		_, ok := v.(string)
 		return ok
-	case "boolean":
+	case 'b':
 		_, ok := v.(bool)
 		return ok
-	case "number":
+	case '0':
 		return isDecodedNumber(v)
-	case "integer":
-		switch n := v.(type) {
-		case json.Number:
-			return integerLiteral(string(n))
-		case float64:
-			return n == math.Trunc(n) && !math.IsInf(n, 0)
-		}
-		return false
 	}
-	return true // a type this walk does not know: leave the value alone
+	switch n := v.(type) { // 'i', integer
+	case json.Number:
+		return integerLiteral(string(n))
+	case float64:
+		return n == math.Trunc(n) && !math.IsInf(n, 0)
+	}
+	return false
 }
 
 // integerLiteral reports whether the JSON number literal n is an integer
@@ -435,8 +427,8 @@ func parseShape(schema []byte) (*shape, map[string]*shape) {
 
 func toShape(m map[string]any) *shape {
 	sh := &shape{}
-	sh.typ, _ = m["type"].(string)
-	sh.tk = typeKind(sh.typ)
+	typ, _ := m["type"].(string)
+	sh.tk = typeKind(typ)
 	sh.ref, _ = m["$ref"].(string)
 	if p, ok := m["properties"].(map[string]any); ok {
 		sh.props = make(map[string]*shape, len(p))
