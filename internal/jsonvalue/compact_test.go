@@ -110,7 +110,7 @@ func (c *counter) Close() { c.closes++; c.open-- }
 func countValues(t *testing.T, src []byte) (values, containers int) {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(src))
-	dec.UseNumber() // any literal, however large
+	dec.UseNumber()     // any literal, however large
 	var inObject []bool // per open container
 	key := false        // the next token in an object is a key
 	for {
