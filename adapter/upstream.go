@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/restmcp/restmcp/internal/h1"
 )
 
 // NewHTTPClient returns the upstream client New uses when Options.HTTPClient
@@ -26,19 +28,24 @@ import (
 // the tool as the 3xx response itself. Per-call deadlines come from the
 // request context (Options.UpstreamTimeout), not from Client.Timeout.
 func NewHTTPClient() *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	std := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   128,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: 1 * time.Second,
+	}
 	return &http.Client{
-		Transport: &http.Transport{
-			Proxy: http.ProxyFromEnvironment,
-			DialContext: (&net.Dialer{
-				Timeout:   10 * time.Second,
-				KeepAlive: 30 * time.Second,
-			}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          512,
-			MaxIdleConnsPerHost:   128,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: 1 * time.Second,
+		Transport: &h1.Transport{
+			Fallback:       std,
+			Proxy:          http.ProxyFromEnvironment,
+			Dialer:         dialer,
+			MaxIdlePerHost: 128,
+			IdleTimeout:    90 * time.Second,
 		},
 		CheckRedirect: sameHostRedirects,
 	}
