@@ -21,7 +21,7 @@ import (
 // HaltCalls stops every upstream call still running and refunds it (see
 // above). Call it when http.Server.Shutdown ran out of time, then Close.
 // It is safe to call more than once.
-func (s *Server) HaltCalls() { s.haltOnce.Do(func() { close(s.halt) }) }
+func (s *Server) HaltCalls() { s.haltAll() }
 
 // halted is the result of a call that HaltCalls stopped: refunded, its
 // usage event not_run, and an error result saying to retry.

@@ -372,11 +372,13 @@ type Server struct {
 	// Refunds and usage events written after the response (see afterCall).
 	pending chan struct{}
 	afterWG sync.WaitGroup
-	// Tool handlers running an upstream call, and the signal that stops
-	// them (HaltCalls, halt.go).
-	running  sync.WaitGroup
-	halt     chan struct{}
-	haltOnce sync.Once
+	// Tool handlers running an upstream call, and what stops them
+	// (HaltCalls, halt.go): a context that outlives every call, ended by
+	// HaltCalls, on which each call hangs its stop with context.AfterFunc
+	// (no goroutine per call).
+	running sync.WaitGroup
+	halt    context.Context
+	haltAll context.CancelFunc
 
 	// Two go-sdk handlers over the same mcp.Server, one answering with
 	// application/json and one with text/event-stream; decode (transport.go)
@@ -404,7 +406,6 @@ func New(opts Options) (*Server, error) {
 		logger:    opts.Logger,
 		client:    opts.HTTPClient,
 		pending:   make(chan struct{}, maxPendingAfterCall),
-		halt:      make(chan struct{}),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -412,6 +413,7 @@ func New(opts Options) (*Server, error) {
 	if s.client == nil {
 		s.client = NewHTTPClient()
 	}
+	s.halt, s.haltAll = context.WithCancel(context.Background())
 	s.tracer = newTracer(opts.TracerProvider)
 	s.streams = newStreamHub()
 	s.sessionCaps = newSessionCounts(capOrDefault(opts.MaxSessions, DefaultMaxSessions), capOrDefault(opts.MaxSessionsPerAddress, DefaultMaxSessionsPerAddress))

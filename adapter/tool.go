@@ -185,16 +185,19 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		s.running.Add(1)
 		defer s.running.Done()
 		var halted atomic.Bool
-		go func() {
-			select {
-			case <-ex.clientGone: // nil (never) without a client to watch
-				stop()
-			case <-s.halt:
-				halted.Store(true)
-				stop()
-			case <-callCtx.Done():
-			}
-		}()
+		defer context.AfterFunc(s.halt, func() { halted.Store(true); stop() })()
+		if ex.clientGone != nil && ex.clientGone != ctx.Done() {
+			// The go-sdk's handler context (legacy SSE, a resumed stream)
+			// does not end with the HTTP request; the fast path's is the
+			// request's own, so callCtx ends with it already.
+			go func() {
+				select {
+				case <-ex.clientGone:
+					stop()
+				case <-callCtx.Done():
+				}
+			}()
+		}
 
 		var args json.RawMessage
 		if req.Params != nil {
