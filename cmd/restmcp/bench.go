@@ -205,11 +205,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // benchUpstream answers every request with body, a JSON object, and its
-// Content-Length.
+// Content-Length; a request for the pet "warm" gets the 1 KB pet instead
+// (the calls that warm restmcp up before its idle memory is read).
 func benchUpstream(body []byte) http.Handler {
 	length := strconv.Itoa(len(body))
+	small := benchBody(0)
+	smallLength := strconv.Itoa(len(small))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/pets/warm" {
+			w.Header().Set("Content-Length", smallLength)
+			_, _ = w.Write(small)
+			return
+		}
 		w.Header().Set("Content-Length", length)
 		_, _ = w.Write(body)
 	})
