@@ -43,7 +43,7 @@ func NewHTTPClient() *http.Client {
 		Transport: &h1.Transport{
 			Fallback:       std,
 			Proxy:          http.ProxyFromEnvironment,
-			Dialer:         dialer,
+			DialContext:    dialer.DialContext,
 			MaxIdlePerHost: 128,
 			IdleTimeout:    90 * time.Second,
 		},

@@ -80,9 +80,10 @@ type Transport struct {
 	// sends the request to Fallback. http.ProxyFromEnvironment is the
 	// usual value.
 	Proxy func(*http.Request) (*url.URL, error)
-	// Dialer opens connections. Nil: Timeout DefaultDialTimeout and
+	// DialContext opens connections, as http.Transport's field of that
+	// name. Nil: a net.Dialer with Timeout DefaultDialTimeout and
 	// KeepAlive DefaultDialKeepAlive.
-	Dialer *net.Dialer
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxIdlePerHost is the most idle connections kept per host:port.
 	// Zero: DefaultMaxIdlePerHost.
 	MaxIdlePerHost int
@@ -305,11 +306,11 @@ func (t *Transport) conn(ctx context.Context, addr string, fresh, check bool) (c
 		}
 		return c, true, nil
 	}
-	d := t.Dialer
-	if d == nil {
-		d = &net.Dialer{Timeout: DefaultDialTimeout, KeepAlive: DefaultDialKeepAlive}
+	dial := t.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: DefaultDialTimeout, KeepAlive: DefaultDialKeepAlive}).DialContext
 	}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, false, err
 	}

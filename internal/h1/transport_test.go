@@ -600,3 +600,68 @@ func TestBytesPastTheAnswerDropConnection(t *testing.T) {
 		t.Errorf("%d connections, want 2", n)
 	}
 }
+
+// FuzzAnswersMatchNetHTTP serves the same raw answer to net/http's
+// Transport and to Transport, over in-memory connections: both fail, or
+// both give the same status, headers, body, body error and trailer, and
+// neither hangs.
+func FuzzAnswersMatchNetHTTP(f *testing.F) {
+	for _, seed := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Trailer: 1\r\n\r\n",
+		"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n\r\n{\"a\":1}",
+		"HTTP/1.0 200 OK\r\n\r\nuntil close",
+		"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nokk",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"HTTP/1.1 301 Moved\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 2000 OK\r\n\r\n",
+		"garbage\r\n\r\n",
+		"",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		// Each dial is one end of a pipe whose other end reads the request,
+		// writes raw and closes.
+		dial := func(context.Context, string, string) (net.Conn, error) {
+			client, server := net.Pipe()
+			go func() {
+				defer server.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(server)); err != nil {
+					return
+				}
+				io.WriteString(server, raw)
+			}()
+			return client, nil
+		}
+		std := &http.Transport{DialContext: dial}
+		defer std.CloseIdleConnections()
+		ours := &Transport{Fallback: &recordingTripper{}, DialContext: dial}
+		defer ours.CloseIdleConnections()
+		outcome := func(rt http.RoundTripper) string {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://upstream.test/", nil)
+			req.Header.Set("Accept-Encoding", "identity")
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				if ctx.Err() != nil {
+					t.Fatalf("%T hung: %v", rt, err)
+				}
+				return "error"
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if ctx.Err() != nil {
+				t.Fatalf("%T hung reading the body", rt)
+			}
+			return fmt.Sprintf("%s %d %v %q %v trailer %v", resp.Proto, resp.StatusCode, resp.Header, b, err != nil, resp.Trailer)
+		}
+		if a, b := outcome(std), outcome(ours); a != b {
+			t.Errorf("answer %q:\nnet/http: %s\nh1:       %s", raw, a, b)
+		}
+	})
+}
