@@ -199,10 +199,12 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 	idleRSS := pidMemory(rm.pid, "VmRSS")
 	warmRSS := idleRSS
 	if o.answerBytes > 0 {
-		// Small calls first, so that the code every call runs is loaded
-		// and the memory a large answer adds is told apart from it.
+		// Small calls first, enough for several garbage collection cycles,
+		// so that the code every call runs is loaded and the heap has grown
+		// to its collector's goal: the memory a large answer adds is then
+		// told apart from the process's own.
 		warm := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pet_by_id","arguments":{"petId":"warm"}}}`
-		measure(ctx, "warm-up", 1, 100, func(c *http.Client) error {
+		measure(ctx, "warm-up", 1, benchWarmCalls, func(c *http.Client) error {
 			req := mcpPost(mcpURL, strings.NewReader(warm))
 			req.Header.Set("X-API-Key", "bench-key")
 			return drainOK(c, req)
@@ -234,11 +236,15 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 	return nil
 }
 
+// benchWarmCalls is how many calls of a 1 KB answer run before a large
+// answer's run (--answer-bytes), for its memory baseline.
+const benchWarmCalls = 2000
+
 // writeBigAnswers prints, for a run with --answer-bytes, restmcp's process
 // CPU per MB (2^20 bytes) of the upstream's answer at each concurrency,
 // and its peak resident memory (VmHWM) against the answer's size, with the
-// resident memory it had, idle, before the first call and after 100 calls
-// of a 1 KB answer (warm).
+// resident memory it had, idle, before the first call and after
+// benchWarmCalls calls of a 1 KB answer (warm).
 func writeBigAnswers(w io.Writer, runs []benchRun, bodyLen int, idle, warm, peak int64) {
 	mb := float64(bodyLen) / (1 << 20)
 	for i := 1; i < len(runs); i += 2 {
@@ -249,8 +255,8 @@ func writeBigAnswers(w io.Writer, runs []benchRun, bodyLen int, idle, warm, peak
 	}
 	if peak > 0 {
 		fmt.Fprintf(w, "restmcp's peak RSS %.1f MB, %.1f× the answer (idle before the first call: %.1f MB, peak minus that %.1f× the answer; "+
-			"after 100 calls of a 1 KB answer: %.1f MB, peak minus that %.1f× the answer)\n",
-			float64(peak)/(1<<20), float64(peak)/float64(bodyLen), float64(idle)/(1<<20), float64(peak-idle)/float64(bodyLen),
+			"after %d calls of a 1 KB answer: %.1f MB, peak minus that %.1f× the answer)\n",
+			float64(peak)/(1<<20), float64(peak)/float64(bodyLen), float64(idle)/(1<<20), float64(peak-idle)/float64(bodyLen), benchWarmCalls,
 			float64(warm)/(1<<20), float64(peak-warm)/float64(bodyLen))
 	}
 }
