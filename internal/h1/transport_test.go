@@ -52,6 +52,32 @@ func rawServer(t *testing.T, serve func(net.Conn)) (addr string, conns *atomic.I
 	return l.Addr().String(), conns
 }
 
+// countingServer is an httptest server of h that counts the connections
+// it accepts.
+func countingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int32) {
+	srv := httptest.NewUnstartedServer(h)
+	n := new(atomic.Int32)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			n.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, n
+}
+
+// identityRequest is a request the Transport makes itself: it has an
+// Accept-Encoding.
+func identityRequest(ctx context.Context, method, target string, body io.Reader) *http.Request {
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Accept-Encoding", "identity")
+	return req
+}
+
 // captureOne reads one request's bytes from c (its head, then the body its
 // Content-Length or chunking gives), answers 200 "ok" and closes.
 func captureOne(c net.Conn, got chan<- string) {
@@ -144,8 +170,7 @@ func TestWritesNetHTTPsBytes(t *testing.T) {
 // TestKeepsConnections: calls in turn reuse one connection and read each
 // answer whole, whatever its framing.
 func TestKeepsConnections(t *testing.T) {
-	var newConns atomic.Int32
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, newConns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/chunked":
 			w.Write([]byte("part one, "))
@@ -157,22 +182,14 @@ func TestKeepsConnections(t *testing.T) {
 			w.Header().Set("Content-Length", "5")
 			w.Write([]byte("hello"))
 		}
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			newConns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
+	})
 	tr := &Transport{Fallback: &recordingTripper{}}
 	defer tr.CloseIdleConnections()
 	for i, c := range []struct{ method, path, body string }{
 		{"GET", "/", "hello"}, {"GET", "/chunked", "part one, part two"}, {"HEAD", "/", ""},
 		{"GET", "/empty", ""}, {"GET", "/", "hello"},
 	} {
-		req, _ := http.NewRequest(c.method, srv.URL+c.path, nil)
-		req.Header.Set("Accept-Encoding", "identity")
+		req := identityRequest(context.Background(), c.method, srv.URL+c.path, nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatalf("call %d: %v", i, err)
@@ -191,22 +208,13 @@ func TestKeepsConnections(t *testing.T) {
 // TestEarlyCloseDropsConnection: a body closed before its end closes the
 // connection, so the next call opens another.
 func TestEarlyCloseDropsConnection(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, newConns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(strings.Repeat("x", 100<<10)))
-	}))
-	var newConns atomic.Int32
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			newConns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
+	})
 	tr := &Transport{Fallback: &recordingTripper{}}
 	defer tr.CloseIdleConnections()
 	for i := range 2 {
-		req, _ := http.NewRequest("GET", srv.URL, nil)
-		req.Header.Set("Accept-Encoding", "identity")
+		req := identityRequest(context.Background(), "GET", srv.URL, nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
@@ -298,8 +306,7 @@ func TestNoRetryWhenNotReplayable(t *testing.T) {
 	tr := &Transport{Fallback: &recordingTripper{}}
 	defer tr.CloseIdleConnections()
 	for i := range 2 {
-		req, _ := http.NewRequest("POST", "http://"+addr+"/", strings.NewReader("{}"))
-		req.Header.Set("Accept-Encoding", "identity")
+		req := identityRequest(context.Background(), "POST", "http://"+addr+"/", strings.NewReader("{}"))
 		resp, err := tr.RoundTrip(req)
 		if i == 0 {
 			if err != nil {
@@ -338,15 +345,13 @@ func TestCancelStopsTheExchange(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/head", nil)
-	req.Header.Set("Accept-Encoding", "identity")
+	req := identityRequest(ctx, "GET", "http://"+addr+"/head", nil)
 	if _, err := tr.RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("head awaited: %v, want %v", err, context.DeadlineExceeded)
 	}
 
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	req, _ = http.NewRequestWithContext(ctx2, "GET", "http://"+addr+"/body", nil)
-	req.Header.Set("Accept-Encoding", "identity")
+	req = identityRequest(ctx2, "GET", "http://"+addr+"/body", nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
@@ -380,8 +385,7 @@ func TestSkips1xx(t *testing.T) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ndone")
 		})
 		tr := &Transport{Fallback: &recordingTripper{}}
-		req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
-		req.Header.Set("Accept-Encoding", "identity")
+		req := identityRequest(context.Background(), "GET", "http://"+addr+"/", nil)
 		resp, err := tr.RoundTrip(req)
 		if n > max1xxResponses {
 			if err == nil || err.Error() != "h1: too many 1xx informational responses" {
@@ -412,8 +416,7 @@ func TestHeaderLimit(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("a", 8<<10)+"\r\nContent-Length: 0\r\n\r\n")
 	})
 	tr := &Transport{Fallback: &recordingTripper{}, MaxHeaderBytes: 1 << 10}
-	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
-	req.Header.Set("Accept-Encoding", "identity")
+	req := identityRequest(context.Background(), "GET", "http://"+addr+"/", nil)
 	_, err := tr.RoundTrip(req)
 	if err == nil || err.Error() != "h1: server response headers exceeded 1024 bytes; aborted" {
 		t.Errorf("got %v", err)
@@ -423,8 +426,7 @@ func TestHeaderLimit(t *testing.T) {
 	big := strings.Repeat("b", 100<<10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, big) }))
 	defer srv.Close()
-	req, _ = http.NewRequest("GET", srv.URL, nil)
-	req.Header.Set("Accept-Encoding", "identity")
+	req = identityRequest(context.Background(), "GET", srv.URL, nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
@@ -490,8 +492,7 @@ func TestIdleTimeout(t *testing.T) {
 		c.Close()
 	})
 	call := func(tr *Transport, path string) {
-		req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
-		req.Header.Set("Accept-Encoding", "identity")
+		req := identityRequest(context.Background(), "GET", "http://"+addr+path, nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
@@ -530,8 +531,7 @@ func TestConcurrentCalls(t *testing.T) {
 		wg.Go(func() {
 			for i := range 50 {
 				n := fmt.Sprint(g*1000 + i)
-				req, _ := http.NewRequest("GET", srv.URL+"/?n="+n, nil)
-				req.Header.Set("Accept-Encoding", "identity")
+				req := identityRequest(context.Background(), "GET", srv.URL+"/?n="+n, nil)
 				resp, err := tr.RoundTrip(req)
 				if err != nil {
 					errs <- err
@@ -584,8 +584,7 @@ func TestBytesPastTheAnswerDropConnection(t *testing.T) {
 	tr := &Transport{Fallback: &recordingTripper{}}
 	defer tr.CloseIdleConnections()
 	for i := range 2 {
-		req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
-		req.Header.Set("Accept-Encoding", "identity")
+		req := identityRequest(context.Background(), "GET", "http://"+addr+"/", nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
@@ -644,8 +643,7 @@ func FuzzAnswersMatchNetHTTP(f *testing.F) {
 		outcome := func(rt http.RoundTripper) string {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			req, _ := http.NewRequestWithContext(ctx, "GET", "http://upstream.test/", nil)
-			req.Header.Set("Accept-Encoding", "identity")
+			req := identityRequest(ctx, "GET", "http://upstream.test/", nil)
 			resp, err := rt.RoundTrip(req)
 			if err != nil {
 				if ctx.Err() != nil {
