@@ -206,7 +206,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // benchUpstream answers every request with body, a JSON object, and its
 // Content-Length; a request for the pet "warm" gets the 1 KB pet instead
-// (the calls that warm restmcp up before its idle memory is read).
+// (the calls that warm restmcp up before a large answer's run, for its
+// memory baseline).
 func benchUpstream(body []byte) http.Handler {
 	length := strconv.Itoa(len(body))
 	small := benchBody(0)
