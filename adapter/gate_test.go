@@ -165,8 +165,16 @@ func TestUnsafeKeysRefused(t *testing.T) {
 
 // TestClientHangUpCancelsUpstream: when the client closes its request while
 // the upstream call is in flight, the upstream request is cancelled, not
-// held for the whole upstream timeout.
+// held for the whole upstream timeout: on the fast path, whose handler
+// context is the request's, and through the go-sdk's handler, whose
+// context is not.
 func TestClientHangUpCancelsUpstream(t *testing.T) {
+	for _, sdk := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fast path", true: "go-sdk"}[sdk], func(t *testing.T) { testClientHangUp(t, sdk) })
+	}
+}
+
+func testClientHangUp(t *testing.T, sdk bool) {
 	received, cancelled := make(chan struct{}), make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(received)
@@ -174,7 +182,7 @@ func TestClientHangUpCancelsUpstream(t *testing.T) {
 		close(cancelled)
 	}))
 	t.Cleanup(up.Close)
-	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), UpstreamTimeout: time.Minute})
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), UpstreamTimeout: time.Minute, DisableFastPath: sdk})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/mcp", strings.NewReader(toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`)))
 	req.Header.Set("Content-Type", "application/json")
