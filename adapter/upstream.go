@@ -30,7 +30,7 @@ import (
 //
 // Its transport makes http:// requests on the calling goroutine
 // ([h1.Transport]: the same bytes on the wire, without net/http's two
-// goroutines per connection, about a tenth of a call's CPU), and hands
+// goroutines per connection, about 5 % of a call's CPU), and hands
 // https, proxied requests and the rest to a tuned [http.Transport]
 // (HTTP/2 where the upstream offers it). docs/requests.md#connections.
 func NewHTTPClient() *http.Client {
