@@ -145,8 +145,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	addr := hostPort(req.URL)
+	replay := replayable(req)
 	for attempt := 0; ; attempt++ {
-		c, reused, err := t.conn(ctx, addr, attempt > 0, !replayable(req))
+		c, reused, err := t.conn(ctx, addr, attempt > 0, !replay)
 		if err != nil {
 			closeBody(req)
 			return nil, err
@@ -155,7 +156,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return resp, nil
 		}
-		if reused && attempt == 0 && c.r.n == 0 && ctx.Err() == nil && replayable(req) {
+		if reused && attempt == 0 && c.r.n == 0 && ctx.Err() == nil && replay {
 			if req, err = rewound(req); err == nil {
 				continue
 			}
@@ -194,10 +195,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		c.nc.Close()
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, ctxErr
-		}
-		return nil, err
+		return nil, ctxErrOr(ctx, err)
 	}
 	c.r.n, c.r.limit = 0, t.maxHeaderBytes()
 	if err := req.Write(c.bw); err != nil {
@@ -226,11 +224,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 	c.r.limit = -1
 	keep := !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols
 	if resp.Body == http.NoBody {
-		if stop() && keep {
-			t.put(c)
-		} else {
-			c.nc.Close()
-		}
+		t.finish(c, stop, keep)
 		return resp, nil
 	}
 	resp.Body = &body{rc: resp.Body, c: c, t: t, ctx: ctx, stop: stop, keep: keep}
@@ -260,9 +254,7 @@ func (b *body) Read(p []byte) (int, error) {
 	case err == io.EOF:
 		b.release(io.EOF, b.keep)
 	case err != nil:
-		if ctxErr := b.ctx.Err(); ctxErr != nil {
-			err = ctxErr
-		}
+		err = ctxErrOr(b.ctx, err)
 		b.release(err, false)
 	}
 	return n, err
@@ -275,15 +267,31 @@ func (b *body) Close() error {
 	return nil
 }
 
-// release ends the body with err and gives the connection back (keep, and
-// the context has not ended) or closes it.
+// release ends the body with err and finishes its exchange.
 func (b *body) release(err error, keep bool) {
 	b.err = err
-	if b.stop() && keep {
-		b.t.put(b.c)
+	b.t.finish(b.c, b.stop, keep)
+}
+
+// finish ends an exchange on c whose answer was read whole or given up:
+// stop unhooks the context's cancellation, and c goes back to the pool
+// when keep and the context had not ended (stop reports that it was still
+// hooked), else it is closed.
+func (t *Transport) finish(c *conn, stop func() bool, keep bool) {
+	if stop() && keep {
+		t.put(c)
 		return
 	}
-	b.c.nc.Close()
+	c.nc.Close()
+}
+
+// ctxErrOr is ctx's error once ctx has ended (a cancelled exchange fails
+// with it, whatever the connection said), else err.
+func ctxErrOr(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return err
 }
 
 var aLongTimeAgo = time.Unix(1, 0)
@@ -441,8 +449,8 @@ func open(nc net.Conn) bool {
 	alive := false
 	var buf [1]byte
 	err = rc.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		alive = n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK) // nothing to read: still open
+		_, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		alive = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK // nothing to read: still open
 		return true
 	})
 	return err == nil && alive
