@@ -214,16 +214,6 @@ func dayStart(t time.Time, delta int) time.Time {
 // dayPeriod names the day (UTC) containing t as "yyyymmdd".
 func dayPeriod(t time.Time) string { return t.UTC().Format("20060102") }
 
-// periodKeys are the keys of the periods of one instant.
-type periodKeys struct {
-	day, month, tools string
-}
-
-// keysAt returns the counters charged by a call of keyID at t.
-func keysAt(keyID string, t time.Time) periodKeys {
-	return periodKeys{
-		day:   Key(keyID, "usage", dayPeriod(t)),
-		month: Key(keyID, "usage", period(t)),
-		tools: Key(keyID, "tools", period(t)),
-	}
-}
+// monthKey is the month hash (redis.go, luaMonth) charged by a call of
+// keyID at t.
+func monthKey(keyID string, t time.Time) string { return Key(keyID, monthHash+period(t)) }

@@ -68,7 +68,7 @@
 // most restrictive limit for the RateLimit headers. Refund gives a call's
 // cost back for counting policy success (rate limits are not refunded).
 // Report reads a key's usage; RecordEvent appends a usage [Event] to a
-// capped stream. Counters expire ([DayUsageTTL], [UsageTTL]) after their
+// capped stream. Counters expire ([UsageTTL]) after their month's
 // first call, so Redis does not grow forever and last month's counter
 // stays readable throughout the following month. [Registry] maps API keys
 // to plans. On a Redis Cluster the outage policy keeps its state per
@@ -80,15 +80,16 @@
 // caller share the hash tag {keyID}, so the multi-key scripts run on Redis
 // Cluster:
 //
-//	restmcp:{<keyID>}:rl:<window>        GCRA state of one rate limit (theoretical arrival time, µs since the Unix epoch), window "1s", "60s", "3600s"; PX ≤ window
+//	restmcp:{<keyID>}:month:<yyyymm>     hash: that calendar month's (UTC) usage: m (cost units that month), d:<dd> (cost units that day), cost:<tool> and calls:<tool>, rl:<window> (GCRA state of one rate limit, theoretical arrival time in µs since the Unix epoch; window "1s", "60s", "3600s"); EX UsageTTL
 //	restmcp:{<keyID>}:rl:sw<window>      sliding-window log of one rate limit (sorted set: member "<µs>:<nonce>", score the call's µs); PX = window
-//	restmcp:{<keyID>}:usage:<yyyymm>     cost units that calendar month (UTC); EX UsageTTL
-//	restmcp:{<keyID>}:usage:<yyyymmdd>   cost units that day (UTC); EX DayUsageTTL
-//	restmcp:{<keyID>}:tools:<yyyymm>     hash: calls:<tool> and cost:<tool> that month; EX UsageTTL
 //	restmcp:{<keyID>}:calls:<minute>:<d> hash: call id → "<yyyymmdd>:<cost>" ("u": given back) per call admitted that Unix minute whose id starts with hex digit d; EX CallRecordTTL (settle.go)
 //	restmcp:{<keyID>}:key                registry record (hash): sha256, key_id, plan, status, label, created, revoked
 //	restmcp:keys                         set of registry key ids (RegistryOptions.IndexKey)
 //	restmcp:events                       usage event stream (Options.EventStream), MAXLEN ~ Options.EventMaxLen
+//
+// A month hash that does not exist yet starts from what the earlier
+// layout's keys hold (usage:<yyyymm>, usage:<yyyymmdd>, tools:<yyyymm>,
+// rl:<window>), which are read, never written (luaMonth in redis.go).
 //
 // keyID is a short hash of the API key (the first 12 hex digits of its
 // SHA-256), never the key itself; the registry stores only the full

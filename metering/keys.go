@@ -35,9 +35,10 @@ const KeyPrefix = "restmcp:"
 
 // Key returns the Redis key of one caller's record: KeyPrefix, then keyID
 // in braces (the Redis Cluster hash tag, so all of one caller's keys share a
-// slot), then each part preceded by ':'. For example Key("abc123", "usage",
-// "202611") is "restmcp:{abc123}:usage:202611". It is the only place where
-// the key layout is defined.
+// slot), then each part preceded by ':'. For example Key("abc123",
+// "month:202611") is "restmcp:{abc123}:month:202611". It is the only place
+// in Go where key names are built; the scripts name further keys of the
+// same caller from a key's "restmcp:{keyID}:" prefix (redis.go, settle.go).
 func Key(keyID string, parts ...string) string {
 	var b strings.Builder
 	b.Grow(keySize(keyID, parts...))
@@ -65,6 +66,10 @@ func writeKey(b *strings.Builder, keyID string, parts ...string) {
 		b.WriteString(p)
 	}
 }
+
+// monthHash starts the name of a month hash (redis.go, luaMonth):
+// Key(keyID, monthHash+"yyyymm").
+const monthHash = "month:"
 
 // period names the calendar month (UTC) containing t as "yyyymm".
 func period(t time.Time) string { return t.UTC().Format("200601") }

@@ -13,11 +13,9 @@ func TestKey(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"month counter for a fixed time", keysAt("abc123", nov).month, "restmcp:{abc123}:usage:202611"},
-		{"month counter uses UTC", keysAt("abc123", time.Date(2026, time.December, 1, 0, 30, 0, 0, time.FixedZone("CET", 3600))).month, "restmcp:{abc123}:usage:202611"},
-		{"day counter", keysAt("abc123", nov).day, "restmcp:{abc123}:usage:20261103"},
-		{"per-tool hash", keysAt("abc123", nov).tools, "restmcp:{abc123}:tools:202611"},
-		{"rate limit state", Key("abc123", "rl", windowTag(time.Minute)), "restmcp:{abc123}:rl:60s"},
+		{"month hash for a fixed time", monthKey("abc123", nov), "restmcp:{abc123}:month:202611"},
+		{"month hash uses UTC", monthKey("abc123", time.Date(2026, time.December, 1, 0, 30, 0, 0, time.FixedZone("CET", 3600))), "restmcp:{abc123}:month:202611"},
+		{"sliding log", Key("abc123", "rl", "sw"+windowTag(time.Minute)), "restmcp:{abc123}:rl:sw60s"},
 		{"no parts", Key("abc123"), "restmcp:{abc123}"},
 		{"several parts", Key("k", "a", "b", "c"), "restmcp:{k}:a:b:c"},
 	}
@@ -41,8 +39,7 @@ func TestKeysShareHashTag(t *testing.T) {
 		j := strings.IndexByte(k[i+1:], '}')
 		return k[i+1 : i+1+j]
 	}
-	k := keysAt("f00d", time.Now())
-	for _, k := range []string{Key("f00d", "rl", "1s"), k.day, k.month, k.tools, Key("f00d", "key")} {
+	for _, k := range []string{Key("f00d", "rl", "sw1s"), monthKey("f00d", time.Now()), Key("f00d", "calls"), Key("f00d", "key")} {
 		if got := tag(k); got != "f00d" {
 			t.Errorf("hash tag of %q = %q, want %q", k, got, "f00d")
 		}

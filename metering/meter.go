@@ -14,12 +14,10 @@ const (
 	DefaultWindow = 60 * time.Second
 )
 
-// DayUsageTTL is how long a daily usage counter lives after its first
-// call: 3 days, so that yesterday's counter stays readable all of today.
-const DayUsageTTL = 3 * 24 * time.Hour
-
-// UsageTTL is how long a monthly usage counter lives after its first call:
-// 62 days, so that it outlives its own month and all of the next one.
+// UsageTTL is how long a month's usage (its month hash in Redis: the
+// month's and each day's units, the per-tool counts and the rate limits'
+// states) lives after its first call: 62 days, so that it outlives its own
+// month and all of the next one.
 const UsageTTL = 62 * 24 * time.Hour
 
 var (

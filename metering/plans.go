@@ -123,7 +123,10 @@ type RateLimit struct {
 	Sliding bool
 
 	p   params
-	tag string // windowTag(Window): the state's key is Key(keyID, "rl", tag)
+	tag string // windowTag(Window); a sliding log's key is Key(keyID, "rl", tag)
+	// field is GCRA's state's field in the month hash, "rl:" + tag, boxed
+	// once as a script argument; nil for a sliding log.
+	field any
 }
 
 // windowTag names a rate limit's window in its Redis key: whole seconds
@@ -339,7 +342,8 @@ func PlansFromRateLimit(limit int64, window time.Duration) *Plans {
 		window = DefaultWindow
 	}
 	if limit > 0 {
-		p.RateLimits = []RateLimit{{Name: "rate", Limit: limit, Window: window, p: gcra(limit, window), tag: windowTag(window)}}
+		tag := windowTag(window)
+		p.RateLimits = []RateLimit{{Name: "rate", Limit: limit, Window: window, p: gcra(limit, window), tag: tag, field: "rl:" + tag}}
 	}
 	return &Plans{
 		DefaultPlan: p.Name,
@@ -762,6 +766,8 @@ func (pr *plansParser) plan(name string, raw planYAML) *Plan {
 			if sliding {
 				// Its own key: a log (a sorted set), never a GCRA state.
 				rl.Sliding, rl.tag = true, "sw"+rl.tag
+			} else {
+				rl.field = "rl:" + rl.tag
 			}
 			p.RateLimits = append(p.RateLimits, rl)
 		}

@@ -307,13 +307,13 @@ func TestPlansFromRateLimit(t *testing.T) {
 		window time.Duration
 		want   []RateLimit
 	}{
-		{"zero is 100 per 60 s", 0, 0, []RateLimit{{Name: "rate", Limit: 100, Window: time.Minute, p: params{limit: 100, interval: 600_000, tau: 60_000_000}, tag: "60s"}}},
-		{"negative window is the default", 100, -time.Second, []RateLimit{{Name: "rate", Limit: 100, Window: time.Minute, p: params{limit: 100, interval: 600_000, tau: 60_000_000}, tag: "60s"}}},
+		{"zero is 100 per 60 s", 0, 0, []RateLimit{{Name: "rate", Limit: 100, Window: time.Minute, p: params{limit: 100, interval: 600_000, tau: 60_000_000}, tag: "60s", field: "rl:60s"}}},
+		{"negative window is the default", 100, -time.Second, []RateLimit{{Name: "rate", Limit: 100, Window: time.Minute, p: params{limit: 100, interval: 600_000, tau: 60_000_000}, tag: "60s", field: "rl:60s"}}},
 		{"-1 disables", -1, 0, nil},
 		{"any negative disables", -7, time.Second, nil},
-		{"2 per second", 2, time.Second, []RateLimit{{Name: "rate", Limit: 2, Window: time.Second, p: params{limit: 2, interval: 500_000, tau: 1_000_000}, tag: "1s"}}},
-		{"uneven division rounds the interval down", 7, 0, []RateLimit{{Name: "rate", Limit: 7, Window: time.Minute, p: params{limit: 7, interval: 8_571_428, tau: 59_999_996}, tag: "60s"}}},
-		{"interval at least 1 µs", 2000, time.Millisecond, []RateLimit{{Name: "rate", Limit: 2000, Window: time.Millisecond, p: params{limit: 2000, interval: 1, tau: 2000}, tag: "1ms"}}},
+		{"2 per second", 2, time.Second, []RateLimit{{Name: "rate", Limit: 2, Window: time.Second, p: params{limit: 2, interval: 500_000, tau: 1_000_000}, tag: "1s", field: "rl:1s"}}},
+		{"uneven division rounds the interval down", 7, 0, []RateLimit{{Name: "rate", Limit: 7, Window: time.Minute, p: params{limit: 7, interval: 8_571_428, tau: 59_999_996}, tag: "60s", field: "rl:60s"}}},
+		{"interval at least 1 µs", 2000, time.Millisecond, []RateLimit{{Name: "rate", Limit: 2000, Window: time.Millisecond, p: params{limit: 2000, interval: 1, tau: 2000}, tag: "1ms", field: "rl:1ms"}}},
 	}
 	for _, tt := range tests {
 		got := PlansFromRateLimit(tt.limit, tt.window).Default().RateLimits

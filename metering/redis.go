@@ -27,16 +27,16 @@ type rediser interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
-// luaPrelude holds what the scripts share: the clock and the choice of
-// the calendar period.
+// luaPrelude holds what the admission and report scripts share: the clock
+// and the choice of the calendar month.
 //
-// A counter's key must be passed in KEYS (Redis Cluster requires scripts to
-// declare their keys), but the period must come from Redis TIME, not from
-// the replica's clock. So the client passes the counters of the previous,
-// current and next period by its own clock, with the periods' boundaries in
-// ARGV, and the script picks the one that Redis TIME falls in. A replica
-// clock more than a period off makes the script fail instead of counting
-// in the wrong period.
+// A month hash's key must be passed in KEYS (Redis Cluster requires
+// scripts to declare their keys), but the month must come from Redis TIME,
+// not from the replica's clock. So the client passes the hashes of the
+// previous, current and next month by its own clock, with the months'
+// boundaries in ARGV, and the script picks the one that Redis TIME falls
+// in. A replica clock more than a month off makes the script fail instead
+// of counting in the wrong month.
 const luaPrelude = `
 -- now returns the time in µs since the Unix epoch: Redis TIME, or the
 -- override when one is given (tests only).
@@ -58,7 +58,74 @@ local function pick(now, a)
   return nil
 end
 
-local skew_error = "ERR restmcp: replica clock and Redis TIME are more than a day apart"
+-- day_of returns the day of the month ("01".."31") of now, for the month
+-- starting at start (µs); a UTC day is 86,400 s of Unix time.
+local function day_of(now, start)
+  return string.format("%02d", math.floor((now - start) / 86400000000) + 1)
+end
+
+local skew_error = "ERR restmcp: replica clock and Redis TIME are more than a month apart"
+`
+
+// luaMonth holds what every script that touches a month hash shares.
+//
+// The month hash restmcp:{keyID}:month:<yyyymm> holds one caller's usage
+// in one calendar month (UTC): "m" the month's cost units, "d:<dd>" each
+// day's, "cost:<tool>" and "calls:<tool>" per tool, and "rl:<window>" each
+// GCRA rate limit's state. Every hash a script creates holds "m". Keeping
+// them in one hash makes an admission one HMGET and one HSET instead of a
+// command per counter and limit (docs/operations.md, "Redis keys").
+//
+// Before this layout, the same counts lived in separate keys: usage:<yyyymm>, usage:<yyyymmdd>, tools:<yyyymm> and
+// rl:<window>. A month hash that does not exist yet starts from what those
+// keys hold (open_month), and a GCRA state the hash lacks starts from the
+// earlier key's (carried), so an upgrade loses no count. The earlier keys
+// are only read, and expire on their own.
+const luaMonth = `
+-- base_of returns "restmcp:{keyID}:" of a month hash's key.
+local function base_of(h) return string.sub(h, 1, -13) end
+
+-- earlier returns the month hash h as the earlier layout's keys hold it:
+-- a flat field/value list with "m" first.
+local function earlier(h)
+  local base, ym = base_of(h), string.sub(h, -6)
+  local flat = {"m", redis.call("GET", base .. "usage:" .. ym) or "0"}
+  local days = {}
+  for d = 1, 31 do days[d] = base .. "usage:" .. ym .. string.format("%02d", d) end
+  local dv = redis.call("MGET", unpack(days))
+  for d = 1, 31 do
+    if dv[d] then flat[#flat + 1] = string.format("d:%02d", d); flat[#flat + 1] = dv[d] end
+  end
+  local t = redis.call("HGETALL", base .. "tools:" .. ym)
+  for i = 1, #t do flat[#flat + 1] = t[i] end
+  return flat
+end
+
+-- open_month makes sure the month hash h exists, starting it from the
+-- earlier layout's keys with a TTL of ttl s. With must false, a hash that
+-- neither layout holds is not made, and it returns false.
+local function open_month(h, ttl, must)
+  if redis.call("HEXISTS", h, "m") == 1 then return true end
+  local flat = earlier(h)
+  if not must and #flat == 2 and flat[2] == "0" then return false end
+  for i = 1, #flat, 1000 do -- unpack puts every value on Lua's stack
+    redis.call("HSET", h, unpack(flat, i, math.min(i + 999, #flat)))
+  end
+  redis.call("EXPIRE", h, ttl)
+  return true
+end
+
+-- carried returns a GCRA state (µs) that the month hash lacks: the later
+-- of the earlier layout's key's and the previous month hash's (prev, nil
+-- when it is not among the keys), or 0.
+local function carried(base, prev, field)
+  local tat = tonumber(redis.call("GET", base .. field) or 0)
+  if prev then
+    local p = tonumber(redis.call("HGET", prev, field) or 0)
+    if p > tat then tat = p end
+  end
+  return tat
+end
 `
 
 // RedisMeter is a [Meter] whose state lives in Redis, so every replica

@@ -14,170 +14,179 @@ import (
 // allow, applies them and counts the call, atomically. Keys (all with the
 // caller's {keyID} hash tag):
 //
-//	KEYS[1..n]       state of each rate limit: GCRA's TAT (µs), or a sliding
-//	                 window's log (a sorted set of call times, µs)
-//	KEYS[n+1..n+3]   day counters of the previous, current, next day by the replica's clock
-//	KEYS[n+4..n+6]   month counters of the previous, current, next month
-//	KEYS[n+7..n+9]   per-tool hashes of the previous, current, next month
+//	KEYS[1..3]   month hashes (luaMonth) of the previous, current, next month by the replica's clock
+//	KEYS[4..]    each sliding-window rate limit's log (a sorted set of call times, µs), in the plan's order
 //
 // Arguments:
 //
 //	ARGV[1]              "" (use Redis TIME) or now in µs (tests only)
 //	ARGV[2]              n, the number of rate limits
-//	ARGV[3..2+2n]        emission interval and tau of each rate limit, µs; for a
-//	                     sliding window, -limit and the window, µs
-//	ARGV[b], b = 3+2n    day quota, -1 for none
+//	ARGV[3i..3i+2]       rate limit i (1..n): GCRA's emission interval and tau (µs)
+//	                     and its state's field in the month hash ("rl:<window>");
+//	                     for a sliding window, -limit, the window (µs) and ""
+//	ARGV[b], b = 3+3n    day quota, -1 for none
 //	ARGV[b+1]            month quota, -1 for none
 //	ARGV[b+2]            cost, units
 //	ARGV[b+3]            tool name
-//	ARGV[b+4], ARGV[b+5] day and month counter TTL, s
-//	ARGV[b+6..b+9]       starts of the previous, current, next day and the
-//	                     day after, µs: day candidate i holds [ARGV[b+6+i], ARGV[b+7+i])
-//	ARGV[b+10..b+13]     the same for the months
-//	ARGV[b+14]           deadline, µs in the script's clock, "" for none: a
+//	ARGV[b+4]            month hash TTL, s
+//	ARGV[b+5..b+8]       starts of the previous, current, next month and the
+//	                     month after, µs: candidate i holds [ARGV[b+5+i], ARGV[b+6+i])
+//	ARGV[b+9]            deadline, µs in the script's clock, "" for none: a
 //	                     script that runs later changes nothing and answers
 //	                     the error errDeadlinePassed (see scriptDeadline)
-//	ARGV[b+15]           the call id, unique per call: the sliding logs'
+//	ARGV[b+10]           the call id, unique per call: the sliding logs'
 //	                     member and the field of the call's record
-//	ARGV[b+16]           restmcp:{keyID}:calls, the prefix of the record hashes
-//	ARGV[b+17]           record TTL, s (CallRecordTTL)
+//	ARGV[b+11]           record TTL, s (CallRecordTTL)
 //
 // An admitted call is recorded as "<yyyymmdd>:<cost>" under its id in the
-// hash <ARGV[b+16]>:<Unix minute of now>:<the id's first hex digit>
-// (settle.go); a call whose id is already recorded there is answered as
-// admitted and changes nothing, or, when it was settled as not counted
-// ("u"), refused with errSettled.
+// hash restmcp:{keyID}:calls:<Unix minute of now>:<the id's first hex
+// digit> (settle.go); a call whose id is already recorded there is
+// answered as admitted and changes nothing, or, when it was settled as not
+// counted ("u"), refused with errSettled.
 //
-// Choosing the period by comparing Redis TIME with boundaries computed by
+// Choosing the month by comparing Redis TIME with boundaries computed by
 // the client (exact calendar arithmetic in Go) costs far less per call than
 // a calendar in Lua.
 //
-// It returns {allowed, now µs, day index, month index, day units used,
-// month units used, rel_1 … rel_n, aux_1 … aux_n}, the state before the
-// call, where for GCRA rel_i = max(TAT_i, now) - now and aux_i = 0, and
-// for a sliding window rel_i is the calls in (now - window, now] and aux_i
-// the µs until the oldest of them leaves it (0: none); decide() builds the
-// Decision from it with the same arithmetic. Integers stay below 2^53,
-// exact in Lua.
-var planAdmitScript = redis.NewScript(luaPrelude + `
+// It returns {allowed, now µs, day units used, month units used,
+// rel_1 … rel_n, aux_1 … aux_n}, the state before the call, where for GCRA
+// rel_i = max(TAT_i, now) - now and aux_i = 0, and for a sliding window
+// rel_i is the calls in (now - window, now] and aux_i the µs until the
+// oldest of them leaves it (0: none); decide() builds the Decision from it
+// with the same arithmetic. Integers stay below 2^53, exact in Lua, and
+// are written with %d (Lua would write 16 digits as 1.79e+15).
+//
+// Redis commands, for a call admitted under GCRA limits in a month whose
+// hash exists: TIME, HMGET, HSETNX and EXPIRE of the record, HSET.
+var planAdmitScript = redis.NewScript(luaPrelude + luaMonth + `
 local now = now_us(ARGV[1])
 local n = tonumber(ARGV[2])
-local b = 3 + 2 * n
-local di, mi = pick(now, b + 6), pick(now, b + 10)
-if not di or not mi then return redis.error_reply(skew_error) end
-if ARGV[b + 14] ~= "" and now > tonumber(ARGV[b + 14]) then return redis.error_reply("` + errDeadlinePassed + `") end
-local dkey, mkey, tkey = KEYS[n + 1 + di], KEYS[n + 4 + mi], KEYS[n + 7 + mi]
-local cost = tonumber(ARGV[b + 2])
+local b = 3 + 3 * n
+local mi = pick(now, b + 5)
+if not mi then return redis.error_reply(skew_error) end
+if ARGV[b + 9] ~= "" and now > tonumber(ARGV[b + 9]) then return redis.error_reply("` + errDeadlinePassed + `") end
+local h, prev = KEYS[1 + mi], nil
+if mi > 0 then prev = KEYS[mi] end
+local base = base_of(h)
+local cost, tool = tonumber(ARGV[b + 2]), ARGV[b + 3]
+local dd = day_of(now, tonumber(ARGV[b + 5 + mi]))
 
--- One MGET reads every GCRA limit's TAT and the day and month counters
--- (a sliding window's log is a sorted set, read below).
-local mk, at = {}, {}
+-- One HMGET reads the month's and day's units, the tool's counts and
+-- every GCRA limit's state (a sliding window's log is a sorted set, read
+-- below).
+local f, at = {"m", "d:" .. dd, "cost:" .. tool, "calls:" .. tool}, {}
 for i = 1, n do
-  if tonumber(ARGV[1 + 2 * i]) >= 0 then mk[#mk + 1] = KEYS[i]; at[i] = #mk end
+  if tonumber(ARGV[3 * i]) >= 0 then f[#f + 1] = ARGV[3 * i + 2]; at[i] = #f end
 end
-mk[#mk + 1] = dkey
-mk[#mk + 1] = mkey
-local vals = redis.call("MGET", unpack(mk))
+local vals = redis.call("HMGET", h, unpack(f))
+if not vals[1] then
+  open_month(h, ARGV[b + 4], true)
+  vals = redis.call("HMGET", h, unpack(f))
+end
 
-local ok = true
-local out = {0, now, di, mi, 0, 0}
-local tats = {}
+local ok, out, set, s = true, {0, now, 0, 0}, {}, 3
 for i = 1, n do
-  local interval, tau = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
-  out[6 + n + i] = 0
+  local interval, tau = tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
+  out[4 + n + i] = 0
   if interval < 0 then
-    redis.call("ZREMRANGEBYSCORE", KEYS[i], "-inf", now - tau)
-    local count = redis.call("ZCARD", KEYS[i])
-    out[6 + i] = count
-    local oldest = redis.call("ZRANGE", KEYS[i], 0, 0, "WITHSCORES")
-    if oldest[2] then out[6 + n + i] = tonumber(oldest[2]) + tau - now end
+    s = s + 1
+    redis.call("ZREMRANGEBYSCORE", KEYS[s], "-inf", now - tau)
+    local count = redis.call("ZCARD", KEYS[s])
+    out[4 + i] = count
+    local oldest = redis.call("ZRANGE", KEYS[s], 0, 0, "WITHSCORES")
+    if oldest[2] then out[4 + n + i] = tonumber(oldest[2]) + tau - now end
     if count + 1 > -interval then ok = false end
   else
-    local tat = tonumber(vals[at[i]] or 0)
+    local tat = tonumber(vals[at[i]] or carried(base, prev, f[at[i]]))
     if tat < now then tat = now end
-    out[6 + i] = tat - now
-    tats[i] = tat + interval
-    if tats[i] - tau > now then ok = false end
+    out[4 + i] = tat - now
+    set[#set + 1] = f[at[i]]
+    set[#set + 1] = string.format("%d", tat + interval)
+    if tat + interval - tau > now then ok = false end
   end
 end
-local rkey = ARGV[b + 16] .. ":" .. string.format("%d", math.floor(now / 60000000)) .. ":" .. string.sub(ARGV[b + 15], 1, 1)
-local rec = redis.call("HGET", rkey, ARGV[b + 15])
-if rec == "u" then return redis.error_reply("` + errSettled + `") end
-local du = tonumber(vals[#mk - 1] or 0)
-local mu = tonumber(vals[#mk] or 0)
-out[5], out[6] = du, mu
+local mu, du = tonumber(vals[1] or 0), tonumber(vals[2] or 0)
+out[3], out[4] = du, mu
 local dq, mq = tonumber(ARGV[b]), tonumber(ARGV[b + 1])
 if (dq >= 0 and du + cost > dq) or (mq >= 0 and mu + cost > mq) then ok = false end
-if rec then out[1] = 1; return out end
-if not ok then return out end
 
+local id = ARGV[b + 10]
+local rkey = base .. "calls:" .. string.format("%d", math.floor(now / 60000000)) .. ":" .. string.sub(id, 1, 1)
+if not ok then
+  local rec = redis.call("HGET", rkey, id)
+  if rec == "u" then return redis.error_reply("` + errSettled + `") end
+  if rec then out[1] = 1 end
+  return out
+end
+if redis.call("HSETNX", rkey, id, string.sub(h, -6) .. dd .. ":" .. string.format("%d", cost)) == 0 then
+  if redis.call("HGET", rkey, id) == "u" then return redis.error_reply("` + errSettled + `") end
+  out[1] = 1
+  return out
+end
+redis.call("EXPIRE", rkey, ARGV[b + 11], "NX")
+
+s = 3
 for i = 1, n do
-  local interval, tau = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
+  local interval, tau = tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
   if interval < 0 then
-    redis.call("ZADD", KEYS[i], now, string.format("%d", now) .. ":" .. ARGV[b + 15])
-    redis.call("PEXPIRE", KEYS[i], math.ceil(tau / 1000))
-  else
-    redis.call("SET", KEYS[i], string.format("%d", tats[i]), "PX", math.ceil((tats[i] - now) / 1000))
+    s = s + 1
+    redis.call("ZADD", KEYS[s], now, string.format("%d", now) .. ":" .. id)
+    redis.call("PEXPIRE", KEYS[s], math.ceil(tau / 1000))
   end
 end
-local field = ARGV[b + 3]
+set[#set + 1] = f[4]
+set[#set + 1] = string.format("%d", tonumber(vals[4] or 0) + 1)
 if cost > 0 then
-  if redis.call("INCRBY", dkey, cost) == cost then redis.call("EXPIRE", dkey, ARGV[b + 4]) end
-  if redis.call("INCRBY", mkey, cost) == cost then redis.call("EXPIRE", mkey, ARGV[b + 5]) end
-  redis.call("HINCRBY", tkey, "cost:" .. field, cost)
+  set[#set + 1] = "m"
+  set[#set + 1] = string.format("%d", mu + cost)
+  set[#set + 1] = f[2]
+  set[#set + 1] = string.format("%d", du + cost)
+  set[#set + 1] = f[3]
+  set[#set + 1] = string.format("%d", tonumber(vals[3] or 0) + cost)
 end
-if redis.call("HINCRBY", tkey, "calls:" .. field, 1) == 1 then redis.call("EXPIRE", tkey, ARGV[b + 5]) end
-redis.call("HSET", rkey, ARGV[b + 15], string.sub(dkey, -8) .. ":" .. cost)
-redis.call("EXPIRE", rkey, ARGV[b + 17], "NX")
+redis.call("HSET", h, unpack(set))
 out[1] = 1
 return out
 `)
 
-// luaAdjust is the Lua function adjustScript and settleScript share:
-// adjust(key, field, delta, ttl) adds delta to a counter (field nil) or a
-// hash field, never below zero, never creating a counter for a negative
-// delta, and sets ttl on a key that has none.
+// luaAdjust is what adjustScript and settleScript share (after luaMonth):
+// charge(base, day, cost, calls, tool, ttl) adds cost units and calls to
+// the counts of day ("yyyymmdd") and its month and tool in the month hash
+// of base ("restmcp:{keyID}:"), each never below zero; a negative delta
+// neither creates a hash nor a field that does not exist (it has expired,
+// or never counted).
 const luaAdjust = `
-local function adjust(key, field, delta, ttl)
+local function adjust(h, field, delta)
   if delta == 0 then return end
-  if delta < 0 then
-    if field then
-      if redis.call("HEXISTS", key, field) == 0 then return end
-    elseif redis.call("EXISTS", key) == 0 then
-      return
-    end
-  end
-  local v
-  if field then v = redis.call("HINCRBY", key, field, delta) else v = redis.call("INCRBY", key, delta) end
-  if v < 0 then
-    if field then redis.call("HSET", key, field, 0) else redis.call("SET", key, 0, "KEEPTTL") end
-  end
-  if redis.call("TTL", key) == -1 then redis.call("EXPIRE", key, ttl) end
+  if delta < 0 and redis.call("HEXISTS", h, field) == 0 then return end
+  if redis.call("HINCRBY", h, field, delta) < 0 then redis.call("HSET", h, field, 0) end
+end
+local function charge(base, day, cost, calls, tool, ttl)
+  if cost == 0 and calls == 0 then return end
+  local h = base .. "month:" .. string.sub(day, 1, 6)
+  if not open_month(h, ttl, cost > 0 or calls > 0) then return end
+  adjust(h, "m", cost)
+  adjust(h, "d:" .. string.sub(day, 7, 8), cost)
+  adjust(h, "cost:" .. tool, cost)
+  adjust(h, "calls:" .. tool, calls)
 end
 `
 
-// adjustScript adds deltas to the counters of one call's periods, for
-// Refund (negative deltas) and for replaying calls counted while Redis was
-// down (positive deltas). Counters never go below zero, and a negative
-// delta never creates a counter that has expired.
+// adjustScript adds deltas to the counts of one call's day, for Refund
+// (negative deltas) of a call admitted without a record. Counts never go
+// below zero, and a negative delta never creates a count that has expired.
 //
-//	KEYS[1]  day counter
-//	KEYS[2]  month counter
-//	KEYS[3]  month per-tool hash
+//	KEYS[1]  the month hash of the call's day (luaMonth)
 //	ARGV[1]  cost delta, units
 //	ARGV[2]  calls delta
 //	ARGV[3]  tool name
-//	ARGV[4]  day counter TTL, s
-//	ARGV[5]  month counter TTL, s
+//	ARGV[4]  the call's day, yyyymmdd (UTC)
+//	ARGV[5]  month hash TTL, s
 //	ARGV[6]  deadline, µs in the script's clock, "" for none (as planAdmitScript)
 //	ARGV[7]  "" (use Redis TIME) or now in µs (tests only)
-var adjustScript = redis.NewScript(luaPrelude + luaAdjust + `
+var adjustScript = redis.NewScript(luaPrelude + luaMonth + luaAdjust + `
 if ARGV[6] ~= "" and now_us(ARGV[7]) > tonumber(ARGV[6]) then return redis.error_reply("` + errDeadlinePassed + `") end
-local cost, calls, tool = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-adjust(KEYS[1], nil, cost, ARGV[4])
-adjust(KEYS[2], nil, cost, ARGV[5])
-adjust(KEYS[3], "cost:" .. tool, cost, ARGV[5])
-adjust(KEYS[3], "calls:" .. tool, calls, ARGV[5])
+charge(base_of(KEYS[1]), ARGV[4], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[5])
 return 1
 `)
 
@@ -186,32 +195,41 @@ return 1
 //	KEYS        as planAdmitScript
 //	ARGV[1]     "" (use Redis TIME) or now in µs (tests only)
 //	ARGV[2]     n, the number of rate limits
-//	ARGV[3..6]  day boundaries, as planAdmitScript's ARGV[b+6..b+9]
-//	ARGV[7..10] month boundaries
-//	ARGV[11..10+2n] each rate limit's parameters, as planAdmitScript's
+//	ARGV[3..6]  month boundaries, as planAdmitScript's ARGV[b+5..b+8]
+//	ARGV[4+3i..6+3i] rate limit i's three arguments, as planAdmitScript's
 //
-// It returns {now µs, day units, month units, HGETALL of the month's
-// per-tool hash, rel_1 … rel_n, aux_1 … aux_n}, as planAdmitScript does
-// (it only reads: a sliding log is counted, not trimmed).
-var planReportScript = redis.NewScript(luaPrelude + `
+// It returns {now µs, day units, month units, the month hash's fields and
+// values (HGETALL), rel_1 … rel_n, aux_1 … aux_n}, as planAdmitScript does.
+// It only reads: a sliding log is counted, not trimmed, and a month hash
+// not made yet is read from the earlier layout's keys.
+var planReportScript = redis.NewScript(luaPrelude + luaMonth + `
 local now = now_us(ARGV[1])
 local n = tonumber(ARGV[2])
-local di, mi = pick(now, 3), pick(now, 7)
-if not di or not mi then return redis.error_reply(skew_error) end
-local out = {now,
-  tonumber(redis.call("GET", KEYS[n + 1 + di]) or 0),
-  tonumber(redis.call("GET", KEYS[n + 4 + mi]) or 0),
-  redis.call("HGETALL", KEYS[n + 7 + mi])}
+local mi = pick(now, 3)
+if not mi then return redis.error_reply(skew_error) end
+local h, prev = KEYS[1 + mi], nil
+if mi > 0 then prev = KEYS[mi] end
+local flat = redis.call("HGETALL", h)
+local v = {}
+for i = 1, #flat, 2 do v[flat[i]] = flat[i + 1] end
+if not v.m then
+  flat = earlier(h)
+  for i = 1, #flat, 2 do v[flat[i]] = flat[i + 1] end
+end
+local out = {now, tonumber(v["d:" .. day_of(now, tonumber(ARGV[3 + mi]))] or 0), tonumber(v.m), flat}
+local s = 3
 for i = 1, n do
-  local interval, tau = tonumber(ARGV[9 + 2 * i]), tonumber(ARGV[10 + 2 * i])
+  local interval, tau = tonumber(ARGV[4 + 3 * i]), tonumber(ARGV[5 + 3 * i])
   out[4 + n + i] = 0
   if interval < 0 then
+    s = s + 1
     local from = "(" .. string.format("%d", now - tau)
-    out[4 + i] = redis.call("ZCOUNT", KEYS[i], from, "+inf")
-    local oldest = redis.call("ZRANGEBYSCORE", KEYS[i], from, "+inf", "WITHSCORES", "LIMIT", 0, 1)
+    out[4 + i] = redis.call("ZCOUNT", KEYS[s], from, "+inf")
+    local oldest = redis.call("ZRANGEBYSCORE", KEYS[s], from, "+inf", "WITHSCORES", "LIMIT", 0, 1)
     if oldest[2] then out[4 + n + i] = tonumber(oldest[2]) + tau - now end
   else
-    local tat = tonumber(redis.call("GET", KEYS[i]) or 0)
+    local field = ARGV[6 + 3 * i]
+    local tat = tonumber(v[field] or carried(base_of(h), prev, field))
     if tat < now then tat = now end
     out[4 + i] = tat - now
   end
@@ -251,15 +269,8 @@ func (m *RedisMeter) admitOn(ctx context.Context, c Call, shard string) (Decisio
 		return Decision{}, fmt.Errorf("%w: admitting key_id %s: reading the Redis clock: %w", ErrUnavailable, c.KeyID, err)
 	}
 	n := len(c.Plan.RateLimits)
-	keys, cal := m.planKeys(c.KeyID, c.Plan)
 	id := nonce()
-	args := make([]any, 0, 2*n+20)
-	args = append(args, m.serverClock(), n)
-	args = appendRateArgs(args, c.Plan)
-	args = append(args,
-		c.Plan.quota(PeriodDay), c.Plan.quota(PeriodMonth), c.Cost, c.Tool, dayUsageTTLArg, usageTTLArg)
-	args = append(args, cal.args[:]...)
-	args = append(args, deadline, id, Key(c.KeyID, "calls"), callRecordTTLArg)
+	keys, args := m.admitArgs(c, id, deadline)
 	t0 := time.Now()
 	rep := m.runAdmission(ctx, shard, keys, args) // batch.go
 	r, err := rep.r, rep.err
@@ -276,15 +287,27 @@ func (m *RedisMeter) admitOn(ctx context.Context, c Call, shard string) (Decisio
 		}
 		return Decision{}, err
 	}
-	if len(r) != 6+2*n {
-		return Decision{}, fmt.Errorf("%w: admitting key_id %s: script returned %d values, want %d", ErrUnavailable, c.KeyID, len(r), 6+2*n)
+	if len(r) != 4+2*n {
+		return Decision{}, fmt.Errorf("%w: admitting key_id %s: script returned %d values, want %d", ErrUnavailable, c.KeyID, len(r), 4+2*n)
 	}
-	s := callState{now: r[1], rel: r[6 : 6+n], aux: r[6+n:], dayUsed: r[4], monthUsed: r[5]}
+	s := callState{now: r[1], rel: r[4 : 4+n], aux: r[4+n:], dayUsed: r[2], monthUsed: r[3]}
 	d := decide(c, s, r[0] == 1)
 	if d.Allowed {
 		d.ref = callRef{id: id, minutes: [3]int64{r[1] / 60_000_000}}
 	}
 	return d, nil
+}
+
+// admitArgs are planAdmitScript's keys and arguments for call c with call
+// id id and script deadline deadline.
+func (m *RedisMeter) admitArgs(c Call, id, deadline string) ([]string, []any) {
+	keys, cal := m.planKeys(c.KeyID, c.Plan)
+	args := make([]any, 0, 3*len(c.Plan.RateLimits)+14)
+	args = append(args, m.serverClock(), len(c.Plan.RateLimits))
+	args = appendRateArgs(args, c.Plan)
+	args = append(args, c.Plan.quota(PeriodDay), c.Plan.quota(PeriodMonth), c.Cost, c.Tool, usageTTLArg)
+	args = append(args, cal.args[:]...)
+	return keys, append(args, deadline, id, callRecordTTLArg)
 }
 
 // Refund gives back what an allowed call was charged: d.Cost units from
@@ -308,13 +331,12 @@ func (m *RedisMeter) Refund(ctx context.Context, c Call, d Decision) error {
 	return m.adjust(ctx, c.KeyID, c.Tool, d.At, -d.Cost, -1)
 }
 
-// adjust runs adjustScript for the periods containing at.
+// adjust runs adjustScript for the day containing at.
 func (m *RedisMeter) adjust(ctx context.Context, keyID, tool string, at time.Time, cost, calls int64) error {
-	k := keysAt(keyID, at)
 	deadline, err := m.scriptDeadline(ctx)
 	if err == nil {
-		err = adjustScript.Run(ctx, m.rdb, []string{k.day, k.month, k.tools},
-			cost, calls, tool, int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second), deadline, m.serverClock()).Err()
+		keys, args := m.adjustArgs(keyID, tool, at, cost, calls, deadline)
+		err = adjustScript.Run(ctx, m.rdb, keys, args...).Err()
 	}
 	if err != nil {
 		return fmt.Errorf("%w: adjusting counters of key_id %s: %w", ErrUnavailable, keyID, err)
@@ -332,7 +354,8 @@ func (m *RedisMeter) Report(ctx context.Context, keyID string, plan *Plan) (Repo
 	}
 	keys, cal := m.planKeys(keyID, plan)
 	n := len(plan.RateLimits)
-	args := append([]any{m.serverClock(), n}, cal.args[:]...)
+	args := append(make([]any, 0, 6+3*n), m.serverClock(), n)
+	args = append(args, cal.args[:]...)
 	r, err := planReportScript.Run(ctx, m.rdb, keys, appendRateArgs(args, plan)...).Slice()
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: reading usage of key_id %s: %w", ErrUnavailable, keyID, err)
@@ -404,23 +427,28 @@ func (m *RedisMeter) RecordEvent(ctx context.Context, e Event) error {
 
 // The TTL arguments of every admission, boxed once.
 var (
-	dayUsageTTLArg   any = int64(DayUsageTTL / time.Second)
 	usageTTLArg      any = int64(UsageTTL / time.Second)
 	callRecordTTLArg any = int64(CallRecordTTL / time.Second)
 )
 
-// appendRateArgs appends each rate limit's two script arguments: GCRA's
-// emission interval and tau (µs), or a sliding window's -limit and window
-// (µs).
+// appendRateArgs appends each rate limit's three script arguments: GCRA's
+// emission interval and tau (µs) and its state's field in the month hash,
+// or a sliding window's -limit, window (µs) and "".
 func appendRateArgs(args []any, plan *Plan) []any {
 	for _, rl := range plan.RateLimits {
 		if rl.Sliding {
-			args = append(args, -rl.Limit, rl.Window.Microseconds())
+			args = append(args, -rl.Limit, rl.Window.Microseconds(), "")
 			continue
 		}
-		args = append(args, rl.p.interval, rl.p.tau)
+		args = append(args, rl.p.interval, rl.p.tau, rl.field)
 	}
 	return args
+}
+
+// adjustArgs are adjustScript's keys and arguments: cost units and calls
+// added to tool's counts of keyID on at's day (UTC).
+func (m *RedisMeter) adjustArgs(keyID, tool string, at time.Time, cost, calls int64, deadline string) ([]string, []any) {
+	return []string{monthKey(keyID, at)}, []any{cost, calls, tool, dayPeriod(at), usageTTLArg, deadline, m.serverClock()}
 }
 
 // nonce is a call's unique member in sliding-window logs (beside its time).

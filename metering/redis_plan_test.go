@@ -3,6 +3,7 @@ package metering
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,30 +24,17 @@ func TestRedisPlanKeysAndTTLs(t *testing.T) {
 
 	ctx := context.Background()
 	tag := "restmcp:{" + id + "}:"
-	for _, k := range []struct {
-		key        string
-		value      string
-		ttlMin     time.Duration
-		ttlMax     time.Duration
-		hashFields map[string]string
-	}{
-		{key: tag + "rl:60s", value: itoa(testStart.UnixMicro() + 1_000_000), ttlMin: 0, ttlMax: time.Second},
-		{key: tag + "rl:3600s", value: itoa(testStart.UnixMicro() + 6_000_000), ttlMin: 5 * time.Second, ttlMax: 6 * time.Second},
-		{key: tag + "usage:20261115", value: "2", ttlMin: DayUsageTTL - time.Minute, ttlMax: DayUsageTTL},
-		{key: tag + "usage:202611", value: "2", ttlMin: UsageTTL - time.Minute, ttlMax: UsageTTL},
-		{key: tag + "tools:202611", hashFields: map[string]string{"calls:equities_quote": "1", "cost:equities_quote": "2"}, ttlMin: UsageTTL - time.Minute, ttlMax: UsageTTL},
-	} {
-		if k.hashFields != nil {
-			got := c.HGetAll(ctx, k.key).Val()
-			if len(got) != len(k.hashFields) || got["calls:equities_quote"] != "1" || got["cost:equities_quote"] != "2" {
-				t.Errorf("HGETALL %s = %v, want %v", k.key, got, k.hashFields)
-			}
-		} else if got := c.Get(ctx, k.key).Val(); got != k.value {
-			t.Errorf("GET %s = %q, want %q", k.key, got, k.value)
-		}
-		if ttl := c.PTTL(ctx, k.key).Val(); ttl <= k.ttlMin || ttl > k.ttlMax {
-			t.Errorf("PTTL %s = %v, want in (%v, %v]", k.key, ttl, k.ttlMin, k.ttlMax)
-		}
+	month := tag + "month:202611"
+	want := map[string]string{
+		"m": "2", "d:15": "2", "calls:equities_quote": "1", "cost:equities_quote": "2",
+		"rl:60s":   itoa(testStart.UnixMicro() + 1_000_000),
+		"rl:3600s": itoa(testStart.UnixMicro() + 6_000_000),
+	}
+	if got := c.HGetAll(ctx, month).Val(); !maps.Equal(got, want) {
+		t.Errorf("HGETALL %s =\n%v, want\n%v", month, got, want)
+	}
+	if ttl := c.PTTL(ctx, month).Val(); ttl <= UsageTTL-time.Minute || ttl > UsageTTL {
+		t.Errorf("PTTL %s = %v, want in (%v, %v]", month, ttl, UsageTTL-time.Minute, UsageTTL)
 	}
 	// The call's record (settle.go): one field, the call id, in the hash of
 	// the admission's minute and the id's first hex digit.
@@ -67,15 +55,15 @@ func TestRedisPlanKeysAndTTLs(t *testing.T) {
 	if ttl := c.PTTL(ctx, rec).Val(); ttl <= CallRecordTTL-time.Minute || ttl > CallRecordTTL {
 		t.Errorf("PTTL %s = %v, want in (%v, %v]", rec, ttl, CallRecordTTL-time.Minute, CallRecordTTL)
 	}
-	if keys := c.Keys(ctx, Key(id, "*")).Val(); len(keys) != 6 {
-		t.Errorf("keys of %s = %q, want exactly the six above", id, keys)
+	if keys := c.Keys(ctx, Key(id, "*")).Val(); len(keys) != 2 {
+		t.Errorf("keys of %s = %q, want exactly the month hash and the record hash", id, keys)
 	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestRedisPlanMonthFromRedisTime checks that the day and month are
-// Redis's, not the replica's, and that a replica more than a day off is
+// Redis's, not the replica's, and that a replica more than a month off is
 // an error rather than a count in the wrong period.
 func TestRedisPlanMonthFromRedisTime(t *testing.T) {
 	c := testRedis(t)
@@ -90,20 +78,21 @@ func TestRedisPlanMonthFromRedisTime(t *testing.T) {
 		t.Fatalf("got %+v, want allowed at Redis's time", d)
 	}
 	ctx := context.Background()
-	for _, k := range []string{"usage:20261201", "usage:202612", "tools:202612"} {
-		if c.Exists(ctx, Key(id, k)).Val() != 1 {
-			t.Errorf("%s missing", Key(id, k))
-		}
+	if got, want := c.HGetAll(ctx, Key(id, "month:202612")).Val(), map[string]string{"m": "1", "d:01": "1", "calls:t": "1", "cost:t": "1", "rl:60s": itoa(server.Now().UnixMicro() + 600_000)}; !maps.Equal(got, want) {
+		t.Errorf("December's hash = %v, want %v", got, want)
+	}
+	if n := c.Exists(ctx, Key(id, "month:202611")).Val(); n != 0 {
+		t.Errorf("the replica's November hash exists")
 	}
 	if r := mustReport(t, m, id, p); r.Periods[0].Name != "20261201" || r.Periods[0].Used != 1 {
 		t.Errorf("Report = %+v, want December 1 with 1 used", r.Periods)
 	}
-	server.Advance(24 * time.Hour) // Redis is on 2 December, past the replica's candidate days
-	if _, err := m.AdmitCall(ctx, Call{KeyID: id, Plan: p, Tool: "t", Cost: 1}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "more than a day apart") {
-		t.Errorf("AdmitCall with a one-day skew: %v, want ErrUnavailable about the clocks", err)
+	server.Advance(31 * 24 * time.Hour) // Redis is in January, past the replica's candidate months
+	if _, err := m.AdmitCall(ctx, Call{KeyID: id, Plan: p, Tool: "t", Cost: 1}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "more than a month apart") {
+		t.Errorf("AdmitCall with a one-month skew: %v, want ErrUnavailable about the clocks", err)
 	}
 	if _, err := m.Report(ctx, id, p); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("Report with a one-day skew: %v, want ErrUnavailable", err)
+		t.Errorf("Report with a one-month skew: %v, want ErrUnavailable", err)
 	}
 }
 

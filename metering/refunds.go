@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -52,9 +51,8 @@ func (m *RedisMeter) Refunds(ctx context.Context, rs []RefundRequest) []error {
 		if deadline == "" && err == nil {
 			deadline, err = m.scriptDeadline(ctx)
 		}
-		k := keysAt(r.Call.KeyID, r.Decision.At)
-		todo = append(todo, pendingRefund{i: i, script: adjustScript, keys: []string{k.day, k.month, k.tools},
-			args: []any{-r.Decision.Cost, -1, r.Call.Tool, int64(DayUsageTTL / time.Second), int64(UsageTTL / time.Second), deadline, m.serverClock()}})
+		keys, args := m.adjustArgs(r.Call.KeyID, r.Call.Tool, r.Decision.At, -r.Decision.Cost, -1, deadline)
+		todo = append(todo, pendingRefund{i: i, script: adjustScript, keys: keys, args: args})
 	}
 	if len(todo) == 0 {
 		return errs

@@ -110,21 +110,14 @@ func ambiguous(err error) bool {
 //	ARGV[7]   count: cost units to add
 //	ARGV[8]   count: calls to add
 //	ARGV[9]   count: the day (yyyymmdd)
-//	ARGV[10], ARGV[11] day and month counter TTL, s
-//	ARGV[12]  record TTL, s
+//	ARGV[10]  month hash TTL, s
+//	ARGV[11]  record TTL, s
 //
-// It returns 1 when it changed the counters, else 0. The counters are
-// named from KEYS[1]'s prefix; they share its hash tag, so one Cluster
+// It returns 1 when it changed the counters, else 0. The month hash is
+// named from KEYS[1]'s prefix; it shares its hash tag, so one Cluster
 // slot.
-var settleScript = redis.NewScript(luaAdjust + `
+var settleScript = redis.NewScript(luaMonth + luaAdjust + `
 local base = string.sub(KEYS[1], 1, -6)
-local function charge(day, cost, calls, tool)
-  local month = string.sub(day, 1, 6)
-  adjust(base .. "usage:" .. day, nil, cost, ARGV[10])
-  adjust(base .. "usage:" .. month, nil, cost, ARGV[11])
-  adjust(base .. "tools:" .. month, "cost:" .. tool, cost, ARGV[11])
-  adjust(base .. "tools:" .. month, "calls:" .. tool, calls, ARGV[11])
-end
 local id = ARGV[2]
 local rkey, rec = nil, false
 for i = 3, 5 do
@@ -137,18 +130,18 @@ for i = 3, 5 do
 end
 local function mark(v)
   redis.call("HSET", rkey, id, v)
-  redis.call("EXPIRE", rkey, ARGV[12], "NX")
+  redis.call("EXPIRE", rkey, ARGV[11], "NX")
 end
 if ARGV[1] == "undo" then
   if not rec then mark("u"); return 0 end
   if rec == "u" then return 0 end
   local day, cost = string.match(rec, "^(%d+):(%d+)$")
-  if day then charge(day, -tonumber(cost), -1, ARGV[6]) end
+  if day then charge(base, day, -tonumber(cost), -1, ARGV[6], ARGV[10]) end
   mark("u")
   return 1
 end
 if rec then return 0 end
-charge(ARGV[9], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[6])
+charge(base, ARGV[9], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[6], ARGV[10])
 mark(ARGV[9] .. ":" .. ARGV[7])
 return 1
 `)
@@ -167,8 +160,7 @@ func settleArgs(op settleOp) ([]string, []any) {
 			args = append(args, strconv.FormatInt(m, 10))
 		}
 	}
-	args = append(args, op.tool, op.cost, op.calls, op.day,
-		int64(DayUsageTTL/time.Second), int64(UsageTTL/time.Second), int64(CallRecordTTL/time.Second))
+	args = append(args, op.tool, op.cost, op.calls, op.day, usageTTLArg, callRecordTTLArg)
 	return []string{Key(op.keyID, "calls")}, args
 }
 

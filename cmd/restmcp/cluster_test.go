@@ -86,7 +86,7 @@ func TestRedisClusterMetering(t *testing.T) {
 	c := redis.NewClusterClient(opt)
 	defer c.Close()
 	t.Cleanup(func() {
-		for _, k := range []string{"key", "usage:" + time.Now().UTC().Format("20060102"), "usage:" + time.Now().UTC().Format("200601"), "tools:" + time.Now().UTC().Format("200601"), "rl:60s"} {
+		for _, k := range []string{"key", "month:" + time.Now().UTC().Format("200601")} {
 			c.Del(context.Background(), metering.Key(keyID, k))
 		}
 		c.SRem(context.Background(), metering.DefaultIndexKey, keyID)
