@@ -69,6 +69,90 @@ func BenchmarkPlanAdmit(b *testing.B) {
 	}
 }
 
+// BenchmarkAdmissionScript measures what one Redis serves: the admission
+// script alone, with the keys and arguments AdmitCall sends (the plan of
+// BenchmarkPlanAdmit, 64 keys, every call admitted), from 16 goroutines
+// that each send pipelines of 16 EVALSHA, a caller cheap enough that Redis
+// is the bound. It reports admissions a second, Redis's CPU per admission
+// (INFO cpu) and the script's own time per run (INFO commandstats):
+//
+//	go test -run '^$' -bench AdmissionScript -benchtime 5s ./metering/
+func BenchmarkAdmissionScript(b *testing.B) {
+	c := testRedis(b)
+	m := NewRedis(c, Options{})
+	p := mustParsePlansB(b, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_second: 1000000000, per_minute: 1000000000}\n    quotas: {day: 1000000000000, month: 1000000000000}\n    costs: {heavy: 3}\n").Plan("p")
+	ids := make([]string, 64)
+	for i := range ids {
+		ids[i] = newKeyID(b, c)
+	}
+	ctx := context.Background()
+	if err := planAdmitScript.Load(ctx, c).Err(); err != nil {
+		b.Fatal(err)
+	}
+	const pipeline = 16
+	var next atomic.Int64
+	b.SetParallelism(8) // 16 goroutines on 2 cores
+	cpu0, script0 := redisCPU(b, c), evalshaStats(b, c)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for more := true; more; {
+			pipe := c.Pipeline()
+			for range pipeline {
+				if more = pb.Next(); !more {
+					break
+				}
+				call := Call{KeyID: ids[next.Add(1)%int64(len(ids))], Plan: p, Tool: "heavy", Cost: 3}
+				keys, args := m.admitArgs(call, nonce(), "")
+				planAdmitScript.EvalSha(ctx, pipe, keys, args...)
+			}
+			if pipe.Len() == 0 {
+				return
+			}
+			cmds, err := pipe.Exec(ctx)
+			for _, cmd := range cmds {
+				if r, _ := cmd.(*redis.Cmd).Int64Slice(); err != nil || len(r) == 0 || r[0] != 1 {
+					b.Errorf("admission: %v %v", r, err)
+					return
+				}
+			}
+		}
+	})
+	b.StopTimer()
+	script := evalshaStats(b, c)
+	b.ReportMetric((redisCPU(b, c)-cpu0).Seconds()*1e6/float64(b.N), "redis-µs/admission")
+	if script[0] > script0[0] {
+		b.ReportMetric(float64(script[1]-script0[1])/float64(script[0]-script0[0]), "script-µs")
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "admissions/s")
+}
+
+// evalshaStats are INFO commandstats' calls and µs of EVALSHA.
+func evalshaStats(b *testing.B, c *redis.Client) [2]int64 {
+	b.Helper()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatalf("INFO commandstats: %v", err)
+	}
+	var out [2]int64
+	for line := range strings.Lines(info) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
+		if !ok {
+			continue
+		}
+		for f := range strings.SplitSeq(rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "calls":
+				out[0] = n
+			case "usec":
+				out[1] = n
+			}
+		}
+	}
+	return out
+}
+
 // redisCPU is the CPU time Redis has used since it started (INFO cpu:
 // used_cpu_user + used_cpu_sys, in seconds with µs digits).
 func redisCPU(b *testing.B, c *redis.Client) time.Duration {
