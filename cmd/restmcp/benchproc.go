@@ -77,8 +77,7 @@ func startBenchChild(ctx context.Context, args, env []string, addrOf func(line s
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(append(os.Environ(), benchChildEnv+"=1"), env...)
-	// The child dies with this process, however it ends.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	stdin, err := cmd.StdinPipe()

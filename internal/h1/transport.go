@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -433,27 +432,6 @@ func (t *Transport) maxHeaderBytes() int64 {
 		return t.MaxHeaderBytes
 	}
 	return DefaultMaxHeaderBytes
-}
-
-// open tells whether the server has not closed nc (nor sent anything
-// unasked): one non-blocking peek.
-func open(nc net.Conn) bool {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return true
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	alive := false
-	var buf [1]byte
-	err = rc.Read(func(fd uintptr) bool {
-		_, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		alive = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK // nothing to read: still open
-		return true
-	})
-	return err == nil && alive
 }
 
 // hostPort is u's host:port, the port 80 when u names none.
