@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // Large answers are read, compacted and written through byte buffers of
@@ -13,6 +14,16 @@ import (
 // 64 KiB to 64 MiB are kept, in pools of two sizes for each power of two
 // (2^k and 1.5·2^k bytes), so that a buffer is at most a third larger than
 // asked; smaller ones are cheap to allocate and larger ones rare.
+//
+// The pooled buffers live outside the Go heap, in memory mapped from the
+// kernel (mapBuffer; on the heap where there is no mmap). On the heap,
+// kept buffers would count as live data, and the garbage collector lets
+// the heap grow to twice the live data before it runs: a process that
+// keeps a megabyte buffer would hold a second megabyte of garbage. Outside
+// it, a megabyte answer costs the process about its own size in memory. A
+// mapped buffer is never unmapped, so no slice of it can ever point at
+// memory the process no longer has; a class that gives a mapped buffer up
+// gives its pages back to the kernel and keeps the mapping for later.
 const (
 	minPooledShift = 16 // 64 KiB
 	maxPooledShift = 26 // 64 MiB
@@ -30,12 +41,17 @@ var bufferPools [2*(maxPooledShift-minPooledShift) + 1]bufferClass // the last h
 type bufferClass struct {
 	mu         sync.Mutex
 	fresh, old [][]byte
+	// idle are mapped buffers given up by age, their pages given back to
+	// the kernel; mapped holds the first byte of each mapped buffer of
+	// the class, idle or not.
+	idle   [][]byte
+	mapped map[*byte]bool
 }
 
 func (c *bufferClass) get() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, l := range []*[][]byte{&c.fresh, &c.old} {
+	for _, l := range []*[][]byte{&c.fresh, &c.old, &c.idle} {
 		if n := len(*l); n > 0 {
 			b := (*l)[n-1]
 			(*l)[n-1] = nil
@@ -52,10 +68,32 @@ func (c *bufferClass) put(b []byte) {
 	c.mu.Unlock()
 }
 
-// age is one garbage collection cycle passing: the old buffers go, the
-// fresh become old.
+// alloc returns a new buffer of size bytes for the class: mapped when the
+// kernel maps it, otherwise on the heap.
+func (c *bufferClass) alloc(size int) []byte {
+	b := mapBuffer(size)
+	if b == nil {
+		return make([]byte, 0, size)
+	}
+	c.mu.Lock()
+	if c.mapped == nil {
+		c.mapped = make(map[*byte]bool)
+	}
+	c.mapped[unsafe.SliceData(b)] = true
+	c.mu.Unlock()
+	return b[:0]
+}
+
+// age is one garbage collection cycle passing: the old buffers go (a
+// mapped one to idle, its pages given back), the fresh become old.
 func (c *bufferClass) age() {
 	c.mu.Lock()
+	for _, b := range c.old {
+		if c.mapped[unsafe.SliceData(b)] {
+			dropPages(b)
+			c.idle = append(c.idle, b)
+		}
+	}
 	c.old, c.fresh = c.fresh, nil
 	c.mu.Unlock()
 }
@@ -118,7 +156,7 @@ func getBuffer(n int) []byte {
 	if b := bufferPools[i].get(); b != nil {
 		return b[:0]
 	}
-	return make([]byte, 0, classSize(i))
+	return bufferPools[i].alloc(classSize(i))
 }
 
 // putBuffer keeps b for a later getBuffer, in the largest class its
