@@ -23,13 +23,7 @@ import (
 //
 //	go test -run '^$' -bench PlanAdmit -benchtime 5s ./metering/
 func BenchmarkPlanAdmit(b *testing.B) {
-	c := testRedis(b)
-	m := NewRedis(c, Options{})
-	p := mustParsePlansB(b, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_second: 1000000000, per_minute: 1000000000}\n    quotas: {day: 1000000000000, month: 1000000000000}\n    costs: {heavy: 3}\n").Plan("p")
-	ids := make([]string, 64)
-	for i := range ids {
-		ids[i] = newKeyID(b, c)
-	}
+	c, m, p, ids := admitBench(b)
 	for _, par := range []int{1, 8, 32} {
 		b.Run(map[int]string{1: "parallel-2", 8: "parallel-16", 32: "parallel-64"}[par], func(b *testing.B) {
 			var next atomic.Int64
@@ -78,13 +72,7 @@ func BenchmarkPlanAdmit(b *testing.B) {
 //
 //	go test -run '^$' -bench AdmissionScript -benchtime 5s ./metering/
 func BenchmarkAdmissionScript(b *testing.B) {
-	c := testRedis(b)
-	m := NewRedis(c, Options{})
-	p := mustParsePlansB(b, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_second: 1000000000, per_minute: 1000000000}\n    quotas: {day: 1000000000000, month: 1000000000000}\n    costs: {heavy: 3}\n").Plan("p")
-	ids := make([]string, 64)
-	for i := range ids {
-		ids[i] = newKeyID(b, c)
-	}
+	c, m, p, ids := admitBench(b)
 	ctx := context.Background()
 	if err := planAdmitScript.Load(ctx, c).Err(); err != nil {
 		b.Fatal(err)
@@ -151,6 +139,19 @@ func evalshaStats(b *testing.B, c *redis.Client) [2]int64 {
 		}
 	}
 	return out
+}
+
+// admitBench is what the admission benchmarks share: the test Redis, a
+// meter on it, a plan of two rate limits, day and month quotas and a
+// per-tool cost that admits every call, and 64 fresh key ids.
+func admitBench(b *testing.B) (*redis.Client, *RedisMeter, *Plan, []string) {
+	c := testRedis(b)
+	p := mustParsePlansB(b, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_second: 1000000000, per_minute: 1000000000}\n    quotas: {day: 1000000000000, month: 1000000000000}\n    costs: {heavy: 3}\n").Plan("p")
+	ids := make([]string, 64)
+	for i := range ids {
+		ids[i] = newKeyID(b, c)
+	}
+	return c, NewRedis(c, Options{}), p, ids
 }
 
 // redisCPU is the CPU time Redis has used since it started (INFO cpu:
