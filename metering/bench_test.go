@@ -3,14 +3,14 @@ package metering
 import (
 	"context"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/restmcp/restmcp/internal/redisinfo"
 )
 
 // BenchmarkPlanAdmit measures AdmitCall against the real Redis with a
@@ -30,7 +30,7 @@ func BenchmarkPlanAdmit(b *testing.B) {
 			var mu sync.Mutex
 			var lat []time.Duration
 			b.SetParallelism(par)
-			cpu0 := redisCPU(b, c)
+			before := redisUse(b, c)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				own := make([]time.Duration, 0, 1024)
@@ -50,7 +50,7 @@ func BenchmarkPlanAdmit(b *testing.B) {
 				mu.Unlock()
 			})
 			b.StopTimer()
-			redisUS := (redisCPU(b, c) - cpu0).Seconds() * 1e6 / float64(b.N)
+			redisUS := redisUse(b, c).Sub(before).CPU.Seconds() * 1e6 / float64(b.N)
 			b.ReportMetric(redisUS, "redis-µs/admission")
 			slices.Sort(lat)
 			if len(lat) > 0 {
@@ -80,7 +80,7 @@ func BenchmarkAdmissionScript(b *testing.B) {
 	const pipeline = 16
 	var next atomic.Int64
 	b.SetParallelism(8) // 16 goroutines on 2 cores
-	cpu0, script0 := redisCPU(b, c), evalshaStats(b, c)
+	before := redisUse(b, c)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for more := true; more; {
@@ -106,39 +106,12 @@ func BenchmarkAdmissionScript(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	script := evalshaStats(b, c)
-	b.ReportMetric((redisCPU(b, c)-cpu0).Seconds()*1e6/float64(b.N), "redis-µs/admission")
-	if script[0] > script0[0] {
-		b.ReportMetric(float64(script[1]-script0[1])/float64(script[0]-script0[0]), "script-µs")
+	d := redisUse(b, c).Sub(before)
+	b.ReportMetric(d.CPU.Seconds()*1e6/float64(b.N), "redis-µs/admission")
+	if n := d.Calls["evalsha"]; n > 0 {
+		b.ReportMetric(float64(d.Usec["evalsha"])/float64(n), "script-µs")
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "admissions/s")
-}
-
-// evalshaStats are INFO commandstats' calls and µs of EVALSHA.
-func evalshaStats(b *testing.B, c *redis.Client) [2]int64 {
-	b.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatalf("INFO commandstats: %v", err)
-	}
-	var out [2]int64
-	for line := range strings.Lines(info) {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
-		if !ok {
-			continue
-		}
-		for f := range strings.SplitSeq(rest, ",") {
-			k, v, _ := strings.Cut(f, "=")
-			n, _ := strconv.ParseInt(v, 10, 64)
-			switch k {
-			case "calls":
-				out[0] = n
-			case "usec":
-				out[1] = n
-			}
-		}
-	}
-	return out
 }
 
 // admitBench is what the admission benchmarks share: the test Redis, a
@@ -154,30 +127,14 @@ func admitBench(b *testing.B) (*redis.Client, *RedisMeter, *Plan, []string) {
 	return c, NewRedis(c, Options{}), p, ids
 }
 
-// redisCPU is the CPU time Redis has used since it started (INFO cpu:
-// used_cpu_user + used_cpu_sys, in seconds with µs digits).
-func redisCPU(b *testing.B, c *redis.Client) time.Duration {
+// redisUse reads Redis's CPU and command counts (internal/redisinfo).
+func redisUse(b *testing.B, c *redis.Client) redisinfo.Usage {
 	b.Helper()
-	info, err := c.Info(context.Background(), "cpu").Result()
+	u, err := redisinfo.Read(context.Background(), c)
 	if err != nil {
-		b.Fatalf("INFO cpu: %v", err)
+		b.Fatal(err)
 	}
-	var total time.Duration
-	for line := range strings.Lines(info) {
-		name, value, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (name != "used_cpu_user" && name != "used_cpu_sys") {
-			continue
-		}
-		s, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			b.Fatalf("INFO cpu: %s: %v", line, err)
-		}
-		total += time.Duration(s * float64(time.Second))
-	}
-	if total == 0 {
-		b.Fatalf("INFO cpu has no used_cpu_user or used_cpu_sys: %q", info)
-	}
-	return total
+	return u
 }
 
 // BenchmarkMemoryPlanAdmit is the in-memory baseline.
