@@ -26,6 +26,7 @@ import (
 	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/internal/benchdata"
+	"github.com/restmcp/restmcp/internal/redisinfo"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -68,6 +69,9 @@ type benchRun struct {
 	// With --in-process=false: the CPU of restmcp's process and of the
 	// upstream's over the run (Linux /proc); 0 otherwise.
 	restmcpCPU, upstreamCPU time.Duration
+	// redis is what Redis did over the run with --redis, out of process;
+	// nil otherwise.
+	redis *redisinfo.Usage
 }
 
 // runBench implements `restmcp bench`: it starts a loopback upstream and

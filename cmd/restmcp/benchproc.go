@@ -16,6 +16,10 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/restmcp/restmcp/internal/redisinfo"
 )
 
 // benchChildEnv marks a process that `restmcp bench` started from its own
@@ -161,8 +165,15 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		env = append(env, "RESTMCP_MAX_RESPONSE_BYTES="+strconv.Itoa(o.bodyLen+1)) // the whole answer, not cut at the default cap
 	}
 	meterName := "memory metering"
+	var rdb *redis.Client // to read what Redis did in each run
 	if o.redisURL != "" {
 		env, meterName = append(env, "RESTMCP_REDIS_URL="+o.redisURL), "Redis metering"
+		opt, err := redis.ParseURL(o.redisURL)
+		if err != nil {
+			return fmt.Errorf("--redis: %w", err)
+		}
+		rdb = redis.NewClient(opt)
+		defer rdb.Close()
 	}
 	rm, mcpURL, err := startBenchChild(ctx, []string{"serve", "--spec", spec, "--addr", "127.0.0.1:0", "--rate-limit", "-1"}, env,
 		func(l string) string {
@@ -215,7 +226,12 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		measure(ctx, "warm-up", c, min(o.calls, 1000, max(o.calls/10, 1)), direct, 0)
 		measure(ctx, "warm-up", c, min(o.calls, 1000, max(o.calls/10, 1)), through, 0)
 		d := measureProcesses(ctx, "direct upstream", c, o.calls, direct, rm.pid, up.pid)
+		before := readRedisUse(ctx, rdb)
 		t := measureProcesses(ctx, "restmcp serve, "+meterName, c, o.calls, through, rm.pid, up.pid)
+		if after := readRedisUse(ctx, rdb); before != nil && after != nil {
+			u := after.Sub(*before)
+			t.redis = &u
+		}
 		runs = append(runs, d, t)
 		if peer != nil {
 			measure(ctx, "warm-up", c, min(o.calls, 1000), peer, o.peerPID)
@@ -288,6 +304,19 @@ func measureProcesses(ctx context.Context, target string, c, calls int, do func(
 	return r
 }
 
+// readRedisUse is what rdb's Redis reports of its work so far, or nil
+// without a Redis (rdb nil) or when it does not answer.
+func readRedisUse(ctx context.Context, rdb *redis.Client) *redisinfo.Usage {
+	if rdb == nil {
+		return nil
+	}
+	u, err := redisinfo.Read(ctx, rdb)
+	if err != nil {
+		return nil
+	}
+	return &u
+}
+
 // writeBenchProcesses prints the runs of runBenchProcesses, then for each
 // concurrency restmcp's process CPU per call, as a multiple of the
 // upstream process's own CPU per call in the direct run, and the
@@ -322,6 +351,12 @@ func writeBenchProcesses(w io.Writer, runs []benchRun) {
 		}
 		fmt.Fprintf(w, "concurrency %d: restmcp's process %s CPU per call, %s the upstream process's own %s; throughput %.2f of direct\n",
 			t.concurrency, rmPer.Round(100*time.Nanosecond), ratio, upPer.Round(100*time.Nanosecond), t.rate()/d.rate())
+		if u := t.redis; u != nil {
+			n := float64(t.calls)
+			fmt.Fprintf(w, "concurrency %d: Redis's process %s CPU per call (INFO cpu); per call restmcp sent it %.2f EVALSHA, %.2f EVAL and %.2f XADD (INFO commandstats)\n",
+				t.concurrency, (u.CPU / time.Duration(t.calls)).Round(100*time.Nanosecond),
+				float64(u.Calls["evalsha"])/n, float64(u.Calls["eval"])/n, float64(u.Calls["xadd"])/n)
+		}
 		i += 2
 		for ; i < len(runs) && runs[i].concurrency == t.concurrency && runs[i].target != d.target; i++ {
 			p := runs[i]
