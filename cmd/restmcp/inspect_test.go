@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,6 +196,30 @@ func TestBenchCommand(t *testing.T) {
 				t.Errorf("bench --answer-bytes: no per-answer or RSS line:\n%s", stdout.String())
 			}
 		}
+	}
+}
+
+// TestBenchCommandRedis: with --redis, restmcp serve meters in Redis, and
+// the report adds Redis's own CPU per call and the admission scripts and
+// events restmcp sent it per call. The test Redis is shared with other
+// packages' tests running at the same time, so its counts are at least
+// restmcp's: one EVALSHA per call.
+func TestBenchCommandRedis(t *testing.T) {
+	url := testRedisURL(t)
+	var stdout, stderr strings.Builder
+	if err := run(context.Background(), []string{"bench", "--calls", "300", "--concurrency", "2", "--redis", url}, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("bench --redis: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "\nrestmcp serve, Redis metering  2 ") {
+		t.Errorf("no Redis metering row:\n%s", out)
+	}
+	m := regexp.MustCompile(`\nconcurrency 2: Redis's process [0-9.]+(µs|ms) CPU per call \(INFO cpu\); per call restmcp sent it ([0-9]+\.[0-9]{2}) EVALSHA, [0-9]+\.[0-9]{2} EVAL and [0-9]+\.[0-9]{2} XADD \(INFO commandstats\)\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no Redis line:\n%s", out)
+	}
+	if n, _ := strconv.ParseFloat(m[2], 64); n < 1 {
+		t.Errorf("%s EVALSHA per call, want at least 1.00 (one admission per call)", m[2])
 	}
 }
 
