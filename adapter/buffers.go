@@ -15,15 +15,17 @@ import (
 // (2^k and 1.5·2^k bytes), so that a buffer is at most a third larger than
 // asked; smaller ones are cheap to allocate and larger ones rare.
 //
-// The pooled buffers live outside the Go heap, in memory mapped from the
-// kernel (mapBuffer; on the heap where there is no mmap). On the heap,
+// On Linux the pooled buffers live outside the Go heap, in memory mapped
+// from the kernel (mapBuffer; elsewhere they are on the heap). On the heap,
 // kept buffers would count as live data, and the garbage collector lets
 // the heap grow to twice the live data before it runs: a process that
 // keeps a megabyte buffer would hold a second megabyte of garbage. Outside
 // it, a megabyte answer costs the process about its own size in memory. A
 // mapped buffer is never unmapped, so no slice of it can ever point at
 // memory the process no longer has; a class that gives a mapped buffer up
-// gives its pages back to the kernel and keeps the mapping for later.
+// gives its pages back to the kernel and keeps the mapping for later. So
+// the process's virtual size keeps the most buffers of each size ever in
+// use at once (its resident size does not).
 const (
 	minPooledShift = 16 // 64 KiB
 	maxPooledShift = 26 // 64 MiB
