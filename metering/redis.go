@@ -74,13 +74,14 @@ local skew_error = "ERR restmcp: replica clock and Redis TIME are more than a mo
 // day's, "cost:<tool>" and "calls:<tool>" per tool, and "rl:<window>" each
 // GCRA rate limit's state. Every hash a script creates holds "m". Keeping
 // them in one hash makes an admission one HMGET and one HSET instead of a
-// command per counter and limit (docs/operations.md, "Redis keys").
+// command per counter and limit (docs/operations.md, "Redis key layout").
 //
-// Before this layout, the same counts lived in separate keys: usage:<yyyymm>, usage:<yyyymmdd>, tools:<yyyymm> and
-// rl:<window>. A month hash that does not exist yet starts from what those
-// keys hold (open_month), and a GCRA state the hash lacks starts from the
-// earlier key's (carried), so an upgrade loses no count. The earlier keys
-// are only read, and expire on their own.
+// Before this layout, the same counts lived in separate keys:
+// usage:<yyyymm>, usage:<yyyymmdd>, tools:<yyyymm> and rl:<window>. A
+// month hash that does not exist yet starts from what those keys hold
+// (open_month), and a GCRA state the hash lacks starts from the earlier
+// key's (carried), so an upgrade loses no count. The earlier keys are only
+// read, and expire on their own.
 const luaMonth = `
 -- base_of returns "restmcp:{keyID}:" of a month hash's key.
 local function base_of(h) return string.sub(h, 1, -13) end
@@ -135,7 +136,7 @@ type RedisMeter struct {
 	rdb rediser
 
 	// clientNow is the replica's clock, used only to name the candidate
-	// usage counters. Nil means time.Now.
+	// month hashes. Nil means time.Now.
 	clientNow func() time.Time
 	// serverNow, when set, replaces Redis TIME inside the scripts. Tests
 	// only; nil in production.
