@@ -5,15 +5,19 @@ import (
 	"maps"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// earlierKeys writes what the layout before month hashes held for id in
-// November 2026 (testStart is 15 November, 12:00 UTC): the month's and two
+// upgraded returns the test Redis, a fresh key id and a meter whose clocks
+// stand at testStart (15 November 2026, 12:00 UTC), with what the layout
+// before month hashes held for the key in November: the month's and two
 // days' units, the per-tool hash and the per-minute limit's GCRA state,
 // 20 s in debt.
-func earlierKeys(t *testing.T, id string) {
+func upgraded(t *testing.T) (*redis.Client, string, *RedisMeter) {
 	t.Helper()
 	c := testRedis(t)
+	id := newKeyID(t, c)
 	ctx := context.Background()
 	for k, v := range map[string]string{"usage:202611": "40", "usage:20261115": "4", "usage:20261114": "9",
 		"rl:60s": itoa(testStart.UnixMicro() + 20_000_000)} {
@@ -24,6 +28,9 @@ func earlierKeys(t *testing.T, id string) {
 	if err := c.HSet(ctx, Key(id, "tools:202611"), "calls:q", "20", "cost:q", "40").Err(); err != nil {
 		t.Fatal(err)
 	}
+	m := NewRedis(c, Options{})
+	m.serverNow, m.clientNow = func() time.Time { return testStart }, func() time.Time { return testStart }
+	return c, id, m
 }
 
 // TestMonthHashStartsFromEarlierKeys: a deployment that upgrades
@@ -32,11 +39,7 @@ func earlierKeys(t *testing.T, id string) {
 // hash from them, then counts the call in it; the earlier keys are left as
 // they were.
 func TestMonthHashStartsFromEarlierKeys(t *testing.T) {
-	c := testRedis(t)
-	id := newKeyID(t, c)
-	earlierKeys(t, id)
-	m := NewRedis(c, Options{})
-	m.serverNow, m.clientNow = func() time.Time { return testStart }, func() time.Time { return testStart }
+	c, id, m := upgraded(t)
 	p := mustParsePlans(t, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_minute: 2}\n    quotas: {day: 10, month: 100}\n").Plan("p")
 	ctx := context.Background()
 
@@ -75,11 +78,7 @@ func TestMonthHashStartsFromEarlierKeys(t *testing.T) {
 // earlier keys, and a refund where neither layout holds a count makes
 // nothing.
 func TestSettleUndoOfEarlierLayoutCall(t *testing.T) {
-	c := testRedis(t)
-	id := newKeyID(t, c)
-	earlierKeys(t, id)
-	m := NewRedis(c, Options{})
-	m.serverNow, m.clientNow = func() time.Time { return testStart }, func() time.Time { return testStart }
+	c, id, m := upgraded(t)
 	ctx := context.Background()
 	minute := minuteOf(testStart)
 	callID := "a1b2c3d4e5f60718"
