@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/restmcp/restmcp/internal/h1"
+	"github.com/restmcp/restmcp/internal/rawnet"
 )
 
 // NewHTTPClient returns the upstream client New uses when Options.HTTPClient
@@ -35,9 +36,16 @@ import (
 // (HTTP/2 where the upstream offers it). docs/requests.md#connections.
 func NewHTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return rawnet.Conn(c), nil
+	}
 	std := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          512,
 		MaxIdleConnsPerHost:   128,
@@ -49,7 +57,7 @@ func NewHTTPClient() *http.Client {
 		Transport: &h1.Transport{
 			Fallback:       std,
 			Proxy:          http.ProxyFromEnvironment,
-			DialContext:    dialer.DialContext,
+			DialContext:    dial,
 			MaxIdlePerHost: 128,
 			IdleTimeout:    90 * time.Second,
 		},

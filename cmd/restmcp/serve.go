@@ -27,6 +27,7 @@ import (
 	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/examples"
+	"github.com/restmcp/restmcp/internal/rawnet"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -111,7 +112,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		mw.close(cctx)
 	}()
 
-	ln = netutil.LimitListener(ln, cfg.MaxConnections)
+	ln = netutil.LimitListener(rawnet.Listener(ln), cfg.MaxConnections)
 	httpSrv := newHTTPServer(cfg, srv.Handler(), logger)
 	httpSrv.RegisterOnShutdown(srv.EndStreams) // session streams would hold Shutdown
 	mcpURL := "http://" + ln.Addr().String() + cfg.MCPPath
