@@ -80,6 +80,9 @@ const (
 	DefaultIdleTimeout = 120 * time.Second
 	// DefaultMaxHeaderBytes caps the request line and headers (64 KiB).
 	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultGCHeadroomBytes lets the heap grow 16 MiB past what is live
+	// between garbage collections (GCHeadroomBytes).
+	DefaultGCHeadroomBytes int64 = 16 << 20
 	// DefaultMaxConnections caps the connections served at once; more wait
 	// in the listen backlog, so a flood of idle connections cannot use up
 	// the process's file descriptors.
@@ -412,6 +415,13 @@ type Config struct {
 	// MaxConnections caps the connections served at once; further ones
 	// wait to be accepted. Must be positive. Default 4096.
 	MaxConnections int
+	// GCHeadroomBytes is how far, in bytes, the heap may grow past what is
+	// live before the next garbage collection, when that is more than Go's
+	// own pacing gives (GOGC=100: as far as what is live). More trades
+	// resident memory for CPU (package internal/gcpace). -1: Go's own
+	// pacing; 0 is invalid. The GOGC or GOMEMLIMIT environment variable,
+	// when set, takes precedence. Default 16 MiB.
+	GCHeadroomBytes int64
 	// UpstreamHosts lists the hosts (host or host:port, case-insensitive),
 	// besides the upstream's own, that may receive callers' keys: with
 	// Upstream set, an operation or path whose servers entry names another
@@ -549,6 +559,7 @@ func Default() Config {
 		MeterTimeout:               DefaultMeterTimeout,
 		MaxBodyBytes:               DefaultMaxBodyBytes,
 		MaxResponseBytes:           DefaultMaxResponseBytes,
+		GCHeadroomBytes:            DefaultGCHeadroomBytes,
 		AllowedOrigins:             nil,
 		MaxToolNameLength:          DefaultMaxToolNameLength,
 		RequireKey:                 DefaultRequireKey,
@@ -649,6 +660,9 @@ func (c Config) checkLimits(bad problemFunc) {
 	}
 	if c.MaxResponseBytes <= 0 {
 		bad("max_response_bytes", "must be positive; got %d", c.MaxResponseBytes)
+	}
+	if c.GCHeadroomBytes <= 0 && c.GCHeadroomBytes != -1 {
+		bad("gc_headroom_bytes", "must be positive, or -1 for Go's own pacing; got %d", c.GCHeadroomBytes)
 	}
 	for _, o := range c.AllowedOrigins {
 		if err := checkOrigin(o); err != nil {

@@ -540,6 +540,10 @@ func table() []setting {
 			Usage: "Approximate number of usage events kept in the Redis stream restmcp:events (one per tools/call, for billing); -1 turns events off. Needs redis_url.",
 		}, field: func(c *Config) any { return &c.EventMaxLen }},
 		{Setting: Setting{
+			Key: "gc_headroom_bytes", Flag: "gc-headroom-bytes", Env: "RESTMCP_GC_HEADROOM_BYTES", Type: "int",
+			Usage: "How far the heap may grow past what is live before the next garbage collection, in bytes, when that is more than Go's own pacing gives (as far as what is live): fewer collections for at most this much more resident memory. -1: Go's own pacing. A GOGC or GOMEMLIMIT environment variable takes precedence.",
+		}, field: func(c *Config) any { return &c.GCHeadroomBytes }},
+		{Setting: Setting{
 			Key: "metrics", Flag: "metrics", Env: "RESTMCP_METRICS", Type: "bool",
 			Usage: "Serve Prometheus metrics at GET /metrics (calls by tool and outcome, meter decisions, Redis and upstream latency, outage state).",
 		}, field: func(c *Config) any { return &c.Metrics }},
