@@ -83,6 +83,9 @@ const (
 	// DefaultGCHeadroomBytes lets the heap grow 16 MiB past what is live
 	// between garbage collections (GCHeadroomBytes).
 	DefaultGCHeadroomBytes int64 = 16 << 20
+	// DefaultAdaptiveProcs is true: GOMAXPROCS follows the CPU used
+	// (AdaptiveProcs).
+	DefaultAdaptiveProcs = true
 	// DefaultMaxConnections caps the connections served at once; more wait
 	// in the listen backlog, so a flood of idle connections cannot use up
 	// the process's file descriptors.
@@ -422,6 +425,12 @@ type Config struct {
 	// pacing; 0 is invalid. The GOGC or GOMEMLIMIT environment variable,
 	// when set, takes precedence. Default 16 MiB.
 	GCHeadroomBytes int64
+	// AdaptiveProcs runs Go's scheduler on as many processors
+	// (GOMAXPROCS) as the process's CPU use needs, up to Go's default
+	// (package internal/procpace); false: Go's default throughout. The
+	// GOMAXPROCS environment variable, when set, takes precedence.
+	// Default true.
+	AdaptiveProcs bool
 	// UpstreamHosts lists the hosts (host or host:port, case-insensitive),
 	// besides the upstream's own, that may receive callers' keys: with
 	// Upstream set, an operation or path whose servers entry names another
@@ -560,6 +569,7 @@ func Default() Config {
 		MaxBodyBytes:               DefaultMaxBodyBytes,
 		MaxResponseBytes:           DefaultMaxResponseBytes,
 		GCHeadroomBytes:            DefaultGCHeadroomBytes,
+		AdaptiveProcs:              DefaultAdaptiveProcs,
 		AllowedOrigins:             nil,
 		MaxToolNameLength:          DefaultMaxToolNameLength,
 		RequireKey:                 DefaultRequireKey,

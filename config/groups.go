@@ -62,7 +62,7 @@ var settingGroups = []SettingGroup{{
 }, {
 	Name:  "Process",
 	About: "How restmcp's own process trades memory for CPU.",
-	keys:  []string{"gc_headroom_bytes"},
+	keys:  []string{"gc_headroom_bytes", "adaptive_procs"},
 }, {
 	Name:  "Observability",
 	About: "Logs, metrics and timing.",

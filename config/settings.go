@@ -544,6 +544,10 @@ func table() []setting {
 			Usage: "How far the heap may grow past what is live before the next garbage collection, in bytes, when that is more than Go's own pacing gives (as far as what is live): fewer collections for at most this much more resident memory. -1: Go's own pacing. A GOGC or GOMEMLIMIT environment variable takes precedence.",
 		}, field: func(c *Config) any { return &c.GCHeadroomBytes }},
 		{Setting: Setting{
+			Key: "adaptive_procs", Flag: "adaptive-procs", Env: "RESTMCP_ADAPTIVE_PROCS", Type: "bool",
+			Usage: "Run Go's scheduler on as many processors (GOMAXPROCS) as the process's CPU use needs, up to Go's default (the CPUs it may use): one more at once when the processors in use are 85 % busy, one fewer after half a second of less. Spare processors cost CPU in wake-ups. false: Go's default throughout. A GOMAXPROCS environment variable takes precedence.",
+		}, field: func(c *Config) any { return &c.AdaptiveProcs }},
+		{Setting: Setting{
 			Key: "metrics", Flag: "metrics", Env: "RESTMCP_METRICS", Type: "bool",
 			Usage: "Serve Prometheus metrics at GET /metrics (calls by tool and outcome, meter decisions, Redis and upstream latency, outage state).",
 		}, field: func(c *Config) any { return &c.Metrics }},

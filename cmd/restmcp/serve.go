@@ -27,7 +27,6 @@ import (
 	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/examples"
-	"github.com/restmcp/restmcp/internal/gcpace"
 	"github.com/restmcp/restmcp/internal/rawnet"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
@@ -120,6 +119,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// Paced from here on, so that loading the document keeps Go's own
 	// pacing (and its peak RSS).
 	defer paceGC(cfg.GCHeadroomBytes, getenv, logger)()
+	defer paceProcs(cfg.AdaptiveProcs, getenv, logger)()
 	logger.Info("ready",
 		"mcp_url", mcpURL,
 		"oauth_mcp_url", srv.OAuthURL(),
@@ -226,22 +226,6 @@ func reloadInterval(cfg config.Config, location string) time.Duration {
 // haltGrace is how long the calls HaltCalls stops have to write their
 // refunds after the shutdown timeout.
 const haltGrace = 5 * time.Second
-
-// paceGC starts the collector's pacing with headroom bytes
-// (gc_headroom_bytes, package internal/gcpace) and returns its stop; with
-// -1, or when the GOGC or GOMEMLIMIT environment variable is set (the
-// operator's own choice, which Go applies), it leaves Go's pacing alone
-// and says so at Info.
-func paceGC(headroom int64, getenv func(string) string, logger *slog.Logger) (stop func()) {
-	if headroom <= 0 {
-		return func() {}
-	}
-	if gogc, limit := getenv("GOGC"), getenv("GOMEMLIMIT"); gogc != "" || limit != "" {
-		logger.Info("gc_headroom_bytes not applied: the environment sets the garbage collector", "GOGC", gogc, "GOMEMLIMIT", limit)
-		return func() {}
-	}
-	return gcpace.Start(uint64(headroom))
-}
 
 // newHTTPServer is the HTTP server in front of the handler, with the
 // deadlines and limits a public deployment needs (net/http Server fields):
