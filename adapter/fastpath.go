@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -374,13 +375,6 @@ func (e *resultEncoder) flush() {
 // application/json body or one "message" server-sent event. The result is
 // written as it is, not copied (a tools/list can be megabytes).
 func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) {
-	h := c.Writer.Header()
-	if jsonMode {
-		setHeaders(h, "Cache-Control", "no-cache, no-transform", "Content-Type", "application/json")
-	} else {
-		setHeaders(h, "Cache-Control", "no-cache, no-transform", "Content-Type", "text/event-stream", "Connection", "keep-alive")
-	}
-	c.Status(http.StatusOK)
 	head := make([]byte, 0, 64+len(id))
 	if !jsonMode {
 		head = append(head, "event: message\ndata: "...)
@@ -398,6 +392,17 @@ func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) 
 	if !jsonMode {
 		tail = "}\n\n"
 	}
+	h := c.Writer.Header()
+	switch {
+	case !jsonMode:
+		setHeaders(h, "Cache-Control", "no-cache, no-transform", "Content-Type", "text/event-stream", "Connection", "keep-alive")
+	case r.large != nil: // its length is known once written: chunked
+		setHeaders(h, "Cache-Control", "no-cache, no-transform", "Content-Type", "application/json")
+	default: // a Content-Length, where net/http would chunk an answer over 2 KB
+		setHeaders(h, "Cache-Control", "no-cache, no-transform", "Content-Type", "application/json",
+			"Content-Length", strconv.Itoa(len(head)+len(body)+len(tail)))
+	}
+	c.Status(http.StatusOK)
 	w := c.Writer
 	_, _ = w.Write(head)
 	if r.large != nil {

@@ -3,6 +3,7 @@ package adapter
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -485,5 +486,45 @@ func TestBufferPools(t *testing.T) {
 	cb.release()
 	if cb.held != nil {
 		t.Error("release keeps the buffers")
+	}
+}
+
+// TestFastPathContentLength: a fast-path answer in JSON mode carries its
+// exact Content-Length, where net/http would chunk a body over 2 KB (the
+// client then reads a fixed length); an SSE answer is a stream (chunked),
+// as the go-sdk's.
+func TestFastPathContentLength(t *testing.T) {
+	pet := `{"id":"p1","notes":"` + strings.Repeat("n", 3000) + `"}`
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(pet))
+	}))
+	defer up.Close()
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), Meter: allowAll(0)})
+	text, _ := json.Marshal(pet)
+	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + pet + `}}`
+	for _, c := range []struct {
+		accept, body string
+		length       int64
+		chunked      bool
+	}{
+		{"application/json, text/event-stream", want, int64(len(want)), false},
+		{"application/json", want, int64(len(want)), false},
+		{"text/event-stream", "event: message\ndata: " + want + "\n\n", -1, true},
+	} {
+		req := mcpRequest(srv.URL+"/mcp", toolsCallBody(1, "get_pet", `{"petId":"p1"}`))
+		req.Header.Set("Accept", c.accept)
+		req.Header.Set("X-API-Key", "k-123")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		chunked := len(resp.TransferEncoding) == 1 && resp.TransferEncoding[0] == "chunked"
+		if string(b) != c.body || resp.ContentLength != c.length || chunked != c.chunked {
+			t.Errorf("Accept %q: Content-Length %d, chunked %v, body:\n%s\nwant Content-Length %d, chunked %v, body:\n%s",
+				c.accept, resp.ContentLength, chunked, b, c.length, c.chunked, c.body)
+		}
 	}
 }
