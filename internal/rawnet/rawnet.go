@@ -9,7 +9,7 @@
 // which then polls every 20 µs until it sees no work for a while. A proxy
 // at a few thousand calls a second crosses from idle to busy at almost
 // every call, so the monitor never rests: on a 2-core virtual machine that
-// was 12 % of restmcp's CPU per tools/call (docs/operations.md#performance).
+// was 12 % of restmcp's CPU per tools/call (docs/operations.md#speed).
 // A non-blocking socket's read or write returns at once (data, EAGAIN or
 // an error), so it needs none of that bookkeeping: it is the same system
 // call on the same descriptor, and deadlines, Close and the poller work as
