@@ -34,6 +34,8 @@ import (
 // goroutines per connection, about 5 % of a call's CPU), and hands
 // https, proxied requests and the rest to a tuned [http.Transport]
 // (HTTP/2 where the upstream offers it). docs/requests.md#connections.
+// Both dial TCP connections that read and write with raw system calls
+// ([rawnet.Conn], on Linux).
 func NewHTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {

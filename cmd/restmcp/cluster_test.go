@@ -3,9 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -210,7 +215,23 @@ func TestNewRedisClientModes(t *testing.T) {
 		if dial != time.Second || read != time.Second || retries > 0 { // go-redis turns -1 into 0 for *redis.Client: no retries either way
 			t.Errorf("%s: dial %v, read %v, retries %d; want 1s, 1s, none", tt.mode, dial, read, retries)
 		}
+		if tt.mode != config.RedisSentinel { // its client's dialer first asks the sentinels for the master
+			checkRawDialer(t, string(tt.mode), c)
+		}
 		_ = c.Close()
+	}
+	// rediss: the same dialer still speaks TLS (it checks the server's
+	// certificate, which this test server's does not pass).
+	c, _, err := newRedisClient(config.RedisSingle, "rediss://127.0.0.1:1/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tlsServer := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsServer.Close()
+	_, err = c.(*redis.Client).Options().Dialer(context.Background(), "tcp", tlsServer.Listener.Addr().String())
+	if err == nil || !strings.Contains(err.Error(), "x509: certificate") {
+		t.Errorf("rediss dial of a server with another certificate: %v, want a certificate error", err)
 	}
 	for _, bad := range []struct {
 		mode config.RedisMode
@@ -223,5 +244,34 @@ func TestNewRedisClientModes(t *testing.T) {
 		if _, _, err := newRedisClient(bad.mode, config.Secret(bad.url)); err == nil || err.Error() != bad.want {
 			t.Errorf("%s %s: error %v, want %q", bad.mode, bad.url, err, bad.want)
 		}
+	}
+}
+
+// checkRawDialer dials a local listener with c's dialer: on Linux the
+// connection reads and writes through rawnet (not a bare *net.TCPConn,
+// still a syscall.Conn for go-redis's health check), elsewhere as it is.
+func checkRawDialer(t *testing.T, mode string, c redis.UniversalClient) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var dial func(context.Context, string, string) (net.Conn, error)
+	switch c := c.(type) {
+	case *redis.Client:
+		dial = c.Options().Dialer
+	case *redis.ClusterClient:
+		dial = c.Options().Dialer
+	}
+	conn, err := dial(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("%s: dial: %v", mode, err)
+	}
+	defer conn.Close()
+	_, bare := conn.(*net.TCPConn)
+	_, sys := conn.(syscall.Conn)
+	if bare != (runtime.GOOS != "linux") || !sys {
+		t.Errorf("%s: dialed a %T; want rawnet's connection on Linux", mode, conn)
 	}
 }
