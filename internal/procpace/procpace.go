@@ -17,7 +17,9 @@
 // Every Interval the pacer reads the CPU the process used (getrusage(2),
 // user and system) and sets GOMAXPROCS to Needed of it: more processors at
 // once when the load grows, fewer only after it has stayed lower for
-// Settle intervals in a row.
+// Settle intervals in a row. Setting GOMAXPROCS ends Go's own automatic
+// updates (a container's CPU limit changed while running): the ceiling is
+// Go's default at Start, and the last stop gives the updates back.
 package procpace
 
 import (
