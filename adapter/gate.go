@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/restmcp/restmcp/internal/netaddr"
+	"github.com/restmcp/restmcp/internal/procpace"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -294,6 +295,8 @@ func (s *Server) gate(c *gin.Context) {
 		c.Next()
 		return
 	}
+	procpace.CallStarted() // for adaptive_procs: calls that overlap can use another processor
+	defer procpace.CallEnded()
 	start := time.Now()
 	c.Writer = &timingWriter{ResponseWriter: c.Writer, ex: ex, start: start}
 	if s.opts.ResponseMeta {
