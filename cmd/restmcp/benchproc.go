@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -324,7 +325,7 @@ func readRedisUse(ctx context.Context, rdb *redis.Client) *redisinfo.Usage {
 // ticks (10 ms): with 20,000 calls a figure is exact to 0.5 µs per call.
 func writeBenchProcesses(w io.Writer, runs []benchRun) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tCONCURRENCY\tCALLS\tCALLS/S\tP50\tP99\tRESTMCP CPU/CALL\tUPSTREAM CPU/CALL\tERRORS")
+	fmt.Fprintln(tw, "TARGET\tCONCURRENCY\tCALLS\tCALLS/S\tP50\tP99\tRESTMCP CPU/CALL\tUPSTREAM CPU/CALL\tCLIENT CPU/CALL\tERRORS")
 	per := func(d time.Duration, n int) string {
 		if d == 0 {
 			return "-"
@@ -336,13 +337,19 @@ func writeBenchProcesses(w io.Writer, runs []benchRun) {
 		if r.peerCPU > 0 {
 			rcpu = per(r.peerCPU, r.calls) + " (peer)"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\n", r.target, r.concurrency, r.calls, r.rate(),
-			r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), rcpu, per(r.upstreamCPU, r.calls), r.errors)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%d\n", r.target, r.concurrency, r.calls, r.rate(),
+			r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), rcpu, per(r.upstreamCPU, r.calls), per(r.cpu, r.calls), r.errors)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
+	pairs := map[int][]benchPair{}
+	var order []int
 	for i := 0; i+1 < len(runs); {
 		d, t := runs[i], runs[i+1]
+		if pairs[t.concurrency] == nil {
+			order = append(order, t.concurrency)
+		}
+		pairs[t.concurrency] = append(pairs[t.concurrency], benchPair{direct: d, through: t})
 		upPer := d.upstreamCPU / time.Duration(d.calls)
 		rmPer := t.restmcpCPU / time.Duration(t.calls)
 		ratio := "-"
@@ -364,4 +371,60 @@ func writeBenchProcesses(w io.Writer, runs []benchRun) {
 				p.concurrency, p.target, p.rate()/d.rate(), t.rate()/p.rate())
 		}
 	}
+	for _, c := range order {
+		if ps := pairs[c]; len(ps) > 1 {
+			writePairsSummary(w, c, ps)
+		}
+	}
+}
+
+// benchPair is one direct run and the run through restmcp after it.
+type benchPair struct{ direct, through benchRun }
+
+// writePairsSummary prints, for a concurrency measured in several pairs
+// (the level repeated in --concurrency, "8,8,8,8,8": the direct upstream
+// and restmcp alternated, so that a machine whose speed drifts weighs on
+// both alike), the median and range over the pairs of restmcp's process
+// CPU per call, its ratio to the upstream process's own, and the
+// throughput as a share of direct.
+func writePairsSummary(w io.Writer, c int, ps []benchPair) {
+	var cpu []time.Duration
+	var ratio, share []float64
+	for _, p := range ps {
+		rm := p.through.restmcpCPU / time.Duration(p.through.calls)
+		cpu = append(cpu, rm)
+		if up := p.direct.upstreamCPU / time.Duration(p.direct.calls); up > 0 {
+			ratio = append(ratio, float64(rm)/float64(up))
+		}
+		share = append(share, p.through.rate()/p.direct.rate())
+	}
+	slices.Sort(cpu)
+	slices.Sort(ratio)
+	slices.Sort(share)
+	r := "-"
+	if len(ratio) > 0 {
+		r = fmt.Sprintf("%.1f× (%.1f–%.1f×)", median(ratio), ratio[0], ratio[len(ratio)-1])
+	}
+	fmt.Fprintf(w, "concurrency %d, %d pairs: restmcp's process %s CPU per call (%s–%s), %s the upstream process's own; throughput %.2f of direct (%.2f–%.2f); medians and ranges\n",
+		c, len(ps), medianDuration(cpu).Round(100*time.Nanosecond), cpu[0].Round(100*time.Nanosecond), cpu[len(cpu)-1].Round(100*time.Nanosecond),
+		r, median(share), share[0], share[len(share)-1])
+}
+
+// median is the middle of sorted v (the mean of the two middle ones for
+// an even count); v is not empty.
+func median(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// medianDuration is median for durations.
+func medianDuration(v []time.Duration) time.Duration {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }

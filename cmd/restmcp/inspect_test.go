@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/restmcp/restmcp/internal/corpustest"
@@ -169,13 +170,15 @@ func TestBenchCommand(t *testing.T) {
 			t.Fatalf("bench %v: %v\n%s", tc.flags, err, stderr.String())
 		}
 		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		// The columns after TARGET, whose value has spaces ("RESTMCP CPU/CALL" is one column).
+		cols := len(strings.Fields(strings.ReplaceAll(lines[0], " CPU/CALL", "_CPU/CALL"))) - 1
 		var targets []string
 		for _, l := range lines[1:5] {
 			f := strings.Fields(l)
 			if f[len(f)-1] != "0" {
 				t.Errorf("errors in %q", l)
 			}
-			targets = append(targets, strings.Join(f[:len(f)-8], " ")+" c="+f[len(f)-8])
+			targets = append(targets, strings.Join(f[:len(f)-cols], " ")+" c="+f[len(f)-cols])
 		}
 		want := []string{"direct upstream c=1", tc.through + " c=1", "direct upstream c=4", tc.through + " c=4"}
 		if diff := cmp.Diff(want, targets); diff != "" {
@@ -196,6 +199,53 @@ func TestBenchCommand(t *testing.T) {
 				t.Errorf("bench --answer-bytes: no per-answer or RSS line:\n%s", stdout.String())
 			}
 		}
+	}
+}
+
+// TestBenchCommandPairs: a concurrency repeated in --concurrency runs
+// the direct upstream and restmcp in alternated pairs, and the report adds
+// the medians and ranges over the pairs; every row gives the bench
+// process's own CPU per call (the client's).
+func TestBenchCommandPairs(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if err := run(context.Background(), []string{"bench", "--calls", "200", "--concurrency", "2,1,2,2"}, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	lines := strings.Split(out, "\n")
+	if want := "TARGET                          CONCURRENCY  CALLS  CALLS/S  P50"; !strings.HasPrefix(lines[0], want) || !strings.HasSuffix(lines[0], "RESTMCP CPU/CALL  UPSTREAM CPU/CALL  CLIENT CPU/CALL  ERRORS") {
+		t.Fatalf("header %q", lines[0])
+	}
+	row := regexp.MustCompile(`^(direct upstream|restmcp serve, memory metering) +[12] +200 +[0-9]+ +\S+ +\S+ +(-|[0-9.]+(µs|ms)) +[0-9.]+(µs|ms) +[0-9.]+(µs|ms) +0$`)
+	for _, l := range lines[1:9] {
+		if !row.MatchString(l) {
+			t.Errorf("row %q", l)
+		}
+	}
+	summary := regexp.MustCompile(`\nconcurrency 2, 3 pairs: restmcp's process [0-9.]+(µs|ms) CPU per call \([0-9.]+(µs|ms)–[0-9.]+(µs|ms)\), [0-9.]+× \([0-9.]+–[0-9.]+×\) the upstream process's own; throughput [0-9.]+ of direct \([0-9.]+–[0-9.]+\); medians and ranges\n$`)
+	if !summary.MatchString(out) {
+		t.Errorf("no summary of the three pairs at concurrency 2 at the end:\n%s", out)
+	}
+	if strings.Contains(out, "concurrency 1, ") {
+		t.Errorf("a summary for concurrency 1, measured once:\n%s", out)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		v    []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{1, 2, 9}, 2},
+		{[]float64{1, 2, 4, 9}, 3},
+	} {
+		if got := median(c.v); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.v, got, c.want)
+		}
+	}
+	if got := medianDuration([]time.Duration{1, 2, 4, 9}); got != 3 {
+		t.Errorf("medianDuration = %v, want 3ns", got)
 	}
 }
 
