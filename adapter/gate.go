@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/restmcp/restmcp/internal/netaddr"
-	"github.com/restmcp/restmcp/internal/procpace"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -295,8 +294,6 @@ func (s *Server) gate(c *gin.Context) {
 		c.Next()
 		return
 	}
-	procpace.CallStarted() // for adaptive_procs: calls that overlap can use another processor
-	defer procpace.CallEnded()
 	start := time.Now()
 	c.Writer = &timingWriter{ResponseWriter: c.Writer, ex: ex, start: start}
 	if s.opts.ResponseMeta {

@@ -545,7 +545,7 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.GCHeadroomBytes }},
 		{Setting: Setting{
 			Key: "adaptive_procs", Flag: "adaptive-procs", Env: "RESTMCP_ADAPTIVE_PROCS", Type: "bool",
-			Usage: "Run Go's scheduler on as many processors (GOMAXPROCS) as the process's CPU use needs, up to Go's default (the CPUs it may use): more at once when the processors in use are over 85 % busy (50 % while most tools/calls overlap another, which a further processor can run beside it), fewer once half a second in a row has needed fewer. Spare processors cost CPU in wake-ups. false: Go's default throughout. A GOMAXPROCS environment variable takes precedence.",
+			Usage: "Run Go's scheduler on as many processors (GOMAXPROCS) as the process's CPU use needs, up to Go's default (the CPUs it may use): more at once when the processors in use are over 85 % busy, fewer once half a second in a row has needed fewer. Spare processors cost CPU in wake-ups. false: Go's default throughout. A GOMAXPROCS environment variable takes precedence.",
 		}, field: func(c *Config) any { return &c.AdaptiveProcs }},
 		{Setting: Setting{
 			Key: "metrics", Flag: "metrics", Env: "RESTMCP_METRICS", Type: "bool",
