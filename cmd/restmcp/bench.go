@@ -100,9 +100,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peerPID := fs.Int("peer-pid", 0, "the peer's process id, for its CPU per call (Linux /proc)")
 	inProcess := fs.Bool("in-process", false, "run the upstream and restmcp in this process, the log discarded (restmcp's share then is the difference of the two runs); default: each in a process of its own, restmcp with its access log on")
 	serveUpstream := fs.Bool("serve-upstream", false, "serve only the benchmark's upstream at --upstream-addr, print its address and wait (the upstream process of a bench run)")
+	compare := fs.String("compare", "", "also serve from this other restmcp `executable` (an earlier build, say) beside this one, against the same upstream, and drive both in each round, alternating which goes first: an A/B on which the machine's drifting speed weighs alike")
 	answerBytes := fs.Int("answer-bytes", 0, "the upstream answers a JSON object of about this many bytes (a list of items, as a large search answer); 0: the 1 KB object")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *compare != "" && *inProcess {
+		return errors.New("--compare runs restmcp serve processes; it cannot go with --in-process")
 	}
 	if *sdkPath && !*inProcess {
 		return errors.New("--sdk-path needs --in-process (restmcp serve always takes the fast path)")
@@ -132,7 +136,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if !*inProcess {
 		return runBenchProcesses(ctx, benchProcessOptions{calls: *calls, levels: levels, redisURL: *redisURL, upAddr: *upAddr,
-			peerURL: *peerURL, peerName: *peerName, peerPID: *peerPID, answerBytes: *answerBytes, bodyLen: len(body)}, stdout)
+			peerURL: *peerURL, peerName: *peerName, peerPID: *peerPID, answerBytes: *answerBytes, bodyLen: len(body), compare: *compare}, stdout)
 	}
 	up, err := listenServe(*upAddr, benchUpstream(body))
 	if err != nil {

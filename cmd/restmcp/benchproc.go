@@ -36,8 +36,9 @@ type benchProcessOptions struct {
 	redisURL, upAddr  string
 	peerURL, peerName string
 	peerPID           int
-	answerBytes       int // --answer-bytes: passed to the upstream process
-	bodyLen           int // the length of the upstream's answer, for CPU per MB
+	answerBytes       int    // --answer-bytes: passed to the upstream process
+	bodyLen           int    // the length of the upstream's answer, for CPU per MB
+	compare           string // --compare: another restmcp executable, served beside this one's
 }
 
 // serveBenchUpstream serves the benchmark's upstream at addr, writes
@@ -80,6 +81,11 @@ func startBenchChild(ctx context.Context, args, env []string, addrOf func(line s
 	if err != nil {
 		return nil, "", err
 	}
+	return startBenchChildOf(ctx, exe, args, env, addrOf)
+}
+
+// startBenchChildOf is startBenchChild for the executable exe.
+func startBenchChildOf(ctx context.Context, exe string, args, env []string, addrOf func(line string) string) (*benchChild, string, error) {
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(append(os.Environ(), benchChildEnv+"=1"), env...)
 	dieWithParent(cmd)
@@ -176,17 +182,27 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		rdb = redis.NewClient(opt)
 		defer rdb.Close()
 	}
-	rm, mcpURL, err := startBenchChild(ctx, []string{"serve", "--spec", spec, "--addr", "127.0.0.1:0", "--rate-limit", "-1"}, env,
-		func(l string) string {
-			if m := bannerURL.FindStringSubmatch(l); m != nil {
-				return m[1]
-			}
-			return ""
-		})
+	serveArgs := []string{"serve", "--spec", spec, "--addr", "127.0.0.1:0", "--rate-limit", "-1"}
+	banner := func(l string) string {
+		if m := bannerURL.FindStringSubmatch(l); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	rm, mcpURL, err := startBenchChild(ctx, serveArgs, env, banner)
 	if err != nil {
 		return fmt.Errorf("starting restmcp serve: %w", err)
 	}
 	defer rm.stop()
+	var other *benchChild // --compare
+	var otherURL, otherTarget string
+	if o.compare != "" {
+		if other, otherURL, err = startBenchChildOf(ctx, o.compare, serveArgs, env, banner); err != nil {
+			return fmt.Errorf("--compare: starting %s serve: %w", o.compare, err)
+		}
+		defer other.stop()
+		otherTarget = "compared: " + filepath.Base(o.compare) + " serve"
+	}
 
 	direct := func(c *http.Client) error {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+upAddr+"/v1/pets/p1", nil)
@@ -194,11 +210,14 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		return drainOK(c, req)
 	}
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pet_by_id","arguments":{"petId":"p1"}}}`
-	through := func(c *http.Client) error {
-		req := mcpPost(mcpURL, strings.NewReader(call))
-		req.Header.Set("X-API-Key", "bench-key")
-		return drainOK(c, req)
+	callAt := func(u string) func(c *http.Client) error {
+		return func(c *http.Client) error {
+			req := mcpPost(u, strings.NewReader(call))
+			req.Header.Set("X-API-Key", "bench-key")
+			return drainOK(c, req)
+		}
 	}
+	through := callAt(mcpURL)
 	var peer func(*http.Client) error
 	if o.peerURL != "" {
 		pctx, cancel := context.WithCancel(ctx)
@@ -223,17 +242,31 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		warmRSS = pidMemory(rm.pid, "VmRSS")
 	}
 	var runs []benchRun
-	for _, c := range o.levels {
-		measure(ctx, "warm-up", c, min(o.calls, 1000, max(o.calls/10, 1)), direct, 0)
-		measure(ctx, "warm-up", c, min(o.calls, 1000, max(o.calls/10, 1)), through, 0)
+	for round, c := range o.levels {
+		warm := min(o.calls, 1000, max(o.calls/10, 1))
+		measure(ctx, "warm-up", c, warm, direct, 0)
+		measure(ctx, "warm-up", c, warm, through, 0)
+		if other != nil {
+			measure(ctx, "warm-up", c, warm, callAt(otherURL), 0)
+		}
 		d := measureProcesses(ctx, "direct upstream", c, o.calls, direct, rm.pid, up.pid)
+		var compared benchRun
+		if other != nil && round%2 == 1 { // every other round the compared executable goes first
+			compared = measureProcesses(ctx, otherTarget, c, o.calls, callAt(otherURL), other.pid, up.pid)
+		}
 		before := readRedisUse(ctx, rdb)
 		t := measureProcesses(ctx, "restmcp serve, "+meterName, c, o.calls, through, rm.pid, up.pid)
 		if after := readRedisUse(ctx, rdb); before != nil && after != nil {
 			u := after.Sub(*before)
 			t.redis = &u
 		}
+		if other != nil && round%2 == 0 {
+			compared = measureProcesses(ctx, otherTarget, c, o.calls, callAt(otherURL), other.pid, up.pid)
+		}
 		runs = append(runs, d, t)
+		if other != nil {
+			runs = append(runs, compared)
+		}
 		if peer != nil {
 			measure(ctx, "warm-up", c, min(o.calls, 1000), peer, o.peerPID)
 			runs = append(runs, measure(ctx, o.peerName, c, o.calls, peer, o.peerPID))
@@ -367,6 +400,13 @@ func writeBenchProcesses(w io.Writer, runs []benchRun) {
 		i += 2
 		for ; i < len(runs) && runs[i].concurrency == t.concurrency && runs[i].target != d.target; i++ {
 			p := runs[i]
+			if p.restmcpCPU > 0 { // --compare
+				pairs[t.concurrency][len(pairs[t.concurrency])-1].compared = &runs[i]
+				fmt.Fprintf(w, "concurrency %d: %s, its process %s CPU per call; throughput %.2f of direct; restmcp %.2f× its calls/s, %.2f× its CPU per call\n",
+					p.concurrency, p.target, (p.restmcpCPU / time.Duration(p.calls)).Round(100*time.Nanosecond), p.rate()/d.rate(),
+					t.rate()/p.rate(), float64(rmPer)/float64(p.restmcpCPU/time.Duration(p.calls)))
+				continue
+			}
 			fmt.Fprintf(w, "concurrency %d: %s throughput %.2f of direct; restmcp %.1f× its throughput\n",
 				p.concurrency, p.target, p.rate()/d.rate(), t.rate()/p.rate())
 		}
@@ -378,8 +418,12 @@ func writeBenchProcesses(w io.Writer, runs []benchRun) {
 	}
 }
 
-// benchPair is one direct run and the run through restmcp after it.
-type benchPair struct{ direct, through benchRun }
+// benchPair is one direct run and the run through restmcp after it, and
+// with --compare the compared executable's run in the same round.
+type benchPair struct {
+	direct, through benchRun
+	compared        *benchRun
+}
 
 // writePairsSummary prints, for a concurrency measured in several pairs
 // (the level repeated in --concurrency, "8,8,8,8,8": the direct upstream
@@ -408,6 +452,22 @@ func writePairsSummary(w io.Writer, c int, ps []benchPair) {
 	fmt.Fprintf(w, "concurrency %d, %d pairs: restmcp's process %s CPU per call (%s–%s), %s the upstream process's own; throughput %.2f of direct (%.2f–%.2f); medians and ranges\n",
 		c, len(ps), medianDuration(cpu).Round(100*time.Nanosecond), cpu[0].Round(100*time.Nanosecond), cpu[len(cpu)-1].Round(100*time.Nanosecond),
 		r, median(share), share[0], share[len(share)-1])
+	// --compare: each round's ratios, restmcp's over the compared one's.
+	var rate, use []float64
+	target := ""
+	for _, p := range ps {
+		if q := p.compared; q != nil && q.restmcpCPU > 0 {
+			target = q.target
+			rate = append(rate, p.through.rate()/q.rate())
+			use = append(use, float64(p.through.restmcpCPU/time.Duration(p.through.calls))/float64(q.restmcpCPU/time.Duration(q.calls)))
+		}
+	}
+	if len(rate) > 1 {
+		slices.Sort(rate)
+		slices.Sort(use)
+		fmt.Fprintf(w, "concurrency %d, %d rounds against %s: restmcp %.2f× its calls/s (%.2f–%.2f), %.2f× its CPU per call (%.2f–%.2f); medians and ranges of each round's ratio\n",
+			c, len(rate), target, median(rate), rate[0], rate[len(rate)-1], median(use), use[0], use[len(use)-1])
+	}
 }
 
 // median is the middle of sorted v (the mean of the two middle ones for

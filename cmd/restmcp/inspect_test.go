@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -205,10 +206,17 @@ func TestBenchCommand(t *testing.T) {
 // TestBenchCommandPairs: a concurrency repeated in --concurrency runs
 // the direct upstream and restmcp in alternated pairs, and the report adds
 // the medians and ranges over the pairs; every row gives the bench
-// process's own CPU per call (the client's).
+// process's own CPU per call (the client's). With --compare, a second
+// restmcp serve (here this same executable) runs in every round, with its
+// process's CPU, and the report gives each round's ratios and their
+// medians.
 func TestBenchCommandPairs(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr strings.Builder
-	if err := run(context.Background(), []string{"bench", "--calls", "200", "--concurrency", "2,1,2,2"}, func(string) string { return "" }, &stdout, &stderr); err != nil {
+	if err := run(context.Background(), []string{"bench", "--calls", "200", "--concurrency", "2,1,2,2", "--compare", exe}, func(string) string { return "" }, &stdout, &stderr); err != nil {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
 	}
 	out := stdout.String()
@@ -216,18 +224,38 @@ func TestBenchCommandPairs(t *testing.T) {
 	if want := "TARGET                          CONCURRENCY  CALLS  CALLS/S  P50"; !strings.HasPrefix(lines[0], want) || !strings.HasSuffix(lines[0], "RESTMCP CPU/CALL  UPSTREAM CPU/CALL  CLIENT CPU/CALL  ERRORS") {
 		t.Fatalf("header %q", lines[0])
 	}
-	row := regexp.MustCompile(`^(direct upstream|restmcp serve, memory metering) +[12] +200 +[0-9]+ +\S+ +\S+ +(-|[0-9.]+(µs|ms)) +[0-9.]+(µs|ms) +[0-9.]+(µs|ms) +0$`)
-	for _, l := range lines[1:9] {
-		if !row.MatchString(l) {
-			t.Errorf("row %q", l)
+	compared := "compared: " + filepath.Base(exe) + " serve"
+	row := regexp.MustCompile(`^(direct upstream|restmcp serve, memory metering|` + regexp.QuoteMeta(compared) + `) +([12]) +200 +[0-9]+ +\S+ +\S+ +(-|[0-9.]+(µs|ms)) +[0-9.]+(µs|ms) +[0-9.]+(µs|ms) +0$`)
+	var got []string
+	for _, l := range lines[1:13] {
+		m := row.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("row %q\n%s", l, out)
 		}
+		got = append(got, m[1]+" c="+m[2])
 	}
-	summary := regexp.MustCompile(`\nconcurrency 2, 3 pairs: restmcp's process [0-9.]+(µs|ms) CPU per call \([0-9.]+(µs|ms)–[0-9.]+(µs|ms)\), [0-9.]+× \([0-9.]+–[0-9.]+×\) the upstream process's own; throughput [0-9.]+ of direct \([0-9.]+–[0-9.]+\); medians and ranges\n$`)
+	var want []string
+	for _, c := range []string{"2", "1", "2", "2"} {
+		want = append(want, "direct upstream c="+c, "restmcp serve, memory metering c="+c, compared+" c="+c)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	perRound := regexp.MustCompile(`\nconcurrency [12]: ` + regexp.QuoteMeta(compared) + `, its process [0-9.]+(µs|ms) CPU per call; throughput [0-9.]+ of direct; restmcp [0-9.]+× its calls/s, [0-9.]+× its CPU per call\n`)
+	if n := len(perRound.FindAllString(out, -1)); n != 4 {
+		t.Errorf("%d lines comparing a round, want 4:\n%s", n, out)
+	}
+	summary := regexp.MustCompile(`\nconcurrency 2, 3 pairs: restmcp's process [0-9.]+(µs|ms) CPU per call \([0-9.]+(µs|ms)–[0-9.]+(µs|ms)\), [0-9.]+× \([0-9.]+–[0-9.]+×\) the upstream process's own; throughput [0-9.]+ of direct \([0-9.]+–[0-9.]+\); medians and ranges\n` +
+		`concurrency 2, 3 rounds against ` + regexp.QuoteMeta(compared) + `: restmcp [0-9.]+× its calls/s \([0-9.]+–[0-9.]+\), [0-9.]+× its CPU per call \([0-9.]+–[0-9.]+\); medians and ranges of each round's ratio\n$`)
 	if !summary.MatchString(out) {
-		t.Errorf("no summary of the three pairs at concurrency 2 at the end:\n%s", out)
+		t.Errorf("no summary of the three rounds at concurrency 2 at the end:\n%s", out)
 	}
 	if strings.Contains(out, "concurrency 1, ") {
 		t.Errorf("a summary for concurrency 1, measured once:\n%s", out)
+	}
+	err = run(context.Background(), []string{"bench", "--in-process", "--compare", exe}, func(string) string { return "" }, &stdout, &stderr)
+	if want := "--compare runs restmcp serve processes; it cannot go with --in-process"; err == nil || err.Error() != want {
+		t.Errorf("--compare with --in-process: %v, want %q", err, want)
 	}
 }
 
