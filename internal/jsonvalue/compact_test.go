@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/restmcp/restmcp/internal/benchdata"
 )
 
 // TestAppendCompact: white space goes, and every token keeps its bytes
@@ -356,5 +358,28 @@ func BenchmarkAppendStringContent(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
 		AppendStringContent(dst[:0], src, true)
+	}
+}
+
+// BenchmarkAppendStringContentAnswer: escaping the answer of `restmcp bench
+// --answer-bytes 1048576` (compact JSON, as most APIs send it) as the text
+// content's string (MB/s of the answer).
+func BenchmarkAppendStringContentAnswer(b *testing.B) {
+	src := string(benchdata.Answer(1 << 20))
+	dst := make([]byte, 0, len(src)*2)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		AppendStringContent(dst[:0], src, true)
+	}
+}
+
+// BenchmarkCompactedAnswer: Compacted on the same answer.
+func BenchmarkCompactedAnswer(b *testing.B) {
+	src := benchdata.Answer(1 << 20)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if out, err := Compacted(src, nil, nil); err != nil || len(out) != len(src) {
+			b.Fatal(len(out), err)
+		}
 	}
 }
