@@ -72,6 +72,9 @@ type benchRun struct {
 	// redis is what Redis did over the run with --redis, out of process;
 	// nil otherwise.
 	redis *redisinfo.Usage
+	// compared marks the run of --compare's restmcp (its process's CPU in
+	// restmcpCPU).
+	compared bool
 }
 
 // runBench implements `restmcp bench`: it starts a loopback upstream and

@@ -253,6 +253,7 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		var compared benchRun
 		if other != nil && round%2 == 1 { // every other round the compared executable goes first
 			compared = measureProcesses(ctx, otherTarget, c, o.calls, callAt(otherURL), other.pid, up.pid)
+			compared.compared = true
 		}
 		before := readRedisUse(ctx, rdb)
 		t := measureProcesses(ctx, "restmcp serve, "+meterName, c, o.calls, through, rm.pid, up.pid)
@@ -262,6 +263,7 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		}
 		if other != nil && round%2 == 0 {
 			compared = measureProcesses(ctx, otherTarget, c, o.calls, callAt(otherURL), other.pid, up.pid)
+			compared.compared = true
 		}
 		runs = append(runs, d, t)
 		if other != nil {
@@ -400,11 +402,11 @@ func writeBenchProcesses(w io.Writer, runs []benchRun) {
 		i += 2
 		for ; i < len(runs) && runs[i].concurrency == t.concurrency && runs[i].target != d.target; i++ {
 			p := runs[i]
-			if p.restmcpCPU > 0 { // --compare
+			if p.compared {
 				pairs[t.concurrency][len(pairs[t.concurrency])-1].compared = &runs[i]
-				fmt.Fprintf(w, "concurrency %d: %s, its process %s CPU per call; throughput %.2f of direct; restmcp %.2f× its calls/s, %.2f× its CPU per call\n",
-					p.concurrency, p.target, (p.restmcpCPU / time.Duration(p.calls)).Round(100*time.Nanosecond), p.rate()/d.rate(),
-					t.rate()/p.rate(), float64(rmPer)/float64(p.restmcpCPU/time.Duration(p.calls)))
+				pPer := p.restmcpCPU / time.Duration(p.calls)
+				fmt.Fprintf(w, "concurrency %d: %s, its process %s CPU per call; throughput %.2f of direct; restmcp %.2f× its calls/s, %s its CPU per call\n",
+					p.concurrency, p.target, pPer.Round(100*time.Nanosecond), p.rate()/d.rate(), t.rate()/p.rate(), cpuRatio(rmPer, pPer))
 				continue
 			}
 			fmt.Fprintf(w, "concurrency %d: %s throughput %.2f of direct; restmcp %.1f× its throughput\n",
@@ -452,22 +454,41 @@ func writePairsSummary(w io.Writer, c int, ps []benchPair) {
 	fmt.Fprintf(w, "concurrency %d, %d pairs: restmcp's process %s CPU per call (%s–%s), %s the upstream process's own; throughput %.2f of direct (%.2f–%.2f); medians and ranges\n",
 		c, len(ps), medianDuration(cpu).Round(100*time.Nanosecond), cpu[0].Round(100*time.Nanosecond), cpu[len(cpu)-1].Round(100*time.Nanosecond),
 		r, median(share), share[0], share[len(share)-1])
-	// --compare: each round's ratios, restmcp's over the compared one's.
+	// --compare: each round's ratios, restmcp's over the compared one's
+	// (CPU where both processes' CPU over the round was read as more than
+	// nothing: it is counted in 10 ms ticks).
 	var rate, use []float64
 	target := ""
 	for _, p := range ps {
-		if q := p.compared; q != nil && q.restmcpCPU > 0 {
-			target = q.target
-			rate = append(rate, p.through.rate()/q.rate())
+		q := p.compared
+		if q == nil {
+			continue
+		}
+		target = q.target
+		rate = append(rate, p.through.rate()/q.rate())
+		if p.through.restmcpCPU > 0 && q.restmcpCPU > 0 {
 			use = append(use, float64(p.through.restmcpCPU/time.Duration(p.through.calls))/float64(q.restmcpCPU/time.Duration(q.calls)))
 		}
 	}
 	if len(rate) > 1 {
 		slices.Sort(rate)
 		slices.Sort(use)
-		fmt.Fprintf(w, "concurrency %d, %d rounds against %s: restmcp %.2f× its calls/s (%.2f–%.2f), %.2f× its CPU per call (%.2f–%.2f); medians and ranges of each round's ratio\n",
-			c, len(rate), target, median(rate), rate[0], rate[len(rate)-1], median(use), use[0], use[len(use)-1])
+		u := "-"
+		if len(use) > 0 {
+			u = fmt.Sprintf("%.2f× (%.2f–%.2f)", median(use), use[0], use[len(use)-1])
+		}
+		fmt.Fprintf(w, "concurrency %d, %d rounds against %s: restmcp %.2f× its calls/s (%.2f–%.2f), %s its CPU per call; medians and ranges of each round's ratio\n",
+			c, len(rate), target, median(rate), rate[0], rate[len(rate)-1], u)
 	}
+}
+
+// cpuRatio is a/b as "1.23×", or "-" when either is 0 (less than a clock
+// tick over the run).
+func cpuRatio(a, b time.Duration) string {
+	if a <= 0 || b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", float64(a)/float64(b))
 }
 
 // median is the middle of sorted v (the mean of the two middle ones for

@@ -225,7 +225,10 @@ func TestBenchCommandPairs(t *testing.T) {
 		t.Fatalf("header %q", lines[0])
 	}
 	compared := "compared: " + filepath.Base(exe) + " serve"
-	row := regexp.MustCompile(`^(direct upstream|restmcp serve, memory metering|` + regexp.QuoteMeta(compared) + `) +([12]) +200 +[0-9]+ +\S+ +\S+ +(-|[0-9.]+(µs|ms)) +[0-9.]+(µs|ms) +[0-9.]+(µs|ms) +0$`)
+	// Process CPU is read in 10 ms ticks: over 200 calls a process may read
+	// as none ("-").
+	cpu := `(-|[0-9.]+(µs|ms))`
+	row := regexp.MustCompile(`^(direct upstream|restmcp serve, memory metering|` + regexp.QuoteMeta(compared) + `) +([12]) +200 +[0-9]+ +\S+ +\S+ +` + cpu + ` +` + cpu + ` +[0-9.]+(µs|ms) +0$`)
 	var got []string
 	for _, l := range lines[1:13] {
 		m := row.FindStringSubmatch(l)
@@ -241,12 +244,12 @@ func TestBenchCommandPairs(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
-	perRound := regexp.MustCompile(`\nconcurrency [12]: ` + regexp.QuoteMeta(compared) + `, its process [0-9.]+(µs|ms) CPU per call; throughput [0-9.]+ of direct; restmcp [0-9.]+× its calls/s, [0-9.]+× its CPU per call\n`)
+	perRound := regexp.MustCompile(`\nconcurrency [12]: ` + regexp.QuoteMeta(compared) + `, its process [0-9.]+(s|µs|ms) CPU per call; throughput [0-9.]+ of direct; restmcp [0-9.]+× its calls/s, (-|[0-9.]+×) its CPU per call\n`)
 	if n := len(perRound.FindAllString(out, -1)); n != 4 {
 		t.Errorf("%d lines comparing a round, want 4:\n%s", n, out)
 	}
-	summary := regexp.MustCompile(`\nconcurrency 2, 3 pairs: restmcp's process [0-9.]+(µs|ms) CPU per call \([0-9.]+(µs|ms)–[0-9.]+(µs|ms)\), [0-9.]+× \([0-9.]+–[0-9.]+×\) the upstream process's own; throughput [0-9.]+ of direct \([0-9.]+–[0-9.]+\); medians and ranges\n` +
-		`concurrency 2, 3 rounds against ` + regexp.QuoteMeta(compared) + `: restmcp [0-9.]+× its calls/s \([0-9.]+–[0-9.]+\), [0-9.]+× its CPU per call \([0-9.]+–[0-9.]+\); medians and ranges of each round's ratio\n$`)
+	summary := regexp.MustCompile(`\nconcurrency 2, 3 pairs: restmcp's process [0-9.]+(s|µs|ms) CPU per call \([0-9.]+(s|µs|ms)–[0-9.]+(s|µs|ms)\), (-|[0-9.]+× \([0-9.]+–[0-9.]+×\)) the upstream process's own; throughput [0-9.]+ of direct \([0-9.]+–[0-9.]+\); medians and ranges\n` +
+		`concurrency 2, 3 rounds against ` + regexp.QuoteMeta(compared) + `: restmcp [0-9.]+× its calls/s \([0-9.]+–[0-9.]+\), (-|[0-9.]+× \([0-9.]+–[0-9.]+\)) its CPU per call; medians and ranges of each round's ratio\n$`)
 	if !summary.MatchString(out) {
 		t.Errorf("no summary of the three rounds at concurrency 2 at the end:\n%s", out)
 	}
@@ -256,6 +259,22 @@ func TestBenchCommandPairs(t *testing.T) {
 	err = run(context.Background(), []string{"bench", "--in-process", "--compare", exe}, func(string) string { return "" }, &stdout, &stderr)
 	if want := "--compare runs restmcp serve processes; it cannot go with --in-process"; err == nil || err.Error() != want {
 		t.Errorf("--compare with --in-process: %v, want %q", err, want)
+	}
+}
+
+func TestCPURatio(t *testing.T) {
+	for _, c := range []struct {
+		a, b time.Duration
+		want string
+	}{
+		{150 * time.Microsecond, 100 * time.Microsecond, "1.50×"},
+		{100 * time.Microsecond, 300 * time.Microsecond, "0.33×"},
+		{0, 100 * time.Microsecond, "-"}, // less than a tick over the run
+		{100 * time.Microsecond, 0, "-"},
+	} {
+		if got := cpuRatio(c.a, c.b); got != c.want {
+			t.Errorf("cpuRatio(%v, %v) = %q, want %q", c.a, c.b, got, c.want)
+		}
 	}
 }
 
