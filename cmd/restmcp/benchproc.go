@@ -445,15 +445,9 @@ func writePairsSummary(w io.Writer, c int, ps []benchPair) {
 		share = append(share, p.through.rate()/p.direct.rate())
 	}
 	slices.Sort(cpu)
-	slices.Sort(ratio)
-	slices.Sort(share)
-	r := "-"
-	if len(ratio) > 0 {
-		r = fmt.Sprintf("%.1f× (%.1f–%.1f×)", median(ratio), ratio[0], ratio[len(ratio)-1])
-	}
-	fmt.Fprintf(w, "concurrency %d, %d pairs: restmcp's process %s CPU per call (%s–%s), %s the upstream process's own; throughput %.2f of direct (%.2f–%.2f); medians and ranges\n",
+	fmt.Fprintf(w, "concurrency %d, %d pairs: restmcp's process %s CPU per call (%s–%s), %s the upstream process's own; throughput %s; medians and ranges\n",
 		c, len(ps), medianDuration(cpu).Round(100*time.Nanosecond), cpu[0].Round(100*time.Nanosecond), cpu[len(cpu)-1].Round(100*time.Nanosecond),
-		r, median(share), share[0], share[len(share)-1])
+		spread(ratio, "%.1f× (%.1f–%.1f×)"), spread(share, "%.2f of direct (%.2f–%.2f)"))
 	// --compare: each round's ratios, restmcp's over the compared one's
 	// (CPU where both processes' CPU over the round was read as more than
 	// nothing: it is counted in 10 ms ticks).
@@ -471,15 +465,19 @@ func writePairsSummary(w io.Writer, c int, ps []benchPair) {
 		}
 	}
 	if len(rate) > 1 {
-		slices.Sort(rate)
-		slices.Sort(use)
-		u := "-"
-		if len(use) > 0 {
-			u = fmt.Sprintf("%.2f× (%.2f–%.2f)", median(use), use[0], use[len(use)-1])
-		}
-		fmt.Fprintf(w, "concurrency %d, %d rounds against %s: restmcp %.2f× its calls/s (%.2f–%.2f), %s its CPU per call; medians and ranges of each round's ratio\n",
-			c, len(rate), target, median(rate), rate[0], rate[len(rate)-1], u)
+		fmt.Fprintf(w, "concurrency %d, %d rounds against %s: restmcp %s its calls/s, %s its CPU per call; medians and ranges of each round's ratio\n",
+			c, len(rate), target, spread(rate, "%.2f× (%.2f–%.2f)"), spread(use, "%.2f× (%.2f–%.2f)"))
 	}
+}
+
+// spread sorts v and writes its median, lowest and highest with format
+// (three verbs), or "-" when v is empty.
+func spread(v []float64, format string) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	slices.Sort(v)
+	return fmt.Sprintf(format, median(v), v[0], v[len(v)-1])
 }
 
 // cpuRatio is a/b as "1.23×", or "-" when either is 0 (less than a clock

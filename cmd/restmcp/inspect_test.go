@@ -249,7 +249,7 @@ func TestBenchCommandPairs(t *testing.T) {
 		t.Errorf("%d lines comparing a round, want 4:\n%s", n, out)
 	}
 	summary := regexp.MustCompile(`\nconcurrency 2, 3 pairs: restmcp's process [0-9.]+(s|µs|ms) CPU per call \([0-9.]+(s|µs|ms)–[0-9.]+(s|µs|ms)\), (-|[0-9.]+× \([0-9.]+–[0-9.]+×\)) the upstream process's own; throughput [0-9.]+ of direct \([0-9.]+–[0-9.]+\); medians and ranges\n` +
-		`concurrency 2, 3 rounds against ` + regexp.QuoteMeta(compared) + `: restmcp [0-9.]+× its calls/s \([0-9.]+–[0-9.]+\), (-|[0-9.]+× \([0-9.]+–[0-9.]+\)) its CPU per call; medians and ranges of each round's ratio\n$`)
+		`concurrency 2, 3 rounds against ` + regexp.QuoteMeta(compared) + `: restmcp [0-9.]+× \([0-9.]+–[0-9.]+\) its calls/s, (-|[0-9.]+× \([0-9.]+–[0-9.]+\)) its CPU per call; medians and ranges of each round's ratio\n$`)
 	if !summary.MatchString(out) {
 		t.Errorf("no summary of the three rounds at concurrency 2 at the end:\n%s", out)
 	}
@@ -293,6 +293,12 @@ func TestMedian(t *testing.T) {
 	}
 	if got := medianDuration([]time.Duration{1, 2, 4, 9}); got != 3 {
 		t.Errorf("medianDuration = %v, want 3ns", got)
+	}
+	if got := spread([]float64{0.31, 0.25, 0.28}, "%.2f (%.2f–%.2f)"); got != "0.28 (0.25–0.31)" {
+		t.Errorf("spread = %q", got)
+	}
+	if got := spread(nil, "%.2f (%.2f–%.2f)"); got != "-" {
+		t.Errorf("spread(nil) = %q, want -", got)
 	}
 }
 
