@@ -73,8 +73,9 @@ type benchRun struct {
 	// nil otherwise.
 	redis *redisinfo.Usage
 	// compared marks the run of --compare's restmcp (its process's CPU in
-	// restmcpCPU).
-	compared bool
+	// restmcpCPU); throughRestmcp the run through this executable's
+	// restmcp serve.
+	compared, throughRestmcp bool
 }
 
 // runBench implements `restmcp bench`: it starts a loopback upstream and

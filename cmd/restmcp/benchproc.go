@@ -257,6 +257,7 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		}
 		before := readRedisUse(ctx, rdb)
 		t := measureProcesses(ctx, "restmcp serve, "+meterName, c, o.calls, through, rm.pid, up.pid)
+		t.throughRestmcp = true
 		if after := readRedisUse(ctx, rdb); before != nil && after != nil {
 			u := after.Sub(*before)
 			t.redis = &u
@@ -292,17 +293,24 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 const benchWarmCalls = 2000
 
 // writeBigAnswers prints, for a run with --answer-bytes, restmcp's process
-// CPU per MB (2^20 bytes) of the upstream's answer at each concurrency,
+// CPU per MB (2^20 bytes) of the upstream's answer at each concurrency
+// (and --compare's restmcp's),
 // and its peak resident memory (VmHWM) against the answer's size, with the
 // resident memory it had, idle, before the first call and after
 // benchWarmCalls calls of a 1 KB answer (warm).
 func writeBigAnswers(w io.Writer, runs []benchRun, bodyLen int, idle, warm, peak int64) {
 	mb := float64(bodyLen) / (1 << 20)
-	for i := 1; i < len(runs); i += 2 {
-		t := runs[i]
+	for _, t := range runs {
+		who := "restmcp's process"
+		switch {
+		case t.compared:
+			who = t.target + ", its process"
+		case !t.throughRestmcp: // the direct and --peer runs
+			continue
+		}
 		perCall := t.restmcpCPU / time.Duration(t.calls)
-		fmt.Fprintf(w, "concurrency %d: restmcp's process %.2f ms CPU per MB of upstream JSON (%.2f ms per %d-byte answer)\n",
-			t.concurrency, float64(perCall)/float64(time.Millisecond)/mb, float64(perCall)/float64(time.Millisecond), bodyLen)
+		fmt.Fprintf(w, "concurrency %d: %s %.2f ms CPU per MB of upstream JSON (%.2f ms per %d-byte answer)\n",
+			t.concurrency, who, float64(perCall)/float64(time.Millisecond)/mb, float64(perCall)/float64(time.Millisecond), bodyLen)
 	}
 	if peak > 0 {
 		fmt.Fprintf(w, "restmcp's peak RSS %.1f MB, %.1f× the answer (idle before the first call: %.1f MB, peak minus that %.1f× the answer; "+

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -259,6 +260,41 @@ func TestBenchCommandPairs(t *testing.T) {
 	err = run(context.Background(), []string{"bench", "--in-process", "--compare", exe}, func(string) string { return "" }, &stdout, &stderr)
 	if want := "--compare runs restmcp serve processes; it cannot go with --in-process"; err == nil || err.Error() != want {
 		t.Errorf("--compare with --in-process: %v, want %q", err, want)
+	}
+}
+
+// TestBenchCommandCompareLargeAnswers: with --answer-bytes and --compare,
+// each round's CPU per MB is restmcp's own run (the row of restmcp serve),
+// and the compared executable's follows it.
+func TestBenchCommandCompareLargeAnswers(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	if err := run(context.Background(), []string{"bench", "--calls", "40", "--concurrency", "1,2", "--answer-bytes", "300000", "--compare", exe}, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	compared := "compared: " + filepath.Base(exe) + " serve"
+	row := regexp.MustCompile(`\n(restmcp serve, memory metering|` + regexp.QuoteMeta(compared) + `) +([12]) +40 +[0-9]+ +\S+ +\S+ +(\S+) `)
+	perMB := regexp.MustCompile(`\nconcurrency ([12]): (restmcp's process|` + regexp.QuoteMeta(compared) + `, its process) [0-9.]+ ms CPU per MB of upstream JSON \(([0-9.]+) ms per 300103-byte answer\)`)
+	rows, lines := row.FindAllStringSubmatch(out, -1), perMB.FindAllStringSubmatch(out, -1)
+	if len(rows) != 4 || len(lines) != 4 {
+		t.Fatalf("%d rows and %d CPU per MB lines, want 4 and 4:\n%s", len(rows), len(lines), out)
+	}
+	for i, r := range rows {
+		who := "restmcp's process"
+		if r[1] == compared {
+			who = compared + ", its process"
+		}
+		d, err := time.ParseDuration(r[3])
+		if err != nil {
+			t.Fatalf("row %q: CPU %q", r[0], r[3])
+		}
+		if l := lines[i]; l[1] != r[2] || l[2] != who || l[3] != fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) {
+			t.Errorf("CPU per MB line %q for the row %q", l[0], r[0])
+		}
 	}
 }
 
