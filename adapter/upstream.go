@@ -38,13 +38,7 @@ import (
 // ([rawnet.Conn], on Linux).
 func NewHTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dialer.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return rawnet.Conn(c), nil
-	}
+	dial := rawnet.Dialer(dialer.DialContext)
 	std := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           dial,

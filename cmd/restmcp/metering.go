@@ -50,14 +50,7 @@ type redisTarget struct {
 // served and upstream connections do; TLS and Unix socket connections
 // are left as they are.
 func rawRedisDialer(timeout time.Duration, tlsConfig *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	dial := redis.NewDialer(&redis.Options{DialTimeout: timeout, TLSConfig: tlsConfig})
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return rawnet.Conn(c), nil
-	}
+	return rawnet.Dialer(redis.NewDialer(&redis.Options{DialTimeout: timeout, TLSConfig: tlsConfig}))
 }
 
 // newRedisClient connects to the Redis of redisURL, read as mode says: one

@@ -21,7 +21,10 @@
 // Listener return what they are given.
 package rawnet
 
-import "net"
+import (
+	"context"
+	"net"
+)
 
 // Listener returns ln with each accepted TCP connection wrapped by Conn.
 func Listener(ln net.Listener) net.Listener {
@@ -39,4 +42,21 @@ func (l listener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	return Conn(c), nil
+}
+
+// DialFunc is the dialing function of net.Dialer.DialContext,
+// http.Transport.DialContext and redis.Options.Dialer.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Dialer returns dial with each connection it makes wrapped by Conn: TCP
+// connections read and write raw, and TLS, Unix-socket or other
+// connections are returned as dial made them, as are its errors.
+func Dialer(dial DialFunc) DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return Conn(c), nil
+	}
 }

@@ -191,6 +191,35 @@ func TestNotTCP(t *testing.T) {
 	}
 }
 
+// TestDialer: the connections Dialer's dial makes come wrapped by Conn (a
+// TCP one raw on Linux, a pipe end as it is), and its errors unchanged.
+func TestDialer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var d net.Dialer
+	c, err := Dialer(d.DialContext)(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, raw := c.(*conn); raw != (runtime.GOOS == "linux") {
+		t.Errorf("%T: raw %v on %s", c, raw, runtime.GOOS)
+	}
+	p, q := net.Pipe()
+	defer p.Close()
+	defer q.Close()
+	if got, err := Dialer(func(context.Context, string, string) (net.Conn, error) { return p, nil })(context.Background(), "pipe", ""); got != p || err != nil {
+		t.Errorf("pipe: %T, %v; want the pipe end unchanged", got, err)
+	}
+	refused := errors.New("refused")
+	if got, err := Dialer(func(context.Context, string, string) (net.Conn, error) { return nil, refused })(context.Background(), "tcp", "x:1"); got != nil || err != refused {
+		t.Errorf("error: %v, %v; want nil and the dial's own error", got, err)
+	}
+}
+
 // TestHTTPServerSeesHangUp: net/http served through Listener still
 // notices a client that hangs up mid-request (its background read of
 // the connection, through Read) and cancels the request's context; and
