@@ -131,7 +131,7 @@ func (s *Server) refund(reqs []metering.RefundRequest) []error {
 	if len(reqs) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.MeterTimeout)
+	ctx, cancel := s.meterContext(context.Background(), s.meterWaits)
 	defer cancel()
 	t := time.Now()
 	var errs []error
@@ -158,7 +158,7 @@ func (s *Server) refund(reqs []metering.RefundRequest) []error {
 // writeEvents records events under MeterTimeout, in one call when the
 // Meter is an EventBatcher.
 func (s *Server) writeEvents(events []metering.Event) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.MeterTimeout)
+	ctx, cancel := s.meterContext(context.Background(), s.meterWaits)
 	defer cancel()
 	t := time.Now()
 	if b, ok := s.opts.Meter.(EventBatcher); ok {

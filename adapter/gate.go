@@ -472,12 +472,23 @@ func (s *Server) admitGlobal(ctx context.Context, ex *exchange, a *admission) *r
 	return nil
 }
 
+// meterContext is ctx under MeterTimeout when the store waited on may
+// wait (Server.meterWaits, Server.keysWaits), else ctx itself: an
+// in-memory meter or registry answers at once, and a deadline costs a
+// timer per call.
+func (s *Server) meterContext(ctx context.Context, mayWait bool) (context.Context, context.CancelFunc) {
+	if !mayWait {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.opts.MeterTimeout)
+}
+
 // meterAdmit runs Meter.AdmitCall for call under MeterTimeout, with its
 // metrics. When the Meter cannot decide the refusal is 503; when it
 // refuses, it calls refused (if not nil) and the refusal is 429 with
 // prefix and the refusal's text.
 func (s *Server) meterAdmit(ctx context.Context, call metering.Call, prefix string, refused func()) (metering.Decision, *refusal) {
-	mctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
+	mctx, cancel := s.meterContext(ctx, s.meterWaits)
 	t := time.Now()
 	d, err := s.opts.Meter.AdmitCall(mctx, call)
 	cancel()
@@ -520,7 +531,7 @@ func (s *Server) meterAdmit(ctx context.Context, call metering.Call, prefix stri
 // a registry that cannot tell, 503. tool names the call for the metrics
 // and the log ("" for GET /usage).
 func (s *Server) resolveKey(ctx context.Context, cred *credential, tool string) (*metering.Plan, *refusal) {
-	rctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
+	rctx, cancel := s.meterContext(ctx, s.keysWaits)
 	t := time.Now()
 	plan, err := s.opts.Keys.ResolveKey(rctx, cred.key)
 	cancel()

@@ -439,3 +439,85 @@ func TestHaltCallsRefunds(t *testing.T) {
 		t.Errorf("event %+v, want not_run at no cost", ev[0])
 	}
 }
+
+// deadlineMeter is a fakeMeter that records, for each AdmitCall, how long
+// its context had left (-1: no deadline).
+type deadlineMeter struct {
+	*fakeMeter
+	left chan time.Duration
+}
+
+func (m deadlineMeter) AdmitCall(ctx context.Context, c metering.Call) (metering.Decision, error) {
+	m.left <- timeLeft(ctx)
+	return m.fakeMeter.AdmitCall(ctx, c)
+}
+
+// memoryDeadlineMeter is a deadlineMeter that says it never waits.
+type memoryDeadlineMeter struct{ deadlineMeter }
+
+func (memoryDeadlineMeter) InMemory() bool { return true }
+
+// deadlineKeys is planKeys recording what each ResolveKey's context had
+// left, and saying it is in memory when inMemory.
+type deadlineKeys struct {
+	fakeKeys
+	left     chan time.Duration
+	inMemory bool
+}
+
+func (k deadlineKeys) ResolveKey(ctx context.Context, key string) (*metering.Plan, error) {
+	k.left <- timeLeft(ctx)
+	return k.fakeKeys.ResolveKey(ctx, key)
+}
+
+func (k deadlineKeys) InMemory() bool { return k.inMemory }
+
+func timeLeft(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl)
+	}
+	return -1
+}
+
+// TestMeterDeadlines: a Meter or KeyResolver that may wait on a store is
+// called under MeterTimeout; one whose InMemory reports true is called
+// without a deadline of its own (the call's context has none here).
+func TestMeterDeadlines(t *testing.T) {
+	up := newPlanUpstream(t)
+	const timeout = 7 * time.Second
+	for _, tc := range []struct {
+		name                        string
+		meterInMemory, keysInMemory bool
+	}{
+		{"both may wait", false, false},
+		{"meter in memory", true, false},
+		{"keys in memory", false, true},
+		{"both in memory", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dm := deadlineMeter{fakeMeter: &fakeMeter{admit: allowedDecision}, left: make(chan time.Duration, 1)}
+			var meter Meter = dm
+			if tc.meterInMemory {
+				meter = memoryDeadlineMeter{dm}
+			}
+			keys := deadlineKeys{fakeKeys: planKeys(), left: make(chan time.Duration, 1), inMemory: tc.keysInMemory}
+			srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: keys, Meter: meter, MeterTimeout: timeout})
+			got := post(t, srv.URL+"/mcp", toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`), map[string]string{"X-API-Key": "k-free"})
+			if got.status != 200 || strings.Contains(got.body, `"isError":true`) {
+				t.Fatalf("= %d %s, want 200 and a result", got.status, got.body)
+			}
+			for _, c := range []struct {
+				what     string
+				left     time.Duration
+				inMemory bool
+			}{{"AdmitCall", <-dm.left, tc.meterInMemory}, {"ResolveKey", <-keys.left, tc.keysInMemory}} {
+				switch {
+				case c.inMemory && c.left != -1:
+					t.Errorf("%s: the context had a deadline %v ahead, want none", c.what, c.left)
+				case !c.inMemory && (c.left <= 0 || c.left > timeout):
+					t.Errorf("%s: the context had %v left, want a deadline within %v", c.what, c.left, timeout)
+				}
+			}
+		})
+	}
+}

@@ -75,7 +75,10 @@ type Options struct {
 	Meter Meter
 	// MeterTimeout bounds one key lookup, one AdmitCall, and the refund and
 	// usage event written after a call; past it an admission is answered
-	// 503 like any other Meter error. Zero: DefaultMeterTimeout (2 s).
+	// 503 like any other Meter error. Zero: DefaultMeterTimeout (2 s). A
+	// Meter or KeyResolver whose InMemory() reports true
+	// (metering.MemoryMeter, a metering.Registry without Redis) never
+	// waits, and its calls run without this deadline.
 	MeterTimeout time.Duration
 	// Counting is the plans' counting policy. metering.CountSuccess: an
 	// admitted call whose upstream answered 5xx, could not be reached, or
@@ -392,6 +395,23 @@ type Server struct {
 	legacyOwners  sync.Map    // legacy SSE session id → its stream opener (sessionOwner)
 
 	engine *gin.Engine
+
+	// meterWaits and keysWaits are false when Options.Meter or
+	// Options.Keys never waits on a store (inMemory): their calls then run
+	// without a MeterTimeout deadline, which costs a timer per call.
+	meterWaits, keysWaits bool
+}
+
+// inMemory is implemented by a Meter or KeyResolver that may say its calls
+// never wait on a store (metering.MemoryMeter, a metering.Registry without
+// Redis).
+type inMemory interface{ InMemory() bool }
+
+// waits reports whether v's calls may wait on a store: it does not say
+// otherwise through inMemory.
+func waits(v any) bool {
+	m, ok := v.(inMemory)
+	return !ok || !m.InMemory()
 }
 
 // New validates opts, registers every tool and builds the HTTP handler. It
@@ -407,6 +427,7 @@ func New(opts Options) (*Server, error) {
 		client:    opts.HTTPClient,
 		pending:   make(chan struct{}, maxPendingAfterCall),
 	}
+	s.meterWaits, s.keysWaits = waits(opts.Meter), waits(opts.Keys)
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

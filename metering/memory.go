@@ -72,6 +72,10 @@ func NewMemory(opts Options) *MemoryMeter {
 // Ping reports readiness; a MemoryMeter is always ready.
 func (m *MemoryMeter) Ping(context.Context) error { return nil }
 
+// InMemory reports true: a MemoryMeter's calls never wait on a store, so
+// a caller needs no deadline on them (the adapter sets none).
+func (m *MemoryMeter) InMemory() bool { return true }
+
 // sweep forgets keys that are full again (a missing key is full), monthly
 // counters older than last month and daily counters older than the day
 // before yesterday, as Redis TTLs do for RedisMeter. The caller holds

@@ -398,6 +398,10 @@ func (r *Registry) Lookup(ctx context.Context, key string) (KeyRecord, *Plan, er
 	return rec, plan, err
 }
 
+// InMemory reports whether r has no Redis (static keys only), so that
+// ResolveKey never waits on a store and a caller needs no deadline on it.
+func (r *Registry) InMemory() bool { return r.rdb == nil }
+
 // ResolveKey returns the plan of an API key as presented by the caller,
 // for the adapter: the default plan for "" (a call without a key, where
 // the deployment allows one), else Lookup's plan. Its errors are Lookup's:

@@ -261,3 +261,24 @@ func TestRegistryPlanRemoved(t *testing.T) {
 		t.Errorf("Lookup = %v, want ErrUnknownPlan", err)
 	}
 }
+
+// TestInMemory: a MemoryMeter and a Registry without Redis never wait on
+// a store; a Registry on Redis may.
+func TestInMemory(t *testing.T) {
+	ps := mustParsePlans(t, strings.Replace(registryPlans, "%s", "registry", 1))
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialed
+	t.Cleanup(func() { _ = client.Close() })
+	for _, c := range []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"MemoryMeter", NewMemory(Options{}).InMemory(), true},
+		{"Registry without Redis", NewRegistry(nil, ps, RegistryOptions{}).InMemory(), true},
+		{"Registry on Redis", NewRegistry(client, ps, RegistryOptions{}).InMemory(), false},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: InMemory() = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
