@@ -373,7 +373,7 @@ func writeBenchProcesses(w io.Writer, runs []benchRun) {
 		if d == 0 {
 			return "-"
 		}
-		return (d / time.Duration(n)).Round(100 * time.Nanosecond).String()
+		return short(d / time.Duration(n)).String()
 	}
 	for _, r := range runs {
 		rcpu := per(r.restmcpCPU, r.calls)
@@ -400,11 +400,11 @@ func writeBenchProcesses(w io.Writer, runs []benchRun) {
 			ratio = fmt.Sprintf("%.1f×", float64(rmPer)/float64(upPer))
 		}
 		fmt.Fprintf(w, "concurrency %d: restmcp's process %s CPU per call, %s the upstream process's own %s; throughput %.2f of direct\n",
-			t.concurrency, rmPer.Round(100*time.Nanosecond), ratio, upPer.Round(100*time.Nanosecond), t.rate()/d.rate())
+			t.concurrency, short(rmPer), ratio, short(upPer), t.rate()/d.rate())
 		if u := t.redis; u != nil {
 			n := float64(t.calls)
 			fmt.Fprintf(w, "concurrency %d: Redis's process %s CPU per call (INFO cpu); per call restmcp sent it %.2f EVALSHA, %.2f EVAL and %.2f XADD (INFO commandstats)\n",
-				t.concurrency, (u.CPU / time.Duration(t.calls)).Round(100*time.Nanosecond),
+				t.concurrency, short(u.CPU/time.Duration(t.calls)),
 				float64(u.Calls["evalsha"])/n, float64(u.Calls["eval"])/n, float64(u.Calls["xadd"])/n)
 		}
 		i += 2
@@ -414,7 +414,7 @@ func writeBenchProcesses(w io.Writer, runs []benchRun) {
 				pairs[t.concurrency][len(pairs[t.concurrency])-1].compared = &runs[i]
 				pPer := p.restmcpCPU / time.Duration(p.calls)
 				fmt.Fprintf(w, "concurrency %d: %s, its process %s CPU per call; throughput %.2f of direct; restmcp %.2f× its calls/s, %s its CPU per call\n",
-					p.concurrency, p.target, pPer.Round(100*time.Nanosecond), p.rate()/d.rate(), t.rate()/p.rate(), cpuRatio(rmPer, pPer))
+					p.concurrency, p.target, short(pPer), p.rate()/d.rate(), t.rate()/p.rate(), cpuRatio(rmPer, pPer))
 				continue
 			}
 			fmt.Fprintf(w, "concurrency %d: %s throughput %.2f of direct; restmcp %.1f× its throughput\n",
@@ -454,7 +454,7 @@ func writePairsSummary(w io.Writer, c int, ps []benchPair) {
 	}
 	slices.Sort(cpu)
 	fmt.Fprintf(w, "concurrency %d, %d pairs: restmcp's process %s CPU per call (%s–%s), %s the upstream process's own; throughput %s; medians and ranges\n",
-		c, len(ps), medianDuration(cpu).Round(100*time.Nanosecond), cpu[0].Round(100*time.Nanosecond), cpu[len(cpu)-1].Round(100*time.Nanosecond),
+		c, len(ps), short(medianDuration(cpu)), short(cpu[0]), short(cpu[len(cpu)-1]),
 		spread(ratio, "%.1f× (%.1f–%.1f×)"), spread(share, "%.2f of direct (%.2f–%.2f)"))
 	// --compare: each round's ratios, restmcp's over the compared one's
 	// (CPU where both processes' CPU over the round was read as more than
@@ -505,6 +505,16 @@ func median(v []float64) float64 {
 		return v[n/2]
 	}
 	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// short rounds d to at most 4 significant digits, and at least to 100 ns,
+// so that a CPU time reads 27.17ms, 554.6µs or 61.3µs.
+func short(d time.Duration) time.Duration {
+	unit := 100 * time.Nanosecond
+	for d >= 10000*unit {
+		unit *= 10
+	}
+	return d.Round(unit)
 }
 
 // medianDuration is median for durations.

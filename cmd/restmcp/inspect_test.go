@@ -338,6 +338,27 @@ func TestMedian(t *testing.T) {
 	}
 }
 
+// TestShort: CPU times in the bench report keep at most 4 significant
+// digits, and are rounded to 100 ns at least.
+func TestShort(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{27166700 * time.Nanosecond, "27.17ms"},
+		{554640 * time.Nanosecond, "554.6µs"},
+		{61349 * time.Nanosecond, "61.3µs"},
+		{999999 * time.Nanosecond, "1ms"},
+		{1234567890 * time.Nanosecond, "1.235s"},
+		{40, "0s"},
+		{0, "0s"},
+	} {
+		if got := short(c.d).String(); got != c.want {
+			t.Errorf("short(%d ns) = %s, want %s", int64(c.d), got, c.want)
+		}
+	}
+}
+
 // TestBenchCommandRedis: with --redis, restmcp serve meters in Redis, and
 // the report adds Redis's own CPU per call and the admission scripts and
 // events restmcp sent it per call. The test Redis is shared with other
