@@ -210,8 +210,9 @@ type Config struct {
 	// body. Must be positive. Default 30s.
 	UpstreamTimeout time.Duration
 	// MeterTimeout bounds the key lookup and the admission of one tools/call
-	// against the metering store; past it the call gets 503 with
-	// Retry-After. Must be positive. Default 2s.
+	// against the metering store (Redis); past it the call gets 503 with
+	// Retry-After. Metering in memory never waits and runs without it.
+	// Must be positive. Default 2s.
 	MeterTimeout time.Duration
 	// MaxBodyBytes is the largest MCP request body, in bytes; larger ones get
 	// 413. Must be positive. Default 1048576 (1 MiB).

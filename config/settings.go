@@ -201,7 +201,7 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.UpstreamTimeout }},
 		{Setting: Setting{
 			Key: "meter_timeout", Flag: "meter-timeout", Env: "RESTMCP_METER_TIMEOUT", Type: "duration",
-			Usage: "Time limit for the key lookup and admission of one tools/call against the metering store; past it the call gets 503 with Retry-After.",
+			Usage: "Time limit for the key lookup and admission of one tools/call against the metering store (Redis); past it the call gets 503 with Retry-After. Metering in memory never waits and runs without it.",
 		}, field: func(c *Config) any { return &c.MeterTimeout }},
 		{Setting: Setting{
 			Key: "max_body_bytes", Flag: "max-body-bytes", Env: "RESTMCP_MAX_BODY_BYTES", Type: "int",
