@@ -472,6 +472,18 @@ func (k deadlineKeys) ResolveKey(ctx context.Context, key string) (*metering.Pla
 
 func (k deadlineKeys) InMemory() bool { return k.inMemory }
 
+// received is what ch holds: what a call made before the answer recorded.
+func received(t *testing.T, what string, ch chan time.Duration) time.Duration {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	default:
+		t.Fatalf("%s was not called before the answer", what)
+		return 0
+	}
+}
+
 func timeLeft(ctx context.Context) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {
 		return time.Until(dl)
@@ -510,7 +522,7 @@ func TestMeterDeadlines(t *testing.T) {
 				what     string
 				left     time.Duration
 				inMemory bool
-			}{{"AdmitCall", <-dm.left, tc.meterInMemory}, {"ResolveKey", <-keys.left, tc.keysInMemory}} {
+			}{{"AdmitCall", received(t, "AdmitCall", dm.left), tc.meterInMemory}, {"ResolveKey", received(t, "ResolveKey", keys.left), tc.keysInMemory}} {
 				switch {
 				case c.inMemory && c.left != -1:
 					t.Errorf("%s: the context had a deadline %v ahead, want none", c.what, c.left)
