@@ -251,9 +251,12 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		}
 		d := measureProcesses(ctx, "direct upstream", c, o.calls, direct, rm.pid, up.pid)
 		var compared benchRun
-		if other != nil && round%2 == 1 { // every other round the compared executable goes first
+		measureCompared := func() {
 			compared = measureProcesses(ctx, otherTarget, c, o.calls, callAt(otherURL), other.pid, up.pid)
 			compared.compared = true
+		}
+		if other != nil && round%2 == 1 { // every other round the compared executable goes first
+			measureCompared()
 		}
 		before := readRedisUse(ctx, rdb)
 		t := measureProcesses(ctx, "restmcp serve, "+meterName, c, o.calls, through, rm.pid, up.pid)
@@ -263,8 +266,7 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 			t.redis = &u
 		}
 		if other != nil && round%2 == 0 {
-			compared = measureProcesses(ctx, otherTarget, c, o.calls, callAt(otherURL), other.pid, up.pid)
-			compared.compared = true
+			measureCompared()
 		}
 		runs = append(runs, d, t)
 		if other != nil {
@@ -454,7 +456,7 @@ func writePairsSummary(w io.Writer, c int, ps []benchPair) {
 	}
 	slices.Sort(cpu)
 	fmt.Fprintf(w, "concurrency %d, %d pairs: restmcp's process %s CPU per call (%s–%s), %s the upstream process's own; throughput %s; medians and ranges\n",
-		c, len(ps), short(medianDuration(cpu)), short(cpu[0]), short(cpu[len(cpu)-1]),
+		c, len(ps), short(median(cpu)), short(cpu[0]), short(cpu[len(cpu)-1]),
 		spread(ratio, "%.1f× (%.1f–%.1f×)"), spread(share, "%.2f of direct (%.2f–%.2f)"))
 	// --compare: each round's ratios, restmcp's over the compared one's
 	// (CPU where both processes' CPU over the round was read as more than
@@ -499,7 +501,7 @@ func cpuRatio(a, b time.Duration) string {
 
 // median is the middle of sorted v (the mean of the two middle ones for
 // an even count); v is not empty.
-func median(v []float64) float64 {
+func median[T ~float64 | ~int64](v []T) T {
 	n := len(v)
 	if n%2 == 1 {
 		return v[n/2]
@@ -515,13 +517,4 @@ func short(d time.Duration) time.Duration {
 		unit *= 10
 	}
 	return d.Round(unit)
-}
-
-// medianDuration is median for durations.
-func medianDuration(v []time.Duration) time.Duration {
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }

@@ -327,8 +327,8 @@ func TestMedian(t *testing.T) {
 			t.Errorf("median(%v) = %v, want %v", c.v, got, c.want)
 		}
 	}
-	if got := medianDuration([]time.Duration{1, 2, 4, 9}); got != 3 {
-		t.Errorf("medianDuration = %v, want 3ns", got)
+	if got := median([]time.Duration{1, 2, 4, 9}); got != 3 {
+		t.Errorf("median of durations = %v, want 3ns", got)
 	}
 	if got := spread([]float64{0.31, 0.25, 0.28}, "%.2f (%.2f–%.2f)"); got != "0.28 (0.25–0.31)" {
 		t.Errorf("spread = %q", got)
