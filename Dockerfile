@@ -3,9 +3,6 @@
 # Build stage: a static binary, no cgo, reproducible paths, no debug info.
 FROM golang:1.27.3-bookworm AS build
 WORKDIR /src
-# encoding/json's own implementation, not Go 1.27's default on json/v2
-# (internal/jsonvalue/jsonv2_guard.go).
-ENV GOEXPERIMENT=nojsonv2
 # Dependencies first, so source edits do not invalidate the module download layer.
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod \

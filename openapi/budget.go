@@ -505,7 +505,7 @@ func jsonStringLen(s string) int {
 		case c >= utf8.RuneSelf:
 			r, w := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && w == 1 {
-				n += 6 // \ufffd
+				n += len("\uFFFD")
 			} else {
 				n += w
 			}

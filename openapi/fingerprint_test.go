@@ -24,7 +24,7 @@ func fingerprint(d *Document) string {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%v%v%v%v\x00%d\x00%s\x00%s\x00",
 			t.Name, t.Method, t.PathTemplate, t.ServerURL, t.Title, t.Description,
 			t.ReadOnly, t.Destructive, t.Idempotent, t.RequiresCredential, t.Cost,
-			t.InputSchema, t.OutputSchema)
+			string(t.InputSchema), string(t.OutputSchema))
 		maxIn, maxOut = max(maxIn, len(t.InputSchema)), max(maxOut, len(t.OutputSchema))
 	}
 	return fmt.Sprintf("tools %d\nlargest inputSchema %d bytes\nlargest outputSchema %d bytes\nsha256 %s\n",

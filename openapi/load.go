@@ -1,7 +1,9 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +22,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/restmcp/restmcp/internal/jsonvalue"
-	"github.com/restmcp/restmcp/internal/kindecode"
 	"github.com/restmcp/restmcp/internal/yamltree"
 )
 
@@ -173,7 +174,7 @@ func newSource(location, refRoot string) (*source, error) {
 // document must lie under the root document's URL folder, and everything
 // else (absolute paths outside the root, other hosts, other schemes) is
 // refused with an error naming the target.
-func (s *source) refReader(ctx context.Context, opts LoadOptions, order *keyOrder) openapi3.ReadFromURIFunc {
+func (s *source) refReader(ctx context.Context, opts LoadOptions, order *keyOrder, repairs *[]Problem) openapi3.ReadFromURIFunc {
 	var mu sync.Mutex
 	scanned := map[string]bool{}
 	return func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
@@ -206,6 +207,13 @@ func (s *source) refReader(ctx context.Context, opts LoadOptions, order *keyOrde
 		}
 		if err != nil {
 			return nil, err
+		}
+		if jsonvalue.LooksLikeObject(data) {
+			var fixed []Problem
+			data, fixed = wellFormed(data, s.relName(u))
+			mu.Lock()
+			*repairs = append(*repairs, fixed...)
+			mu.Unlock()
 		}
 		order.scan(data)
 		return data, nil
@@ -408,20 +416,22 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 	} else if errors.Is(err, yamltree.ErrAliasBudget) {
 		return nil, fmt.Errorf("loading %s: %w", src.name, err)
 	}
+	data, repairs := wellFormed(data, src.rootName())
 
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
 	loader.IsExternalRefsAllowed = true
-	loader.ReadFromURIFunc = src.refReader(ctx, opts, order)
+	var refRepairs []Problem // read by the loader's goroutines until it returns
+	loader.ReadFromURIFunc = src.refReader(ctx, opts, order, &refRepairs)
 
 	var (
 		doc     *openapi3.T
 		formats map[string]string
 		err     error
 	)
-	if kindecode.IsSwagger2(data) {
+	if isSwagger2(data) {
 		var d2 openapi2.T
-		if err := kindecode.Decode(data, &d2); err != nil {
+		if err := openapi2.UnmarshalFromData(data, &d2); err != nil {
 			return nil, fmt.Errorf("loading %s: %w", src.name, err)
 		}
 		formats = collectionFormats(&d2)
@@ -441,11 +451,37 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 	b := newBuilder(doc, src, opts, order)
 	b.formats = formats
 	b.swagger2 = formats != nil
-	return b.build()
+	d, err := b.build()
+	if err != nil {
+		return nil, err
+	}
+	d.Problems = slices.Concat(repairs, refRepairs, d.Problems)
+	return d, nil
+}
+
+// isSwagger2 reports whether the document has a top-level "swagger"
+// member (Swagger 2.0; OpenAPI 3.x says "openapi"): data is JSON, or YAML
+// that did not parse (then a line that starts with the key tells).
+func isSwagger2(data []byte) bool {
+	if jsonvalue.LooksLikeObject(data) {
+		var v struct {
+			Swagger json.RawMessage `json:"swagger"`
+		}
+		if json.Unmarshal(data, &v) == nil {
+			return len(v.Swagger) > 0
+		}
+	}
+	for line := range bytes.Lines(data) {
+		if bytes.HasPrefix(line, []byte("swagger:")) || bytes.HasPrefix(line, []byte(`"swagger":`)) || bytes.HasPrefix(line, []byte(`'swagger':`)) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadV3 decodes an OAS 3.x document. JSON (a YAML document arrives
-// converted) goes through encoding/json, which is an order of magnitude
+// converted) goes through encoding/json (kin-openapi's own UnmarshalJSON
+// methods), which is an order of magnitude
 // faster than kin-openapi's YAML path on multi-megabyte documents; on any
 // failure the published document is loaded again through the YAML path,
 // whose errors carry its line numbers and JSON pointers.
@@ -456,7 +492,7 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 func loadV3(loader *openapi3.Loader, data, published []byte, src *source, lenient bool) (*openapi3.T, error) {
 	if jsonvalue.LooksLikeObject(data) {
 		doc := &openapi3.T{}
-		if err := kindecode.Decode(data, doc); err == nil {
+		if err := json.Unmarshal(data, doc); err == nil {
 			shareExternalRefs(doc, src.url, loader.ReadFromURIFunc)
 			err = loader.ResolveRefsIn(doc, src.url)
 			if err == nil {

@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -143,10 +144,22 @@ func jsonPointer(toks []string) string {
 // rootName names the root document in problems: relative to the ref
 // root for files, as given otherwise.
 func (s *source) rootName() string {
-	if s.dir != "" && s.url != nil {
-		if rel, err := filepath.Rel(s.dir, filepath.FromSlash(s.url.Path)); err == nil && !strings.HasPrefix(rel, "..") {
+	if s.url == nil {
+		return s.name
+	}
+	return s.relName(s.url)
+}
+
+// relName names document u in problems: relative to the ref root for
+// files, the URL otherwise.
+func (s *source) relName(u *url.URL) string {
+	if s.dir != "" && u.Scheme != "http" && u.Scheme != "https" {
+		if rel, err := filepath.Rel(s.dir, filepath.FromSlash(u.Path)); err == nil && !strings.HasPrefix(rel, "..") {
 			return filepath.ToSlash(rel)
 		}
 	}
-	return s.name
+	if u == s.url {
+		return s.name
+	}
+	return u.String()
 }

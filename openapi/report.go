@@ -120,7 +120,8 @@ func boolSize(b bool) int {
 }
 
 // jsonStringSize is the length of s as encoding/json writes it (quoted,
-// HTML-escaped, invalid UTF-8 replaced by \ufffd).
+// HTML-escaped, each byte of invalid UTF-8 replaced by U+FFFD, three
+// bytes).
 func jsonStringSize(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
@@ -140,7 +141,7 @@ func jsonStringSize(s string) int {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			n += 6
+			n += len("\uFFFD")
 		case r == '\u2028' || r == '\u2029':
 			n += 6
 		default:

@@ -136,7 +136,7 @@ const hexDigits = "0123456789abcdef"
 
 // AppendString appends s as a JSON string exactly as encoding/json writes
 // it (Go's encode.go appendString): control characters escaped (\b, \f,
-// \n, \r, \t by name, the rest as \u00XX), invalid UTF-8 as \ufffd,
+// \n, \r, \t by name, the rest as \u00XX), each byte of invalid UTF-8 as U+FFFD (Go 1.27's encoding/json, on json/v2; it was \ufffd before),
 // U+2028 and U+2029 escaped, and <, > and & escaped when escapeHTML.
 func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
@@ -183,7 +183,7 @@ func AppendStringContent(dst []byte, s string, escapeHTML bool) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			dst = append(dst, "\uFFFD"...)
 			i++
 			start = i
 			continue
@@ -301,7 +301,7 @@ func appendEscapedHTML(dst []byte, s string) []byte {
 				r, size := utf8.DecodeRuneInString(s[i:])
 				switch {
 				case r == utf8.RuneError && size == 1:
-					n += copy(d[n:], `\ufffd`)
+					n += copy(d[n:], "\uFFFD")
 				case r == '\u2028' || r == '\u2029':
 					d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '2', '0', '2', hexDigits[r&0xF]
 					n += 6

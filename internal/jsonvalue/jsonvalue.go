@@ -479,8 +479,8 @@ func WriteString(b *bytes.Buffer, s string) {
 			b.WriteString(`\u00`)
 			b.WriteByte(hex[c>>4])
 			b.WriteByte(hex[c&0xf])
-		default: // invalid UTF-8 byte
-			b.WriteString(`\ufffd`)
+		default: // invalid UTF-8 byte: U+FFFD, as encoding/json writes it
+			b.WriteString("\uFFFD")
 		}
 		i++
 		start = i
