@@ -34,10 +34,6 @@ type exchange struct {
 	// go-sdk does not pass that cancellation to handlers on the pre-2026
 	// wire. Set by decode.
 	clientGone <-chan struct{}
-	// buffers are the pooled buffers of a tools/call the fast path
-	// answers (nil otherwise), given back after the answer is written.
-	// Set by serveFast.
-	buffers *callBuffers
 	// call is what the access log says of a tools/call, filled in as the
 	// call goes (on the request's goroutine, or the SDK's before it
 	// answers); zero for other methods.

@@ -52,13 +52,6 @@ func (s *Server) serveFast(c *gin.Context, ex *exchange) bool {
 	var r fastResult
 	switch m.method {
 	case "tools/call":
-		ex.buffers = &callBuffers{}
-		defer func() {
-			// The result, which shares these buffers, is written and
-			// dropped: nothing reads them after this.
-			ex.buffers.release()
-			ex.buffers = nil
-		}()
 		r = s.fastCall(c, m, isModernCall(c.Request, m))
 	case "tools/list":
 		r = fastResult{result: s.listFor(c)}
@@ -197,7 +190,7 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 		// A large answer is written as it is encoded: its text and its
 		// structuredContent are never copied into one buffer. What can
 		// fail (_meta) is encoded now, before anything is written.
-		e := &resultEncoder{buf: exchangeFrom(c.Request.Context()).buffers.get(writeChunkBytes + writeChunkBytes/4)}
+		e := &resultEncoder{buf: make([]byte, 0, writeChunkBytes+writeChunkBytes/4)}
 		if err := e.open(res); err != nil {
 			return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
 		}

@@ -7,10 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -396,96 +394,6 @@ func TestPooledBuffersCarryNothingOver(t *testing.T) {
 		if got.body != want {
 			t.Fatalf("%s: the answer differs from the upstream's (%d bytes, want %d): %.300s", name, len(got.body), len(want), got.body)
 		}
-	}
-}
-
-// TestBufferPoolSharedAndGivenBack: a buffer given back is the next one
-// of its size any goroutine gets (one stack for all processors); it is
-// kept through one garbage collection cycle and given up after two
-// without use; and collections do age the pools.
-func TestBufferPoolSharedAndGivenBack(t *testing.T) {
-	first := func(b []byte) *byte { return &b[:1][0] }
-	var c bufferClass
-	kept := make([]byte, 0, 1<<16)
-	c.put(kept)
-	got := make(chan []byte)
-	go func() { got <- c.get() }()
-	b := <-got
-	if b == nil || first(b) != first(kept) {
-		t.Fatal("another goroutine did not get the buffer given back")
-	}
-	if c.get() != nil {
-		t.Fatal("a buffer taken twice")
-	}
-	c.put(b)
-	c.age()
-	if b := c.get(); b == nil || first(b) != first(kept) {
-		t.Fatal("the buffer was given up after one cycle")
-	}
-	c.put(b)
-	c.age()
-	c.age()
-	if c.get() != nil {
-		t.Fatal("the buffer was kept through two cycles without use")
-	}
-
-	const n = 6 << 20 // a size no other test uses
-	i := 2*(22-minPooledShift) + 1
-	if classSize(i) != n {
-		t.Fatalf("class size %d, want %d", classSize(i), n)
-	}
-	putBuffer(getBuffer(n))
-	class := &bufferPools[i]
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		class.mu.Lock()
-		fresh := len(class.fresh)
-		class.mu.Unlock()
-		if fresh == 0 {
-			break // aged by a collection's cleanup
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no ageing after garbage collections")
-		}
-		runtime.GC()
-	}
-}
-
-// TestBufferPools: getBuffer rounds a pooled size up to the next 2^k or
-// 1.5·2^k and gives an empty buffer; sizes outside 64 KiB–64 MiB are
-// allocated as asked; putBuffer files a buffer by its capacity.
-func TestBufferPools(t *testing.T) {
-	for _, c := range []struct{ n, cap int }{{100, 100}, {64 << 10, 64 << 10}, {64<<10 + 1, 96 << 10}, {96 << 10, 96 << 10},
-		{96<<10 + 1, 128 << 10}, {1<<20 + 1, 1536 << 10}, {1536<<10 + 1, 2 << 20}, {10<<20 + 1, 12 << 20}, {64 << 20, 64 << 20}, {65 << 20, 65 << 20}} {
-		size := c.n // outside the pooled sizes
-		if i, pooled := classOf(c.n); pooled {
-			size = classSize(i)
-		}
-		if size != c.cap {
-			t.Errorf("getBuffer(%d) makes %d bytes, want %d", c.n, size, c.cap)
-		}
-		// A pooled one may be a little larger: given back after growing,
-		// by another test.
-		b := getBuffer(c.n)
-		if len(b) != 0 || cap(b) < c.cap || cap(b) > c.cap+c.cap/2 {
-			t.Errorf("getBuffer(%d): len %d cap %d, want 0 and %d", c.n, len(b), cap(b), c.cap)
-		}
-		if c.n <= 1<<maxPooledShift { // a larger one would be filed with the 64 MiB ones
-			putBuffer(append(b, 'x'))
-		}
-	}
-	var cb *callBuffers
-	if b := cb.get(1 << 20); cap(b) != 1<<20 {
-		t.Errorf("a nil callBuffers allocates what is asked: cap %d", cap(b))
-	}
-	cb = &callBuffers{}
-	cb.get(200 << 10)
-	cb.get(10)
-	if len(cb.held) != 2 {
-		t.Fatalf("held %d buffers, want 2", len(cb.held))
-	}
-	cb.release()
-	if cb.held != nil {
-		t.Error("release keeps the buffers")
 	}
 }
 

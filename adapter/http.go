@@ -387,17 +387,11 @@ func (s *Server) extractCredential(c *gin.Context) {
 // that a body of the length announced takes one allocation. The hint only
 // sizes the buffer: a body longer or shorter than it is read as it is.
 func readAtMost(r io.Reader, sizeHint, max int64) ([]byte, error) {
-	return readAtMostInto(r, sizeHint, max, nil)
-}
-
-// readAtMostInto is readAtMost with its first buffer from bufs (pooled
-// when bufs is not nil).
-func readAtMostInto(r io.Reader, sizeHint, max int64, bufs *callBuffers) ([]byte, error) {
 	c := int64(512)
 	if sizeHint >= 0 {
 		c = sizeHint + 1 // room to see the end without growing
 	}
-	b := bufs.get(int(min(c, max)))
+	b := make([]byte, 0, min(c, max))
 	for int64(len(b)) < max {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]

@@ -138,7 +138,7 @@ func (s *Server) VerifyKey(ctx context.Context, tool, key string) error {
 		ctx, cancel = context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 		defer cancel()
 	}
-	req, err := t.NewRequestPresented(ctx, []byte("{}"), key, "")
+	req, err := t.NewRequestPresented(withUpstreamCaller(ctx, key), []byte("{}"), key, "")
 	if err != nil {
 		return fmt.Errorf("building the verify request for %s: %s", tool, redact(err.Error(), key))
 	}

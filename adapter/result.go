@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -60,17 +59,13 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToo
 		return binaryResult(kind, mediaType, data, resp.Request.URL), nil
 	}
 
-	var bufs *callBuffers // pooled on the fast path, which gives them back once the result is written
-	if resp.Request != nil {
-		bufs = exchangeFrom(resp.Request.Context()).buffers
-	}
-	data, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes, bufs)
+	data, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading response body: %w", err)
 	}
-	// The text shares data's bytes (a megabyte answer is not copied):
-	// data is this call's own buffer and nothing writes to it again.
-	text := unsafe.String(unsafe.SliceData(data), len(data))
+	// The text is a copy: data is this call's own buffer, which
+	// structuredContent may share, and a string never aliases a buffer.
+	text := string(data)
 	if truncated {
 		text += fmt.Sprintf("\n[truncated: showing %d of %s bytes]", len(text), describeTotal(resp.ContentLength, s.opts.MaxResponseBytes))
 	}
@@ -113,7 +108,7 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToo
 	}
 	res := textResult(text, false) // R1
 	if !truncated && isJSON(mediaType) {
-		if obj := compactObject(data, bufs, t); obj != nil {
+		if obj := compactObject(data, t); obj != nil {
 			res.StructuredContent = obj
 			if s.opts.TextReceipt {
 				res = textResult(receipt(resp.StatusCode, len(text), obj), false)
@@ -129,14 +124,14 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToo
 // without a tree (tokens as the upstream wrote them, members in its order:
 // openapi.Tool.CompactStructured). A body that is compact already, as most
 // APIs send it, is used as it is, without a copy; otherwise the compact
-// text goes to a buffer of the call's. An object that does not fit the
+// text goes to a new buffer. An object that does not fit the
 // schema is decoded and made to fit (R8a). It is nil when the body is not
 // a JSON object.
-func compactObject(data []byte, bufs *callBuffers, t *openapi.Tool) any {
+func compactObject(data []byte, t *openapi.Tool) any {
 	if t == nil {
 		t = &openapi.Tool{}
 	}
-	out, fits, err := t.CompactStructured(data, bufs.get)
+	out, fits, err := t.CompactStructured(data, newBuffer)
 	switch {
 	case err != nil:
 		return nil
@@ -194,16 +189,20 @@ func describeTotal(contentLength int64, limit int) string {
 	return "more than " + strconv.Itoa(limit)
 }
 
+// newBuffer is an empty buffer with room for n bytes, for
+// openapi.Tool.CompactStructured.
+func newBuffer(n int) []byte { return make([]byte, 0, n) }
+
 func textResult(text string, isError bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
 // readText reads at most limit+1 bytes (sizeHint, the Content-Length or
-// -1, sizes the buffer, from bufs when it is not nil) and, past limit, cuts the text at the largest UTF-8
-// boundary ≤ limit (R5). The bytes are the caller's: text and
-// structuredContent are made from them without another copy.
-func readText(r io.Reader, sizeHint int64, limit int, bufs *callBuffers) ([]byte, bool, error) {
-	data, err := readAtMostInto(r, sizeHint, int64(limit)+1, bufs)
+// -1, sizes the buffer) and, past limit, cuts the text at the largest
+// UTF-8 boundary ≤ limit (R5). The bytes are the caller's, in a buffer of
+// their own that nothing else writes.
+func readText(r io.Reader, sizeHint int64, limit int) ([]byte, bool, error) {
+	data, err := readAtMost(r, sizeHint, int64(limit)+1)
 	if err != nil {
 		return nil, false, err
 	}

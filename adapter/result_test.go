@@ -113,7 +113,7 @@ func TestMapResponse(t *testing.T) {
 
 func TestReadTextNeverBuffersMoreThanCapPlusOne(t *testing.T) {
 	body := &countingReader{r: strings.NewReader(strings.Repeat("x", 1<<20))}
-	text, truncated, err := readText(body, -1, 100<<10, nil)
+	text, truncated, err := readText(body, -1, 100<<10)
 	if err != nil || !truncated || len(text) != 100<<10 {
 		t.Fatalf("readText = %d bytes, truncated %v, err %v", len(text), truncated, err)
 	}

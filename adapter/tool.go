@@ -216,7 +216,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		}
 		var upReq *http.Request
 		if err == nil {
-			upReq, err = t.NewRequestPresented(callCtx, args, cred.key, scheme)
+			upReq, err = t.NewRequestPresented(withUpstreamCaller(callCtx, cred.key), args, cred.key, scheme)
 		}
 		if err != nil {
 			var argErr *openapi.ArgumentError

@@ -14,49 +14,37 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/restmcp/restmcp/internal/h1"
-	"github.com/restmcp/restmcp/internal/rawnet"
 )
 
 // NewHTTPClient returns the upstream client New uses when Options.HTTPClient
-// is nil: a tuned Transport that keeps connections to the upstream open
-// (every tools/call goes to the same few hosts), no cookie jar (one client
-// serves every caller, so cookies would leak between them), and redirects
+// is nil: net/http's Transport, one per caller's key (callerPools: no
+// connection ever carries two callers' requests), each tuned to keep
+// connections to the upstream open (every tools/call goes to the same few
+// hosts: up to 32 idle ones per host, each closed after 90 s unused), with
+// HTTP/2 where an https upstream offers it; no cookie jar (one client
+// serves every caller, so cookies would leak between them); and redirects
 // followed only within the same scheme and host, because the caller's key
 // travels in headers or the query, and Go forwards custom headers such as
-// X-API-Key to any host a redirect names. A refused redirect is returned to
-// the tool as the 3xx response itself. Per-call deadlines come from the
+// X-API-Key to any host a redirect names. A refused redirect is returned
+// to the tool as the 3xx response itself. Per-call deadlines come from the
 // request context (Options.UpstreamTimeout), not from Client.Timeout.
-//
-// Its transport makes http:// requests on the calling goroutine
-// ([h1.Transport]: the same bytes on the wire, without net/http's two
-// goroutines per connection, about 5 % of a call's CPU), and hands
-// https, proxied requests and the rest to a tuned [http.Transport]
-// (HTTP/2 where the upstream offers it). docs/requests.md#connections.
-// Both dial TCP connections that read and write with raw system calls
-// ([rawnet.Conn], on Linux).
+// TestAnswerIntegrity holds it to giving each caller only answers to its
+// own key's requests against a hostile upstream. docs/requests.md#connections.
 func NewHTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	dial := rawnet.Dialer(dialer.DialContext)
-	std := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dial,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   128,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: 1 * time.Second,
-	}
 	return &http.Client{
-		Transport: &h1.Transport{
-			Fallback:       std,
-			Proxy:          http.ProxyFromEnvironment,
-			DialContext:    dial,
-			MaxIdlePerHost: 128,
-			IdleTimeout:    90 * time.Second,
-		},
+		Transport: newCallerPools(maxCallerPools, func() *http.Transport {
+			return &http.Transport{
+				Proxy:                 http.ProxyFromEnvironment,
+				DialContext:           dialer.DialContext,
+				ForceAttemptHTTP2:     true,
+				MaxIdleConns:          2 * upstreamIdlePerCaller,
+				MaxIdleConnsPerHost:   upstreamIdlePerCaller,
+				IdleConnTimeout:       90 * time.Second,
+				TLSHandshakeTimeout:   10 * time.Second,
+				ExpectContinueTimeout: 1 * time.Second,
+			}
+		}),
 		CheckRedirect: sameHostRedirects,
 	}
 }

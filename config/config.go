@@ -80,12 +80,6 @@ const (
 	DefaultIdleTimeout = 120 * time.Second
 	// DefaultMaxHeaderBytes caps the request line and headers (64 KiB).
 	DefaultMaxHeaderBytes = 64 << 10
-	// DefaultGCHeadroomBytes lets the heap grow 16 MiB past what is live
-	// between garbage collections (GCHeadroomBytes).
-	DefaultGCHeadroomBytes int64 = 16 << 20
-	// DefaultAdaptiveProcs is true: GOMAXPROCS follows the CPU used
-	// (AdaptiveProcs).
-	DefaultAdaptiveProcs = true
 	// DefaultMaxConnections caps the connections served at once; more wait
 	// in the listen backlog, so a flood of idle connections cannot use up
 	// the process's file descriptors.
@@ -419,19 +413,6 @@ type Config struct {
 	// MaxConnections caps the connections served at once; further ones
 	// wait to be accepted. Must be positive. Default 4096.
 	MaxConnections int
-	// GCHeadroomBytes is how far, in bytes, the heap may grow past what is
-	// live before the next garbage collection, when that is more than Go's
-	// own pacing gives (GOGC=100: as far as what is live). More trades
-	// resident memory for CPU (package internal/gcpace). -1: Go's own
-	// pacing; 0 is invalid. The GOGC or GOMEMLIMIT environment variable,
-	// when set, takes precedence. Default 16 MiB.
-	GCHeadroomBytes int64
-	// AdaptiveProcs runs Go's scheduler on as many processors
-	// (GOMAXPROCS) as the process's CPU use needs, up to Go's default
-	// (package internal/procpace); false: Go's default throughout. The
-	// GOMAXPROCS environment variable, when set, takes precedence.
-	// Default true.
-	AdaptiveProcs bool
 	// UpstreamHosts lists the hosts (host or host:port, case-insensitive),
 	// besides the upstream's own, that may receive callers' keys: with
 	// Upstream set, an operation or path whose servers entry names another
@@ -569,8 +550,6 @@ func Default() Config {
 		MeterTimeout:               DefaultMeterTimeout,
 		MaxBodyBytes:               DefaultMaxBodyBytes,
 		MaxResponseBytes:           DefaultMaxResponseBytes,
-		GCHeadroomBytes:            DefaultGCHeadroomBytes,
-		AdaptiveProcs:              DefaultAdaptiveProcs,
 		AllowedOrigins:             nil,
 		MaxToolNameLength:          DefaultMaxToolNameLength,
 		RequireKey:                 DefaultRequireKey,
@@ -671,9 +650,6 @@ func (c Config) checkLimits(bad problemFunc) {
 	}
 	if c.MaxResponseBytes <= 0 {
 		bad("max_response_bytes", "must be positive; got %d", c.MaxResponseBytes)
-	}
-	if c.GCHeadroomBytes <= 0 && c.GCHeadroomBytes != -1 {
-		bad("gc_headroom_bytes", "must be positive, or -1 for Go's own pacing; got %d", c.GCHeadroomBytes)
 	}
 	for _, o := range c.AllowedOrigins {
 		if err := checkOrigin(o); err != nil {

@@ -60,10 +60,6 @@ var settingGroups = []SettingGroup{{
 		"read_header_timeout", "read_timeout", "idle_timeout", "shutdown_timeout",
 		"llms_txt", "markdown_page", "serve_openapi"},
 }, {
-	Name:  "Process",
-	About: "How restmcp's own process trades memory for CPU.",
-	keys:  []string{"gc_headroom_bytes", "adaptive_procs"},
-}, {
 	Name:  "Observability",
 	About: "Logs, metrics and timing.",
 	keys:  []string{"log_level", "log_format", "metrics", "timing_meta"},

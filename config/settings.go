@@ -540,14 +540,6 @@ func table() []setting {
 			Usage: "Approximate number of usage events kept in the Redis stream restmcp:events (one per tools/call, for billing); -1 turns events off. Needs redis_url.",
 		}, field: func(c *Config) any { return &c.EventMaxLen }},
 		{Setting: Setting{
-			Key: "gc_headroom_bytes", Flag: "gc-headroom-bytes", Env: "RESTMCP_GC_HEADROOM_BYTES", Type: "int",
-			Usage: "How far the heap may grow past what is live before the next garbage collection, in bytes, when that is more than Go's own pacing gives (as far as what is live): fewer collections for at most this much more resident memory. -1: Go's own pacing. A GOGC or GOMEMLIMIT environment variable takes precedence.",
-		}, field: func(c *Config) any { return &c.GCHeadroomBytes }},
-		{Setting: Setting{
-			Key: "adaptive_procs", Flag: "adaptive-procs", Env: "RESTMCP_ADAPTIVE_PROCS", Type: "bool",
-			Usage: "Run Go's scheduler on as many processors (GOMAXPROCS) as the process's CPU use needs, up to Go's default (the CPUs it may use): more at once when the processors in use are over 85 % busy, fewer once half a second in a row has needed fewer. Spare processors cost CPU in wake-ups. false: Go's default throughout. A GOMAXPROCS environment variable takes precedence.",
-		}, field: func(c *Config) any { return &c.AdaptiveProcs }},
-		{Setting: Setting{
 			Key: "metrics", Flag: "metrics", Env: "RESTMCP_METRICS", Type: "bool",
 			Usage: "Serve Prometheus metrics at GET /metrics (calls by tool and outcome, meter decisions, Redis and upstream latency, outage state).",
 		}, field: func(c *Config) any { return &c.Metrics }},

@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -216,7 +213,6 @@ func TestNewRedisClientModes(t *testing.T) {
 			t.Errorf("%s: dial %v, read %v, retries %d; want 1s, 1s, none", tt.mode, dial, read, retries)
 		}
 		if tt.mode != config.RedisSentinel { // its client's dialer first asks the sentinels for the master
-			checkRawDialer(t, string(tt.mode), c)
 		}
 		_ = c.Close()
 	}
@@ -247,31 +243,3 @@ func TestNewRedisClientModes(t *testing.T) {
 	}
 }
 
-// checkRawDialer dials a local listener with c's dialer: on Linux the
-// connection reads and writes through rawnet (not a bare *net.TCPConn,
-// still a syscall.Conn for go-redis's health check), elsewhere as it is.
-func checkRawDialer(t *testing.T, mode string, c redis.UniversalClient) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var dial func(context.Context, string, string) (net.Conn, error)
-	switch c := c.(type) {
-	case *redis.Client:
-		dial = c.Options().Dialer
-	case *redis.ClusterClient:
-		dial = c.Options().Dialer
-	}
-	conn, err := dial(context.Background(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatalf("%s: dial: %v", mode, err)
-	}
-	defer conn.Close()
-	_, bare := conn.(*net.TCPConn)
-	_, sys := conn.(syscall.Conn)
-	if bare != (runtime.GOOS != "linux") || !sys {
-		t.Errorf("%s: dialed a %T; want rawnet's connection on Linux", mode, conn)
-	}
-}

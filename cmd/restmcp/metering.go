@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
-	"net"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/restmcp/restmcp/config"
-	"github.com/restmcp/restmcp/internal/rawnet"
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -44,15 +41,6 @@ type redisTarget struct {
 	db    int
 }
 
-// rawRedisDialer is go-redis's own dialer (redis.NewDialer: timeout, TCP
-// keep-alive, TLS when tlsConfig is set) with each plain TCP connection
-// made to read and write with raw system calls ([rawnet.Conn]), as the
-// served and upstream connections do; TLS and Unix socket connections
-// are left as they are.
-func rawRedisDialer(timeout time.Duration, tlsConfig *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return rawnet.Dialer(redis.NewDialer(&redis.Options{DialTimeout: timeout, TLSConfig: tlsConfig}))
-}
-
 // newRedisClient connects to the Redis of redisURL, read as mode says: one
 // server (go-redis ParseURL), a Cluster's seed nodes (ParseClusterURL) or a
 // Sentinel master set (ParseFailoverURL). Each parser rejects unknown URL
@@ -66,7 +54,6 @@ func newRedisClient(mode config.RedisMode, redisURL config.Secret) (redis.Univer
 			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL: %w", err)
 		}
 		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
-		o.Dialer = rawRedisDialer(o.DialTimeout, o.TLSConfig)
 		t.mode, t.addrs, t.db = config.RedisSingle, []string{o.Addr}, o.DB
 		return redis.NewClient(o), t, nil
 	case config.RedisCluster:
@@ -75,7 +62,6 @@ func newRedisClient(mode config.RedisMode, redisURL config.Secret) (redis.Univer
 			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL (redis_mode cluster): %w", err)
 		}
 		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
-		o.Dialer = rawRedisDialer(o.DialTimeout, o.TLSConfig)
 		if o.ClusterStateReloadInterval == 0 {
 			o.ClusterStateReloadInterval = redisClusterRefresh
 		}
@@ -87,7 +73,6 @@ func newRedisClient(mode config.RedisMode, redisURL config.Secret) (redis.Univer
 			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL (redis_mode sentinel): %w", err)
 		}
 		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
-		o.Dialer = rawRedisDialer(o.DialTimeout, o.TLSConfig)
 		t.addrs, t.db = o.SentinelAddrs, o.DB
 		return redis.NewFailoverClient(o), t, nil
 	}

@@ -27,7 +27,6 @@ import (
 	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/examples"
-	"github.com/restmcp/restmcp/internal/rawnet"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -112,14 +111,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		mw.close(cctx)
 	}()
 
-	ln = netutil.LimitListener(rawnet.Listener(ln), cfg.MaxConnections)
+	ln = netutil.LimitListener(ln, cfg.MaxConnections)
 	httpSrv := newHTTPServer(cfg, srv.Handler(), logger)
 	httpSrv.RegisterOnShutdown(srv.EndStreams) // session streams would hold Shutdown
 	mcpURL := "http://" + ln.Addr().String() + cfg.MCPPath
-	// Paced from here on, so that loading the document keeps Go's own
-	// pacing (and its peak RSS).
-	defer paceGC(cfg.GCHeadroomBytes, getenv, logger)()
-	defer paceProcs(cfg.AdaptiveProcs, getenv, logger)()
 	logger.Info("ready",
 		"mcp_url", mcpURL,
 		"oauth_mcp_url", srv.OAuthURL(),
