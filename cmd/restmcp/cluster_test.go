@@ -242,4 +242,3 @@ func TestNewRedisClientModes(t *testing.T) {
 		}
 	}
 }
-
