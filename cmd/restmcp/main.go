@@ -11,7 +11,6 @@
 //	restmcp keys create [--plan P] [--label L] | list | show KEY_ID | revoke KEY_ID
 //	restmcp usage KEY_ID [--plan P]   a key's usage report (JSON)
 //	restmcp clients --spec FILE|URL   client configurations to paste
-//	restmcp bench [--in-process]      calls/s and CPU per call, restmcp against the upstream
 //	restmcp version                   the version, module version and commit
 //
 // With no --spec, restmcp serves the bundled demo finance API. Several
@@ -55,7 +54,7 @@ func main() {
 
 // stopsGracefully reports whether the command args name is one that
 // handles SIGINT and SIGTERM itself: serve drains its connections and
-// flushes its counters, bench stops its load and reports. Every other
+// flushes its counters. Every other
 // command (validate, tools, keys, usage, clients, help) keeps Go's default
 // and ends at once on either signal, whatever it is doing: loading a
 // document has no state to save, and must not outlive a supervisor's
@@ -64,7 +63,7 @@ func stopsGracefully(args []string) bool {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return true // serve, the default command
 	}
-	return args[0] == "serve" || args[0] == "bench"
+	return args[0] == "serve"
 }
 
 // version is restmcp's own version: the MCP serverInfo version and the
@@ -94,10 +93,6 @@ func init() {
 		{"keys", "manage registry API keys: create [--plan P] [--label L], list, show KEY_ID, revoke KEY_ID", runKeys},
 		{"usage", "print a key's usage report (JSON): usage KEY_ID [--plan P]", runUsage},
 		{"clients", "print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors", runClients},
-		{"bench", "measure calls per second and CPU through restmcp against the upstream directly",
-			func(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
-				return runBench(ctx, args, stdout, stderr)
-			}},
 		{"version", "print restmcp's version, its module version and commit, and the Go it was built with (also --version)",
 			func(_ context.Context, _ []string, _ func(string) string, stdout, _ io.Writer) error {
 				_, err := io.WriteString(stdout, versionLine(debug.ReadBuildInfo())+"\n")

@@ -195,7 +195,7 @@ func TestCLITellsTheTruth(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	var stdout, stderr strings.Builder
 	err := run(ctx, []string{"sevre"}, noEnv, &stdout, &stderr)
-	if want := `unknown command "sevre"; the commands are serve, tools, validate, keys, usage, clients, bench, version, help (restmcp help lists them with the settings)`; err == nil || err.Error() != want || stdout.Len() != 0 || stderr.Len() != 0 {
+	if want := `unknown command "sevre"; the commands are serve, tools, validate, keys, usage, clients, version, help (restmcp help lists them with the settings)`; err == nil || err.Error() != want || stdout.Len() != 0 || stderr.Len() != 0 {
 		t.Errorf("sevre: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
 	}
 
@@ -210,7 +210,6 @@ func TestCLITellsTheTruth(t *testing.T) {
 		"  keys      manage registry API keys: create [--plan P] [--label L], list, show KEY_ID, revoke KEY_ID\n" +
 		"  usage     print a key's usage report (JSON): usage KEY_ID [--plan P]\n" +
 		"  clients   print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors\n" +
-		"  bench     measure calls per second and CPU through restmcp against the upstream directly\n" +
 		"  version   print restmcp's version, its module version and commit, and the Go it was built with (also --version)\n" +
 		"  help      print this help\n\nWith no --spec, serve runs the bundled demo finance API.\n\nSettings (precedence: flag > environment > config file > default), by concern:\n" +
 		"(Several documents on one endpoint: --spec NAME=PATH and --upstream NAME=URL for each, or an apis: list in the\nconfig file; see docs/apis.md.)\n\nDOCUMENT AND TOOLS: "

@@ -34,12 +34,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(benchChildEnv) == "1" {
-		// A process `restmcp bench` started from its own executable, which
-		// is this test binary: be restmcp.
-		main()
-		os.Exit(0)
-	}
 	// newServer is called directly here, without run's gin.SetMode.
 	gin.SetMode(gin.TestMode)
 	testenv.Main(m)

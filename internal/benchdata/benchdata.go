@@ -1,4 +1,4 @@
-// Package benchdata makes the large upstream answer that restmcp bench
+// Package benchdata makes the large upstream answer that restmcp-bench
 // --answer-bytes serves and the adapter's tests and benchmarks call
 // tools with.
 package benchdata

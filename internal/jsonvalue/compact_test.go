@@ -361,7 +361,7 @@ func BenchmarkAppendStringContent(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendStringContentAnswer: escaping the answer of `restmcp bench
+// BenchmarkAppendStringContentAnswer: escaping the answer of `restmcp-bench
 // --answer-bytes 1048576` (compact JSON, as most APIs send it) as the text
 // content's string (MB/s of the answer).
 func BenchmarkAppendStringContentAnswer(b *testing.B) {

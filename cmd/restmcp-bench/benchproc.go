@@ -23,7 +23,7 @@ import (
 	"github.com/restmcp/restmcp/internal/redisinfo"
 )
 
-// benchChildEnv marks a process that `restmcp bench` started from its own
+// benchChildEnv marks a process that `restmcp-bench` started from its own
 // executable; the command's tests, whose executable is the test binary,
 // run main for it (TestMain).
 const benchChildEnv = "RESTMCP_BENCH_CHILD"
@@ -31,6 +31,7 @@ const benchChildEnv = "RESTMCP_BENCH_CHILD"
 // benchProcessOptions are the flags of a bench run with the upstream and
 // restmcp in processes of their own.
 type benchProcessOptions struct {
+	restmcp           string // the restmcp executable (--restmcp)
 	calls             int
 	levels            []int
 	redisURL, upAddr  string
@@ -70,6 +71,25 @@ type benchChild struct {
 	cmd   *exec.Cmd
 	pid   int
 	stdin io.WriteCloser // open while the child runs: the upstream child stops at its end
+}
+
+// restmcpExecutable is the restmcp executable to serve from: given
+// (--restmcp), else restmcp beside this command, else restmcp on PATH.
+func restmcpExecutable(given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), "restmcp")
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() {
+			return beside, nil
+		}
+	}
+	exe, err := exec.LookPath("restmcp")
+	if err != nil {
+		return "", errors.New("no restmcp executable beside restmcp-bench or on PATH: go build -o DIR ./cmd/restmcp, or pass --restmcp")
+	}
+	return exe, nil
 }
 
 // startBenchChild starts this executable with args and env added, and
@@ -147,12 +167,12 @@ func (c *benchChild) stop() {
 var bannerURL = regexp.MustCompile(` at (http://127\.0\.0\.1:\d+/\S*)\s*$`)
 
 // runBenchProcesses is runBench with the upstream and restmcp in processes
-// of their own: `restmcp bench --serve-upstream` and `restmcp serve` on
+// of their own: `restmcp-bench --serve-upstream` and `restmcp serve` on
 // the benchmark's document, with its access log on (info level, text, to a
 // pipe this process reads). restmcp's CPU per call is its process's, from
 // /proc, beside the upstream process's own in the direct run.
 func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Writer) error {
-	up, upAddr, err := startBenchChild(ctx, []string{"bench", "--serve-upstream", "--upstream-addr", o.upAddr, "--answer-bytes", strconv.Itoa(o.answerBytes)}, nil,
+	up, upAddr, err := startBenchChild(ctx, []string{"--serve-upstream", "--upstream-addr", o.upAddr, "--answer-bytes", strconv.Itoa(o.answerBytes)}, nil,
 		func(l string) string { return strings.TrimPrefix(l, "upstream ") })
 	if err != nil {
 		return fmt.Errorf("starting the upstream process: %w", err)
@@ -189,7 +209,11 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		}
 		return ""
 	}
-	rm, mcpURL, err := startBenchChild(ctx, serveArgs, env, banner)
+	exe, err := restmcpExecutable(o.restmcp)
+	if err != nil {
+		return err
+	}
+	rm, mcpURL, err := startBenchChildOf(ctx, exe, serveArgs, env, banner)
 	if err != nil {
 		return fmt.Errorf("starting restmcp serve: %w", err)
 	}

@@ -23,8 +23,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/restmcp/restmcp/adapter"
-	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/internal/benchdata"
 	"github.com/restmcp/restmcp/internal/redisinfo"
 	"github.com/restmcp/restmcp/metering"
@@ -78,7 +78,7 @@ type benchRun struct {
 	compared, throughRestmcp bool
 }
 
-// runBench implements `restmcp bench`: it starts a loopback upstream and
+// runBench implements `restmcp-bench`: it starts a loopback upstream and
 // restmcp (memory metering, or Redis with --redis), drives a fixed number
 // of calls at each concurrency against the upstream directly and through
 // restmcp, and prints calls/s, p50/p99 latency and CPU per call.
@@ -91,7 +91,7 @@ type benchRun struct {
 // report gives restmcp's share as the difference of the two runs, with
 // allocations per call. Everything stays on loopback.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs := flag.NewFlagSet("restmcp-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	calls := fs.Int("calls", 20000, "calls per run")
 	conc := fs.String("concurrency", "1,8,32", "comma-separated concurrencies")
@@ -105,6 +105,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	inProcess := fs.Bool("in-process", false, "run the upstream and restmcp in this process, the log discarded (restmcp's share then is the difference of the two runs); default: each in a process of its own, restmcp with its access log on")
 	serveUpstream := fs.Bool("serve-upstream", false, "serve only the benchmark's upstream at --upstream-addr, print its address and wait (the upstream process of a bench run)")
 	compare := fs.String("compare", "", "also serve from this other restmcp `executable` (an earlier build, say) beside this one, against the same upstream, and drive both in each round, alternating which goes first: an A/B on which the machine's drifting speed weighs alike")
+	restmcpExe := fs.String("restmcp", "", "the restmcp `executable` to serve from (default: restmcp beside this command, else on PATH)")
 	answerBytes := fs.Int("answer-bytes", 0, "the upstream answers a JSON object of about this many bytes (a list of items, as a large search answer); 0: the 1 KB object")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -140,7 +141,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if !*inProcess {
 		return runBenchProcesses(ctx, benchProcessOptions{calls: *calls, levels: levels, redisURL: *redisURL, upAddr: *upAddr,
-			peerURL: *peerURL, peerName: *peerName, peerPID: *peerPID, answerBytes: *answerBytes, bodyLen: len(body), compare: *compare}, stdout)
+			peerURL: *peerURL, peerName: *peerName, peerPID: *peerPID, answerBytes: *answerBytes, bodyLen: len(body), compare: *compare,
+			restmcp: *restmcpExe}, stdout)
 	}
 	up, err := listenServe(*upAddr, benchUpstream(body))
 	if err != nil {
@@ -566,7 +568,11 @@ func newBenchMeter(ctx context.Context, redisURL string, plans *metering.Plans) 
 	if redisURL == "" {
 		return &benchMeter{meter: metering.NewMemory(metering.Options{EventMaxLen: -1}), close: func() {}}, nil
 	}
-	client, _, err := newRedisClient(config.RedisSingle, config.Secret(redisURL))
+	opt, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return nil, fmt.Errorf("--redis: %w", err)
+	}
+	client := redis.NewClient(opt)
 	if err != nil {
 		return nil, err
 	}
