@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/restmcp/restmcp/internal/testenv"
 )
@@ -59,26 +58,8 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout, stde
 	return runBench(ctx, append([]string{"--restmcp", restmcpBin}, args...), stdout, stderr)
 }
 
-// testRedisURL returns the test Redis (RESTMCP_TEST_REDIS_URL, default
-// redis://127.0.0.1:6379/15). Unreachable: a loud skip, or a failure when
-// RESTMCP_REQUIRE_REDIS=1.
-func testRedisURL(t testing.TB) string {
-	t.Helper()
-	url := os.Getenv("RESTMCP_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/15"
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("RESTMCP_TEST_REDIS_URL=%q: %v", url, err)
-	}
-	c := redis.NewClient(opt)
-	defer c.Close()
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		testenv.Unavailable(t, "RESTMCP_REQUIRE_REDIS", "Redis", "Redis at "+url+" does not answer: "+err.Error()+"; the bench's Redis test did NOT run")
-	}
-	return url
-}
+// testRedisURL is testenv.RedisURL.
+func testRedisURL(t testing.TB) string { t.Helper(); return testenv.RedisURL(t) }
 
 // TestBenchCommand runs a small `restmcp-bench`, with the upstream and
 // restmcp serve in processes of their own (the default; here the test

@@ -39,29 +39,8 @@ func TestMain(m *testing.M) {
 	testenv.Main(m)
 }
 
-// testRedisURL returns the test Redis (RESTMCP_TEST_REDIS_URL, default
-// redis://127.0.0.1:6379/15). Unreachable: a loud skip, or a failure when
-// RESTMCP_REQUIRE_REDIS=1.
-func testRedisURL(t testing.TB) string {
-	t.Helper()
-	url := os.Getenv("RESTMCP_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/15"
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("RESTMCP_TEST_REDIS_URL=%q: %v", url, err)
-	}
-	c := redis.NewClient(opt)
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		msg := fmt.Sprintf("\n*** REDIS UNREACHABLE at %s: %v\n*** The plans/metering wiring tests did NOT run. Start redis-server, or set RESTMCP_REQUIRE_REDIS=1 to make this a failure.", url, err)
-		testenv.Unavailable(t, "RESTMCP_REQUIRE_REDIS", "Redis", msg)
-	}
-	return url
-}
+// testRedisURL is testenv.RedisURL.
+func testRedisURL(t testing.TB) string { t.Helper(); return testenv.RedisURL(t) }
 
 // withQuery appends query parameters to a Redis URL.
 func withQuery(u, q string) string {
