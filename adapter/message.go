@@ -222,6 +222,52 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 	return &m, nil
 }
 
+// initializeMembers are the members of initialize params (MCP 2025-11-25
+// "Lifecycle", InitializeRequestParams).
+var initializeMembers = []string{"protocolVersion", "capabilities", "clientInfo", "_meta"}
+
+// checkInitializeParams refuses initialize params the go-sdk could not
+// read (it would answer 200 with an error of code 0, or a plain-text 400),
+// so that a session is only ever issued for an initialize that succeeds:
+// params must be an object whose protocolVersion is a string, and whose
+// capabilities and clientInfo, when present, are objects. The refusal is
+// 400 -32602 naming the member
+// (https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#initialization).
+func checkInitializeParams(params []byte) error {
+	if params == nil {
+		return invalidParams(`invalid params: initialize needs params {"protocolVersion": "<revision>", "capabilities": {}, "clientInfo": {"name": …, "version": …}}`)
+	}
+	var version, capabilities, info []byte
+	if err := members(params, initializeMembers, "params.", func(member string, value []byte) error {
+		switch member {
+		case "protocolVersion":
+			version = value
+		case "capabilities":
+			capabilities = value
+		case "clientInfo":
+			info = value
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	switch {
+	case version == nil:
+		return invalidParams(`invalid params: initialize params.protocolVersion is missing: send the MCP revision the client speaks, e.g. "2025-06-18"`)
+	case version[0] != '"':
+		return invalidParams(`invalid params: initialize params.protocolVersion must be a string such as "2025-06-18", got %s`, clip.String(string(version), 40))
+	case capabilities != nil && capabilities[0] != '{':
+		return invalidParams("invalid params: initialize params.capabilities must be an object, got %s", clip.String(string(capabilities), 40))
+	case info != nil && info[0] != '{':
+		return invalidParams("invalid params: initialize params.clientInfo must be an object, got %s", clip.String(string(info), 40))
+	}
+	return nil
+}
+
+func invalidParams(format string, args ...any) *messageError {
+	return &messageError{http.StatusBadRequest, codeInvalidParams, fmt.Sprintf(format, args...)}
+}
+
 // readCallParams reads name and the protocol-version _meta of tools/call
 // params, refusing duplicate and case-variant members there too.
 func (m *rpcMessage) readCallParams() error {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -338,4 +340,60 @@ func TestSessionCaps(t *testing.T) {
 	if l1.StatusCode != 200 || l2.StatusCode != 429 || string(body) != "too many open streams from this address (1); close one first\n" {
 		t.Errorf("legacy streams: %d, %d %q", l1.StatusCode, l2.StatusCode, body)
 	}
+}
+
+// TestFailedInitializeOpensNoSession: an initialize the go-sdk could not
+// read (params missing, not an object, protocolVersion missing or not a
+// string, capabilities or clientInfo not objects) is refused with 400
+// -32602 naming the member, echoing the request's id, with no
+// Mcp-Session-Id and no session kept; a good one still opens a session.
+func TestFailedInitializeOpensNoSession(t *testing.T) {
+	up := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(up.Close)
+	store := &countingStore{MemoryStore: session.NewMemoryStore(nil)}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/c23.yaml", up.URL), Sessions: store})
+	refused := func(id, msg string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32602,"message":` + quoteJSON(msg) + `}}`
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			refused("1", `invalid params: initialize params.protocolVersion must be a string such as "2025-06-18", got 5`)},
+		{`{"jsonrpc":"2.0","id":"a","method":"initialize"}`,
+			refused(`"a"`, `invalid params: initialize needs params {"protocolVersion": "<revision>", "capabilities": {}, "clientInfo": {"name": …, "version": …}}`)},
+		{`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			refused("2", `invalid params: initialize params.protocolVersion is missing: send the MCP revision the client speaks, e.g. "2025-06-18"`)},
+		{`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":[],"clientInfo":{"name":"t","version":"1"}}}`,
+			refused("3", `invalid params: initialize params.capabilities must be an object, got []`)},
+		{`{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":"t"}}`,
+			refused("4", `invalid params: initialize params.clientInfo must be an object, got "t"`)},
+	} {
+		r := post(t, srv.URL+"/mcp", c.body, nil)
+		if r.status != http.StatusBadRequest || r.body != c.want || r.header.Get("Mcp-Session-Id") != "" {
+			t.Errorf("%s:\ngot  %d %s (session %q)\nwant 400 %s, no session", c.body, r.status, r.body, r.header.Get("Mcp-Session-Id"), c.want)
+		}
+	}
+	if n := store.live.Load(); n != 0 {
+		t.Errorf("%d sessions kept after refused initializes, want 0", n)
+	}
+	r := post(t, srv.URL+"/mcp", initializeBody, nil)
+	if r.status != http.StatusOK || r.header.Get("Mcp-Session-Id") == "" || store.live.Load() != 1 {
+		t.Errorf("a good initialize: %d, session %q, %d kept; want 200 and one session", r.status, r.header.Get("Mcp-Session-Id"), store.live.Load())
+	}
+}
+
+// countingStore is a MemoryStore that counts the sessions created and not
+// deleted.
+type countingStore struct {
+	*session.MemoryStore
+	live atomic.Int64
+}
+
+func (s *countingStore) Create(ctx context.Context, id, owner string, idle time.Duration) error {
+	s.live.Add(1)
+	return s.MemoryStore.Create(ctx, id, owner, idle)
+}
+
+func (s *countingStore) Delete(ctx context.Context, id string) error {
+	s.live.Add(-1)
+	return s.MemoryStore.Delete(ctx, id)
 }

@@ -55,6 +55,14 @@ func (s *Server) decode(c *gin.Context) {
 	if m.hasMethod && m.id != nil && !s.versionServed(c, m) {
 		return
 	}
+	if m.method == "initialize" && m.id != nil && c.Request.Header.Get("Mcp-Protocol-Version") < protocolVersionStandardHeaders {
+		// The 2026-07-28 wire has no initialize: the go-sdk answers it there.
+		if err := checkInitializeParams(m.params); err != nil {
+			me, _ := asMessageError(err)
+			abortRPC(c, me.status, m.id, me.code, me.message)
+			return
+		}
+	}
 
 	jsonOK, sseOK := acceptMode(c.Request.Header.Values("Accept"))
 	switch {

@@ -152,6 +152,7 @@ func decodeAPIs(n *yaml.Node) ([]API, []error) {
 // settings. Mixing named and unnamed --spec flags is an error.
 func applyAPIFlags(c *Config, specs, upstreams []string) (spec, upstream []string, errs []error) {
 	var named bool
+	flagSpec := map[string]string{} // name → the path its --spec gave
 	for _, v := range specs {
 		name, path, ok := splitNamed(v)
 		if !ok {
@@ -159,6 +160,11 @@ func applyAPIFlags(c *Config, specs, upstreams []string) (spec, upstream []strin
 			continue
 		}
 		named = true
+		if earlier, twice := flagSpec[name]; twice {
+			errs = append(errs, fmt.Errorf("--spec %s=…: the API %q is given twice (%s and %s); give each API one document", name, name, earlier, path))
+			continue
+		}
+		flagSpec[name] = path
 		i := c.apiIndex(name)
 		if i < 0 {
 			c.APIs = append(c.APIs, API{Name: name, values: Default(), set: map[string]bool{}})
@@ -175,12 +181,18 @@ func applyAPIFlags(c *Config, specs, upstreams []string) (spec, upstream []strin
 		errs = append(errs, fmt.Errorf("--spec is given %d times without names; serve several documents as --spec NAME=PATH each", len(spec)))
 		spec = spec[len(spec)-1:]
 	}
+	flagUpstream := map[string]string{} // name → the URL its --upstream gave
 	for _, v := range upstreams {
 		name, u, ok := splitNamed(v)
 		if !ok {
 			upstream = append(upstream, v)
 			continue
 		}
+		if earlier, twice := flagUpstream[name]; twice {
+			errs = append(errs, fmt.Errorf("--upstream %s=…: the API %q is given two upstreams (%s and %s); give each API one", name, name, earlier, u))
+			continue
+		}
+		flagUpstream[name] = u
 		i := c.apiIndex(name)
 		if i < 0 {
 			errs = append(errs, fmt.Errorf("--upstream %s=…: no API is named %q (APIs: %s)", name, name, strings.Join(c.apiNames(), ", ")))

@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -417,6 +418,9 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 		return nil, fmt.Errorf("loading %s: %w", src.name, err)
 	}
 	data, repairs := wellFormed(data, src.rootName())
+	if err := declaresOpenAPI(data); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", src.name, err)
+	}
 
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
@@ -457,6 +461,32 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 	}
 	d.Problems = slices.Concat(repairs, refRepairs, d.Problems)
 	return d, nil
+}
+
+// declaresOpenAPI refuses a document that is empty, or that is a JSON
+// object (a YAML document arrives converted) with neither a top-level
+// "openapi" (3.x) nor "swagger" (2.0) member: some other YAML or JSON file,
+// which kin-openapi would read as a document with no operations. Text that
+// is not an object is left to the decoder, whose error says where it fails.
+func declaresOpenAPI(data []byte) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return errors.New("the document is empty")
+	}
+	members, ok := jsonvalue.Members(data)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for _, m := range members {
+		if m.Key == "openapi" || m.Key == "swagger" {
+			return nil
+		}
+		keys = append(keys, strconv.Quote(m.Key))
+	}
+	if len(keys) > 5 {
+		keys = append(keys[:5], "…")
+	}
+	return fmt.Errorf(`not an OpenAPI document: it has no top-level "openapi" (3.x) or "swagger" (2.0) member (its members: %s)`, strings.Join(keys, ", "))
 }
 
 // isSwagger2 reports whether the document has a top-level "swagger"

@@ -80,3 +80,29 @@ func TestLoadRepairsRepeatedMembersAndInvalidUTF8(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadRefusesWhatIsNotOpenAPI: an empty file, and YAML or JSON that
+// is not an OpenAPI document, are errors naming the file and what is
+// missing, not a server with no tools.
+func TestLoadRefusesWhatIsNotOpenAPI(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ body, want string }{
+		"empty.yaml":  {"", "the document is empty"},
+		"spaces.json": {" \n\t\n", "the document is empty"},
+		"hello.yaml":  {"hello: world\n", `not an OpenAPI document: it has no top-level "openapi" (3.x) or "swagger" (2.0) member (its members: "hello")`},
+		"other.json": {`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7}`,
+			`not an OpenAPI document: it has no top-level "openapi" (3.x) or "swagger" (2.0) member (its members: "a", "b", "c", "d", "e", …)`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(context.Background(), p, LoadOptions{})
+			want := "loading " + p + ": " + c.want
+			if err == nil || err.Error() != want {
+				t.Errorf("error %v, want %q", err, want)
+			}
+		})
+	}
+}
