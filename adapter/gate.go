@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/restmcp/restmcp/internal/clip"
@@ -99,6 +100,17 @@ func keyErrorMessage(keyID string, err error) (string, int) {
 		return "API key revoked (key_id " + keyID + "): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>", http.StatusUnauthorized
 	case errors.Is(err, metering.ErrUnknownKey):
 		return "unknown API key (key_id " + keyID + "): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>", http.StatusUnauthorized
+	case errors.Is(err, metering.ErrUnknownPlan):
+		// A key the registry holds on a plan the plans file lacks: not
+		// retryable, and the operator's to fix (restmcp keys create with
+		// the server's --plans-file).
+		// err reads "metering: unknown plan: key_id K is on plan "P", which
+		// the plans file does not define".
+		_, why, ok := strings.Cut(err.Error(), metering.ErrUnknownPlan.Error()+": ")
+		if !ok {
+			why = "key_id " + keyID + " is on a plan this server does not define"
+		}
+		return "API key refused: " + why + "; ask the API provider to move the key to a plan this server serves", http.StatusForbidden
 	}
 	return "API key check is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds", http.StatusServiceUnavailable
 }
@@ -556,6 +568,10 @@ func (s *Server) resolveKey(ctx context.Context, cred *credential, tool string) 
 		s.callDone(ctx, tool, o)
 	}
 	msg, status := keyErrorMessage(cred.keyID, err)
+	if status == http.StatusForbidden {
+		s.logger.Warn("API key on a plan the plans file does not define", "key_id", cred.keyID, "tool", tool, "error", err.Error())
+		return nil, &refusal{status: status, code: s.opts.ErrorCodes.Unauthorized, message: msg}
+	}
 	if status == http.StatusUnauthorized {
 		s.logger.Info("API key refused", "key_id", cred.keyID, "tool", tool, "error", err.Error())
 		return nil, s.keyRefusal(cred, msg, msg, true)

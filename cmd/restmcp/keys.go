@@ -23,13 +23,18 @@ const keysUsage = `usage:
   restmcp keys revoke KEY_ID                          revoke a registry key
   restmcp usage KEY_ID [--plan PLAN]                  print a key's usage report (JSON)
 
-Every command also takes --config FILE and reads RESTMCP_REDIS_URL,
-RESTMCP_PLANS_FILE (and the other settings) like restmcp serve.
+Every command also takes --config FILE, --plans-file FILE, --redis-url URL
+and --redis-mode MODE, and reads RESTMCP_REDIS_URL, RESTMCP_PLANS_FILE (and
+the other settings) like restmcp serve: give it the plans restmcp serve
+uses, so that a key lands on a plan the server knows.
 `
 
 // opFlags are the flags of the keys and usage commands.
 type opFlags struct {
 	plan, label, config string
+	// serve's settings that decide the plans and the Redis the commands
+	// work on, passed on as the same flags
+	plansFile, redisURL, redisMode string
 }
 
 // parseOpArgs parses flags anywhere among args ("usage KEY --plan pro" as
@@ -41,6 +46,9 @@ func parseOpArgs(args []string, stderr io.Writer) (opFlags, []string, error) {
 	fs.StringVar(&f.plan, "plan", "", "plan name")
 	fs.StringVar(&f.label, "label", "", "label")
 	fs.StringVar(&f.config, config.FlagConfig, "", "config file")
+	fs.StringVar(&f.plansFile, "plans-file", "", "plans file (plans_file)")
+	fs.StringVar(&f.redisURL, "redis-url", "", "Redis URL (redis_url)")
+	fs.StringVar(&f.redisMode, "redis-mode", "", "single, cluster or sentinel (redis_mode)")
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -70,8 +78,11 @@ type opsEnv struct {
 
 func openOps(f opFlags, getenv func(string) string) (*opsEnv, error) {
 	var args []string
-	if f.config != "" {
-		args = []string{"--" + config.FlagConfig, f.config}
+	for _, a := range []struct{ flag, value string }{{config.FlagConfig, f.config}, {"plans-file", f.plansFile},
+		{"redis-url", f.redisURL}, {"redis-mode", f.redisMode}} {
+		if a.value != "" {
+			args = append(args, "--"+a.flag, a.value)
+		}
 	}
 	cfg, err := config.Load(args, getenv)
 	if err != nil {

@@ -832,3 +832,37 @@ func histogramMean(text, name, op string) (float64, bool) {
 	}
 	return sum / count, true
 }
+
+// TestKeyOnAPlanTheServerLacks: restmcp keys takes serve's --plans-file, so
+// a key is created on the plan the operator names from the server's own
+// plans; a key the registry holds on a plan the serving plans file does not
+// define is refused with 403 naming the plan (not a retryable 503).
+func TestKeyOnAPlanTheServerLacks(t *testing.T) {
+	redisURL := testRedisURL(t)
+	path := filepath.Join(t.TempDir(), "plans.yaml")
+	if err := os.WriteFile(path, []byte(gatePlans), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	getenv := func(k string) string { return map[string]string{"RESTMCP_REDIS_URL": redisURL}[k] }
+	if err := run(context.Background(), []string{"keys", "create", "--plans-file", path, "--plan", "pro"}, getenv, &out, &errOut); err != nil {
+		t.Fatalf("keys create --plans-file: %v %s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("keys create printed %q, want the key then its id", out.String())
+	}
+	key, keyID := lines[0], lines[1]
+	cleanupKeyRecord(t, redisURL, keyID)
+	if !strings.Contains(errOut.String(), `on plan "pro"`) {
+		t.Errorf("keys create: %q, want the key on plan \"pro\"", errOut.String())
+	}
+
+	freeOnly := "default_plan: free\nkey_mode: registry\nplans:\n  free:\n    rate_limits: {per_minute: 1000}\n"
+	app := startApp(t, freeOnly, map[string]string{"RESTMCP_REDIS_URL": redisURL})
+	got := postMCP(t, app.url, key, callBody(7, "get_quote", `{"symbol":"AAPL"}`))
+	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-31401,"message":"API key refused: key_id ` + keyID + ` is on plan \"pro\", which the plans file does not define; ask the API provider to move the key to a plan this server serves"}}`
+	if got.status != http.StatusForbidden || got.body != want || got.header.Get("Retry-After") != "" {
+		t.Errorf("key on an unknown plan: %d (Retry-After %q) %s\nwant 403 %s", got.status, got.header.Get("Retry-After"), got.body, want)
+	}
+}
