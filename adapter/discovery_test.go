@@ -330,3 +330,33 @@ func TestUpstreamErrorChoices(t *testing.T) {
 		t.Errorf("403 with UpstreamErrorsEmpty: %s", got.body)
 	}
 }
+
+// TestErrorObjectOnlyWhenItFits: with ErrorStructuredContent, an upstream
+// error object becomes structuredContent only when it fits the tool's
+// outputSchema (SDK clients validate error results too, and reject the
+// whole result otherwise); one that does not fit stays in the text, with
+// a note.
+func TestErrorObjectOnlyWhenItFits(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		if r.URL.Query().Get("tag") == "fits" {
+			_, _ = w.Write([]byte(`{"code":"not_found","key":"none"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"code":"not_found","key":["a list where the schema says string"]}`))
+	})
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/integrity.yaml", up.URL), ErrorStructuredContent: true})
+	hdr := map[string]string{"X-API-Key": "k-1", "Accept": "application/json"}
+	got := post(t, srv.URL+"/mcp", toolsCallBody(1, "echo", `{"tag":"fits","fault":"none"}`), hdr)
+	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"HTTP 404 Not Found\n{\"code\":\"not_found\",\"key\":\"none\"}"}],"structuredContent":{"code":"not_found","key":"none"},"isError":true}}`
+	if strings.TrimSpace(got.body) != want {
+		t.Errorf("an error object that fits:\n got %s\nwant %s", got.body, want)
+	}
+	got = post(t, srv.URL+"/mcp", toolsCallBody(2, "echo", `{"tag":"other","fault":"none"}`), hdr)
+	want = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"HTTP 404 Not Found\n{\"code\":\"not_found\",\"key\":[\"a list where the schema says string\"]}"},` +
+		`{"type":"text","text":"the upstream's error body is a JSON object that does not fit this tool's outputSchema, so it is not given as structuredContent; it is the text above."}],"isError":true}}`
+	if strings.TrimSpace(got.body) != want {
+		t.Errorf("an error object that does not fit:\n got %s\nwant %s", got.body, want)
+	}
+}

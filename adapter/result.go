@@ -347,8 +347,18 @@ func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult, keepErrorOb
 		return res
 	}
 	if res.IsError {
-		if _, upstream := res.StructuredContent.(map[string]any); !upstream || !keepErrorObject {
+		obj, upstream := res.StructuredContent.(map[string]any)
+		if !upstream || !keepErrorObject {
 			res.StructuredContent = nil
+			return res
+		}
+		// An SDK client checks any structuredContent against the tool's
+		// outputSchema, error results included, and rejects the whole
+		// result when it does not validate: an upstream error object that
+		// does not fit stays in the text only, with a note saying so.
+		if b, err := json.Marshal(obj); len(t.OutputSchema) > 0 && (err != nil || !t.FitsStructured(b)) {
+			res.StructuredContent = nil
+			res.Content = append(res.Content, &mcp.TextContent{Text: errorObjectNote})
 		}
 		return res
 	}
@@ -379,6 +389,11 @@ func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult, keepErrorOb
 	content := append([]mcp.Content{&mcp.TextContent{Text: note}}, res.Content...)
 	return &mcp.CallToolResult{IsError: true, Content: content}
 }
+
+// errorObjectNote follows the text of an error result whose upstream
+// error object is not its structuredContent because it does not fit the
+// tool's outputSchema (Options.ErrorStructuredContent).
+const errorObjectNote = "the upstream's error body is a JSON object that does not fit this tool's outputSchema, so it is not given as structuredContent; it is the text above."
 
 // cutJSONObject reports whether res is a JSON object cut at
 // MaxResponseBytes: one text whose body starts with "{" and ends with
