@@ -21,4 +21,7 @@ COPY --from=build /out/restmcp /restmcp
 ENV RESTMCP_ADDR=0.0.0.0:8080
 EXPOSE 8080
 USER nonroot:nonroot
+# restmcp health GETs /health on RESTMCP_ADDR (127.0.0.1 for 0.0.0.0): the
+# image has no shell or curl.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["/restmcp", "health"]
 ENTRYPOINT ["/restmcp"]

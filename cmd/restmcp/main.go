@@ -11,6 +11,7 @@
 //	restmcp keys create [--plan P] [--label L] | list | show KEY_ID | revoke KEY_ID
 //	restmcp usage KEY_ID [--plan P]   a key's usage report (JSON)
 //	restmcp clients --spec FILE|URL   client configurations to paste
+//	restmcp health [--url URL]        ask a running server's /health (exit 0 when healthy)
 //	restmcp version                   the version, module version and commit
 //
 // With no --spec, restmcp serves the bundled demo finance API. Several
@@ -93,6 +94,7 @@ func init() {
 		{"keys", "manage registry API keys: create [--plan P] [--label L], list, show KEY_ID, revoke KEY_ID", runKeys},
 		{"usage", "print a key's usage report (JSON): usage KEY_ID [--plan P]", runUsage},
 		{"clients", "print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors", runClients},
+		{"health", "ask a running restmcp serve's /health: exit 0 when it answers 200 (a container's HEALTHCHECK): health [--url URL | --addr HOST:PORT]", runHealth},
 		{"version", "print restmcp's version, its module version and commit, and the Go it was built with (also --version)",
 			func(_ context.Context, _ []string, _ func(string) string, stdout, _ io.Writer) error {
 				_, err := io.WriteString(stdout, versionLine(debug.ReadBuildInfo())+"\n")

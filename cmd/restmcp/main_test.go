@@ -195,7 +195,7 @@ func TestCLITellsTheTruth(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	var stdout, stderr strings.Builder
 	err := run(ctx, []string{"sevre"}, noEnv, &stdout, &stderr)
-	if want := `unknown command "sevre"; the commands are serve, tools, validate, keys, usage, clients, version, help (restmcp help lists them with the settings)`; err == nil || err.Error() != want || stdout.Len() != 0 || stderr.Len() != 0 {
+	if want := `unknown command "sevre"; the commands are serve, tools, validate, keys, usage, clients, health, version, help (restmcp help lists them with the settings)`; err == nil || err.Error() != want || stdout.Len() != 0 || stderr.Len() != 0 {
 		t.Errorf("sevre: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
 	}
 
@@ -210,6 +210,7 @@ func TestCLITellsTheTruth(t *testing.T) {
 		"  keys      manage registry API keys: create [--plan P] [--label L], list, show KEY_ID, revoke KEY_ID\n" +
 		"  usage     print a key's usage report (JSON): usage KEY_ID [--plan P]\n" +
 		"  clients   print ready-to-paste configurations for Claude, Cursor, VS Code, the Inspector and connectors\n" +
+		"  health    ask a running restmcp serve's /health: exit 0 when it answers 200 (a container's HEALTHCHECK): health [--url URL | --addr HOST:PORT]\n" +
 		"  version   print restmcp's version, its module version and commit, and the Go it was built with (also --version)\n" +
 		"  help      print this help\n\nWith no --spec, serve runs the bundled demo finance API.\n\nSettings (precedence: flag > environment > config file > default), by concern:\n" +
 		"(Several documents on one endpoint: --spec NAME=PATH and --upstream NAME=URL for each, or an apis: list in the\nconfig file; see docs/apis.md.)\n\nDOCUMENT AND TOOLS: "
@@ -258,5 +259,37 @@ func TestVersionCommand(t *testing.T) {
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0e0bba2c1f3a4b5c6d7e8f90"}, {Key: "vcs.modified", Value: "true"}}}
 	if got, want := versionLine(info, true), "restmcp "+version+" (module v0.1.0, commit 0e0bba2c1f3a+modified, go1.27.3)"; got != want {
 		t.Errorf("versionLine = %q, want %q", got, want)
+	}
+}
+
+// TestContainerAddressAndHealth: listening on every interface (a
+// container's RESTMCP_ADDR=0.0.0.0:8080), the banner shows the URL a
+// client on this machine reaches (127.0.0.1, not [::]), after the public
+// URL when one is set; restmcp health asks /health there and exits 0, and
+// fails, saying why, where nothing answers.
+func TestContainerAddressAndHealth(t *testing.T) {
+	mcpURL, banner := startRunningArgs(t, nil, map[string]string{"RESTMCP_ADDR": "0.0.0.0:0", "RESTMCP_PUBLIC_URL": "https://mcp.example.com/mcp"}, io.Discard)
+	port := strings.TrimSuffix(strings.TrimPrefix(mcpURL, "http://127.0.0.1:"), "/mcp")
+	want := "\nrestmcp is serving \"Demo Finance Data API\" (6 tools) at https://mcp.example.com/mcp\non this machine at http://127.0.0.1:" + port + "/mcp\n"
+	if !strings.HasPrefix(banner, want) {
+		t.Errorf("banner:\n%s\nwant it to start with:\n%s", banner, want)
+	}
+	var out, errOut bytes.Buffer
+	env := map[string]string{"RESTMCP_ADDR": "0.0.0.0:" + port}
+	if err := run(context.Background(), []string{"health"}, func(k string) string { return env[k] }, &out, &errOut); err != nil {
+		t.Fatalf("health: %v %s", err, errOut.String())
+	}
+	if want := "ok: http://127.0.0.1:" + port + "/health answered 200 OK\n"; out.String() != want {
+		t.Errorf("health printed %q, want %q", out.String(), want)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	err = run(context.Background(), []string{"health", "--addr", closed}, func(string) string { return "" }, &out, &errOut)
+	if want := `health: http://` + closed + `/health: Get "http://` + closed + `/health": dial tcp ` + closed + `: connect: connection refused`; err == nil || err.Error() != want {
+		t.Errorf("health where nothing answers: %v, want %q", err, want)
 	}
 }

@@ -114,7 +114,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	ln = netutil.LimitListener(ln, cfg.MaxConnections)
 	httpSrv := newHTTPServer(cfg, srv.Handler(), logger)
 	httpSrv.RegisterOnShutdown(srv.EndStreams) // session streams would hold Shutdown
-	mcpURL := "http://" + ln.Addr().String() + cfg.MCPPath
+	// On an unspecified address (0.0.0.0, ::; a container's), the URL
+	// shown is the one a client on this machine reaches.
+	mcpURL := "http://" + localHostPort(ln.Addr().String()) + cfg.MCPPath
 	logger.Info("ready",
 		"mcp_url", mcpURL,
 		"oauth_mcp_url", srv.OAuthURL(),
@@ -400,7 +402,11 @@ func printBanner(w io.Writer, mcpURL, publicURL, oauthURL string, doc *openapi.D
 		key = "demo-key"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nrestmcp is serving %q (%d tools) at %s\n", doc.Title, len(doc.Tools), mcpURL)
+	if publicURL != "" {
+		fmt.Fprintf(&b, "\nrestmcp is serving %q (%d tools) at %s\non this machine at %s\n", doc.Title, len(doc.Tools), publicURL, mcpURL)
+	} else {
+		fmt.Fprintf(&b, "\nrestmcp is serving %q (%d tools) at %s\n", doc.Title, len(doc.Tools), mcpURL)
+	}
 	if demo && anyKey {
 		b.WriteString("(bundled demo API: any non-empty key is accepted)\n")
 	}
