@@ -56,6 +56,37 @@ func (p *requestPlan) validators() map[string]*argSchema {
 	return p.compiled
 }
 
+// ArgumentProblems compiles the tool's argument schemas now (as its first
+// call would) and returns an error Problem for each argument whose schema
+// does not compile (a misspelt type such as "strin", a pattern no engine
+// takes): every call of the tool would be refused with that reason.
+// restmcp validate reports them; serve does not pay for them at startup.
+func (t *Tool) ArgumentProblems() []Problem {
+	var out []Problem
+	compiled := t.plan.validators()
+	for _, name := range slices.Sorted(maps.Keys(compiled)) {
+		if err := compiled[name].err; err != nil {
+			out = append(out, Problem{Severity: SeverityError, Operation: t.Method + " " + t.PathTemplate,
+				Message: fmt.Sprintf("tool %s: argument %q: its schema does not compile (%s), so every call of the tool would be refused", t.Name, name, firstCause(err))})
+		}
+	}
+	return out
+}
+
+// firstCause is the first innermost line of a schema compiler's error (its
+// lines nest causes by indentation: "- at '/type': value must be one of
+// …"), without the list mark; the error's first line when it has one line.
+func firstCause(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	indent := func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+	for i, l := range lines {
+		if i > 0 && (i+1 == len(lines) || indent(lines[i+1]) <= indent(l)) {
+			return strings.TrimPrefix(strings.TrimSpace(l), "- ")
+		}
+	}
+	return lines[0]
+}
+
 // argSchema is one argument's compiled schema, or why it did not compile.
 type argSchema struct {
 	// typeOnly, when not "", is the schema's only assertion: a type

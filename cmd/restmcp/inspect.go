@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path"
 	"strings"
 	"text/tabwriter"
 
@@ -107,6 +108,19 @@ func validateOne(ctx context.Context, src apiSource, stdout io.Writer) (string, 
 		for _, p := range doc.Problems {
 			fmt.Fprintln(stdout, p)
 		}
+		var argErrs []openapi.Problem
+		for _, t := range doc.Tools {
+			argErrs = append(argErrs, t.ArgumentProblems()...)
+		}
+		if len(argErrs) > 0 {
+			for _, p := range argErrs {
+				p.File = path.Base(src.location)
+				fmt.Fprintln(stdout, p)
+			}
+			summary := fmt.Sprintf("%d error(s), %d warning(s): %d tools would refuse every call", len(argErrs), len(doc.Problems), countTools(argErrs))
+			fmt.Fprintf(stdout, "%q version %s: %s\n", doc.Title, doc.Version, summary)
+			return summary, nil
+		}
 		if src.name != "" && len(doc.Tools) == 0 {
 			// serve refuses an API with nothing to serve (loadAPIs).
 			summary := "no operation to serve (a webhooks-only document?); serve does not serve this API"
@@ -134,6 +148,15 @@ func validateOne(ctx context.Context, src apiSource, stdout io.Writer) (string, 
 	}
 	fmt.Fprintln(stdout, summary)
 	return summary, nil
+}
+
+// countTools is how many operations problems names.
+func countTools(problems []openapi.Problem) int {
+	ops := map[string]bool{}
+	for _, p := range problems {
+		ops[p.Operation] = true
+	}
+	return len(ops)
 }
 
 // loadOptions are the openapi.LoadOptions of cfg: the ones serve uses.

@@ -48,6 +48,8 @@ actions:
     update:
       Kind: {type: string, enum: [a, b]}
 `)
+	misspelt := writeFile(t, "strin.yaml", "openapi: 3.0.3\ninfo: {title: T, version: \"1\"}\nservers: [{url: \"http://x.test\"}]\npaths:\n  /a:\n    get:\n      operationId: getA\n      parameters: [{name: q, in: query, schema: {type: strin}}]\n      responses: {\"200\": {description: ok}}\n")
+	notOpenAPI := writeFile(t, "hello.yaml", "hello: world\n")
 	badOverlay := writeFile(t, "bad.yaml", "overlay: 1.0.0\ninfo: {title: t, version: 1}\nactions:\n  - target: $.info\n    update: {}\n  - target: info\n    remove: true\n")
 	tests := []struct {
 		name    string
@@ -82,6 +84,19 @@ error: spec.yaml#/components/schemas/Order/properties/kind (line 40): $ref "#/co
 			args: []string{"validate", "--spec", brokenSpec, "--overlay", fix, "--overlay", noMatch},
 			stdout: "warning: " + noMatch + `#/actions/0 (line 4): overlay action target "$.paths['/nope']" matches nothing in spec.yaml` + "\n" +
 				"ok: \"Unresolved refs\" version 1, 2 tools, 1 warning(s)\n",
+		},
+		{
+			name: "a schema keyword that does not compile: every call of the tool would be refused",
+			args: []string{"validate", "--spec", misspelt},
+			stdout: `error: strin.yaml [GET /a]: tool get_a: argument "q": its schema does not compile (at '/type': value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'), so every call of the tool would be refused` + "\n" +
+				`"T" version 1: 1 error(s), 0 warning(s): 1 tools would refuse every call` + "\n",
+			wantErr: "validate " + misspelt + ": 1 error(s), 0 warning(s): 1 tools would refuse every call: usage",
+		},
+		{
+			name:    "not an OpenAPI document",
+			args:    []string{"validate", "--spec", notOpenAPI},
+			stdout:  notOpenAPI + ` does not load as published: loading ` + notOpenAPI + `: not an OpenAPI document: it has no top-level "openapi" (3.x) or "swagger" (2.0) member (its members: "hello")` + "\n0 error(s), 0 warning(s); lenient mode cannot load it either\n",
+			wantErr: "validate " + notOpenAPI + ": 0 error(s), 0 warning(s); lenient mode cannot load it either: usage",
 		},
 		{
 			name:    "malformed overlay",
