@@ -247,6 +247,19 @@ func (c Config) checkAPIs(bad problemFunc) {
 		if j, dup := seen[a.Name]; dup {
 			bad(at+".name", "%q is also the name of apis[%d]; API names must differ", a.Name, j)
 		}
+		for j, b := range c.APIs[:i] {
+			// Tools are served as "<api>_<tool>": with API names "a" and
+			// "a_b", API a's tool b_list and API a_b's tool list would share
+			// a prefix, and a plan pattern written for one API (a_*) would
+			// grant the other's tools.
+			short, long, si, li := b.Name, a.Name, j, i
+			if len(short) > len(long) {
+				short, long, si, li = long, short, li, si
+			}
+			if short != long && strings.HasPrefix(long, short+"_") {
+				bad(at+".name", "%q (apis[%d]) begins with %q (apis[%d]) and _: their tools' names would share the prefix %s_, so a plan pattern such as %s_* would grant both APIs' tools; rename one", long, li, short, si, short, short)
+			}
+		}
 		seen[a.Name] = i
 		if a.Spec == "" {
 			bad(at+".spec", "is required (a file path or an http(s) URL)")

@@ -1,6 +1,8 @@
 package openapi
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -62,4 +64,27 @@ func Merge(docs []*Document, max int, log *slog.Logger) *Document {
 	out.Title = strings.Join(titles, ", ")
 	out.Description = "The tools of " + strconv.Itoa(len(docs)) + " APIs; each tool's name starts with its API's name:\n" + strings.Join(lines, "\n")
 	return out
+}
+
+// CheckPrefixes refuses tools that would be served inside another API's
+// name prefix: a name given by x-mcp-name or tool_names is used as given
+// (A5), so API a's operation named "b_list" would be served beside API b's
+// tools, and a plan pattern written for API b (b_*) would grant it. The
+// error names each such tool, its API and the API whose prefix it takes.
+// Generated names start with their own API's name and "_", and no API name
+// is another's followed by "_" (config), so only given names can.
+func CheckPrefixes(docs []*Document) error {
+	var errs []error
+	for _, d := range docs {
+		for _, t := range d.Tools {
+			for _, o := range docs {
+				if o == d || o.API == "" || o.API == d.API || !strings.HasPrefix(t.Name, o.API+"_") {
+					continue
+				}
+				errs = append(errs, fmt.Errorf("api %s: tool %q (%s %s) would be served inside API %s's names (%s_…), so a plan pattern such as %s_* would grant it; give it a name outside that prefix (x-mcp-name or tool_names)",
+					d.API, t.Name, t.Method, t.PathTemplate, o.API, o.API, o.API))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -132,6 +132,9 @@ func loadAPIs(ctx context.Context, cfg config.Config, sources []apiSource, servi
 	for _, err := range failed {
 		logger.Error("an API does not load; its tools are not served (lenient mode), the others are", "error", err.Error())
 	}
+	if err := openapi.CheckPrefixes(set.docs); err != nil {
+		return nil, nil, err
+	}
 	doc := set.merged()
 	if cfg.ServerName != "" {
 		doc.Title = cfg.ServerName // the banner's and client configurations' name
@@ -171,6 +174,10 @@ func (s *apiSet) swap(i int, doc *openapi.Document, serve func(*openapi.Document
 	}
 	old := s.docs[i]
 	s.docs[i] = doc
+	if err := openapi.CheckPrefixes(s.docs); err != nil {
+		s.docs[i] = old
+		return err
+	}
 	if err := serve(s.merged()); err != nil {
 		s.docs[i] = old
 		return err

@@ -251,3 +251,31 @@ func TestAPIsValidateAndCompact(t *testing.T) {
 		`"structuredContent":{"operations":[{"api":"accounts","description":"GET /items/{id}","method":"GET","name":"accounts_get_item","path":"/items/{id}"},{"api":"cards","description":"GET /items/{id}","method":"GET","name":"cards_get_item","path":"/items/{id}"}]}}}`
 	assertJSON(t, "search_operations", wantSearch, []byte(r.body))
 }
+
+// TestAPIPrefixesAreEachAPIsOwn: a name an API's document gives its own
+// operation (x-mcp-name) that falls inside another API's names (cards_…)
+// is refused at startup naming both APIs, since plans grant tools by served
+// name; API names that begin with one another and "_" are refused by the
+// configuration (config.TestAPIErrors).
+func TestAPIPrefixesAreEachAPIsOwn(t *testing.T) {
+	dir := t.TempDir()
+	write := fileWriter(t, dir)
+	ops := `
+  /lookup:
+    get:
+      operationId: lookupCard
+      x-mcp-name: cards_lookup
+      responses: {"200": {description: ok}}
+`
+	accounts := write("accounts.yaml", federationDoc("Accounts", "{type: apiKey, in: header, name: X-Api-Key}", ops))
+	cards := write("cards.yaml", federationDoc("Cards", "{type: apiKey, in: query, name: api_key}", federationOps))
+	cfgFile := write("restmcp.yaml", "apis:\n  - name: accounts\n    spec: "+accounts+"\n  - name: cards\n    spec: "+cards+"\n")
+	for _, cmd := range []string{"serve", "tools"} {
+		var stdout, stderr strings.Builder
+		err := run(context.Background(), []string{cmd, "--config", cfgFile}, func(k string) string { return map[string]string{"RESTMCP_ADDR": "127.0.0.1:0"}[k] }, &stdout, &stderr)
+		want := `api accounts: tool "cards_lookup" (GET /lookup) would be served inside API cards's names (cards_…), so a plan pattern such as cards_* would grant it; give it a name outside that prefix (x-mcp-name or tool_names)`
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", cmd, err, want)
+		}
+	}
+}
