@@ -299,6 +299,13 @@ func (s *Server) admitCall(ctx context.Context, ex *exchange, clientIP string, t
 func (s *Server) gate(c *gin.Context) {
 	ex := exchangeFrom(c.Request.Context())
 	if !ex.msg.isToolsCall() {
+		if s.opts.ResponseMeta && ex.msg != nil && ex.msg.id != nil {
+			// The vendor's envelope is on every answer (initialize,
+			// tools/list, ping, …), with no call arguments to echo.
+			mw := &metaWriter{ResponseWriter: c.Writer, start: time.Now()}
+			c.Writer = mw
+			defer mw.finish(nil)
+		}
 		if ex.msg != nil && ex.msg.method == "resources/read" && len(s.opts.Resources) > 0 {
 			s.gateResource(c, ex)
 			return

@@ -13,11 +13,13 @@ import (
 // Options.ResponseMeta: some vendors' REST APIs wrap every response, success
 // or error, in an envelope with a "meta" member ({time, parameters}); their
 // clients look for it on the MCP endpoint too. With the option on, every
-// tools/call response on the MCP path carries a top-level
+// JSON-RPC answer on the MCP path (tools/call, success or error, and
+// initialize, tools/list, ping and the other requests) carries a top-level
 //
-//	"meta": {"time": <ms spent, 3 decimals>, "parameters": <the call's arguments, {} when none>}
+//	"meta": {"time": <whole milliseconds spent>, "parameters": <the call's arguments; {} when none, and for other methods>}
 //
-// beside "jsonrpc", "id" and "result" or "error". JSON-RPC 2.0 defines no
+// beside "jsonrpc", "id" and "result" or "error", as the finance-data
+// service this models sends it (time an integer). JSON-RPC 2.0 defines no
 // such member. The Go MCP SDK ignores it; the TypeScript SDK (v1) refuses
 // the whole response ("Unrecognized key: meta"), so the option is for
 // deployments whose clients expect the envelope (TestFinanceDataExample
@@ -75,7 +77,7 @@ func (w *metaWriter) finish(arguments json.RawMessage) {
 		}
 		meta := make([]byte, 0, 48+len(params))
 		meta = append(meta, `,"meta":{"time":`...)
-		meta = strconv.AppendFloat(meta, milliseconds(time.Since(w.start)), 'f', 3, 64)
+		meta = strconv.AppendInt(meta, time.Since(w.start).Milliseconds(), 10)
 		meta = append(meta, `,"parameters":`...)
 		meta = append(meta, params...)
 		meta = append(meta, '}')

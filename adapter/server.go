@@ -235,9 +235,10 @@ type Options struct {
 	// OriginRefusalText answers a foreign Origin's 403 with a text/plain
 	// body instead of JSON.
 	OriginRefusalText bool
-	// ResponseMeta adds a top-level "meta" member, {"time": ms spent,
-	// "parameters": the call's arguments}, to every tools/call response
-	// on the MCP path, success or error (response_meta.go).
+	// ResponseMeta adds a top-level "meta" member, {"time": whole ms
+	// spent, "parameters": the call's arguments}, to every JSON-RPC answer
+	// on the MCP path: tools/call, success or error, and every other
+	// request's (response_meta.go).
 	ResponseMeta bool
 	// MarkdownPage, when set, serves a Markdown page of the endpoint at this
 	// path (discovery.go).

@@ -49,7 +49,7 @@ func TestVendorBehaviours(t *testing.T) {
 	})
 
 	t.Run("response meta", func(t *testing.T) {
-		meta := regexp.MustCompile(`"meta":\{"time":[0-9]+\.[0-9]{3},`)
+		meta := regexp.MustCompile(`"meta":\{"time":[0-9]+,`) // whole milliseconds
 		for _, tt := range []struct {
 			name, args, accept string
 			key                string
@@ -73,11 +73,16 @@ func TestVendorBehaviours(t *testing.T) {
 				t.Errorf("%s:\n got %s\nwant %s", tt.name, norm, tt.want)
 			}
 		}
-		// Off: no meta, and other methods never get one.
+		// Off: no meta; on, every other request's answer has one too, with
+		// no parameters.
 		if got := post(t, off.URL+"/mcp", toolsCallBody(1, "get_pet", `{"petId":"p1"}`), map[string]string{"X-API-Key": "k-1"}); strings.Contains(got.body, `"meta"`) {
 			t.Errorf("off: %s", got.body)
 		}
-		if got := post(t, on.URL+"/mcp", pingBody, nil); got.body != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		if got := post(t, off.URL+"/mcp", pingBody, nil); got.body != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+			t.Errorf("ping without response_meta: %s", got.body)
+		}
+		got := post(t, on.URL+"/mcp", pingBody, nil)
+		if norm := meta.ReplaceAllString(got.body, `"meta":{"time":T,`); norm != `{"jsonrpc":"2.0","id":3,"result":{},"meta":{"time":T,"parameters":{}}}` {
 			t.Errorf("ping with response_meta: %s", got.body)
 		}
 	})

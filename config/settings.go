@@ -333,7 +333,7 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.OriginRefusalText }},
 		{Setting: Setting{
 			Key: "response_meta", Flag: "response-meta", Env: "RESTMCP_RESPONSE_META", Type: "bool",
-			Usage: "Add a top-level \"meta\" member to every tools/call response, success or error: {\"time\": ms spent, \"parameters\": the call's arguments}, for clients that expect that vendor envelope. The Go MCP SDK ignores the member; the TypeScript SDK refuses such a response (Unrecognized key \"meta\"), so turn it on only for clients that expect it.",
+			Usage: "Add a top-level \"meta\" member to every JSON-RPC answer of the MCP endpoint (tools/call, success or error, and initialize, tools/list, ping, …): {\"time\": whole milliseconds spent, \"parameters\": the call's arguments, {} for other methods}, for clients that expect that vendor envelope. The Go MCP SDK ignores the member; the TypeScript SDK refuses such a response (Unrecognized key \"meta\"), so turn it on only for clients that expect it.",
 		}, field: func(c *Config) any { return &c.ResponseMeta }},
 		{Setting: Setting{
 			Key: "markdown_page", Flag: "markdown-page", Env: "RESTMCP_MARKDOWN_PAGE", Type: "path",
