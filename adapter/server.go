@@ -228,6 +228,10 @@ type Options struct {
 	// serve with HTTP 404 and -32601 on every wire (false: 404 on the
 	// 2026-07-28 wire, 200 before it).
 	UnknownMethodNotFound bool
+	// AcceptRequestsWithoutID answers a request without an id (a method
+	// outside notifications/…) as a notification: 202 with an empty body,
+	// nothing run or metered (decode).
+	AcceptRequestsWithoutID bool
 	// StreamAcceptStrict opens a session's GET stream only when Accept
 	// names text/event-stream (MCP 2025-11-25 "Listening for Messages from
 	// the Server": the client MUST list it); otherwise 405.

@@ -39,6 +39,12 @@ func (s *Server) decode(c *gin.Context) {
 	}
 	ex.msg = m
 	ex.clientGone = c.Request.Context().Done()
+	if s.opts.AcceptRequestsWithoutID && m.hasMethod && m.id == nil && !strings.HasPrefix(m.method, "notifications/") {
+		// The deployment's documented answer to a request without an id:
+		// a notification's, with nothing run.
+		c.AbortWithStatus(http.StatusAccepted)
+		return
+	}
 	if m.hasMethod && m.id != nil && !servedMethods[m.method] && !(len(s.opts.Resources) > 0 && resourceMethods[m.method]) {
 		// A request for a method restmcp does not serve, or of a capability
 		// it does not declare (prompts, resources, logging, completion), is

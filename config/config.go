@@ -313,6 +313,11 @@ type Config struct {
 	// serve with 404 and -32601 on every wire. Default false (200 before the
 	// 2026-07-28 wire).
 	UnknownMethodNotFound bool
+	// AcceptRequestsWithoutID answers a JSON-RPC request without an id
+	// (a method outside notifications/…) as a notification: 202, an empty
+	// body, nothing run. Default false (400 -32600 for tools/call, the
+	// SDK's answer otherwise).
+	AcceptRequestsWithoutID bool
 	// StreamAcceptStrict opens a session's GET stream only for an Accept
 	// that names text/event-stream; anything else (none, */*) is 405.
 	// Default false (a missing Accept or */* opens it).

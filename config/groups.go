@@ -50,7 +50,7 @@ var settingGroups = []SettingGroup{{
 	About: "The MCP endpoint itself: its path, protocol versions, sessions, legacy SSE and JSON-RPC answers.",
 	keys: []string{"mcp_path", "server_name", "server_version", "protocol_versions", "sessions", "session_idle_timeout",
 		"max_sessions", "max_sessions_per_address", "max_streams_per_session", "legacy_sse_path",
-		"max_legacy_streams_per_address", "stream_accept_strict", "unknown_tool_not_found", "unknown_method_not_found",
+		"max_legacy_streams_per_address", "stream_accept_strict", "unknown_tool_not_found", "unknown_method_not_found", "accept_requests_without_id",
 		"error_codes"},
 }, {
 	Name:  "HTTP server",

@@ -324,6 +324,10 @@ func table() []setting {
 			Usage: "Answer a request for a method restmcp does not serve (resources/list without resources, prompts/list, …) with HTTP 404 and JSON-RPC -32601 on every wire. false: 404 on the 2026-07-28 wire, 200 before it, as the MCP SDK does.",
 		}, field: func(c *Config) any { return &c.UnknownMethodNotFound }},
 		{Setting: Setting{
+			Key: "accept_requests_without_id", Flag: "accept-requests-without-id", Env: "RESTMCP_ACCEPT_REQUESTS_WITHOUT_ID", Type: "bool",
+			Usage: "Answer a JSON-RPC request without an id (a method other than notifications/…, a tools/call included) as a notification: HTTP 202 with an empty body, nothing run or metered, as some services document it. false: a tools/call without an id is 400 -32600, other methods as the MCP SDK answers them.",
+		}, field: func(c *Config) any { return &c.AcceptRequestsWithoutID }},
+		{Setting: Setting{
 			Key: "stream_accept_strict", Flag: "stream-accept-strict", Env: "RESTMCP_STREAM_ACCEPT_STRICT", Type: "bool",
 			Usage: "In sessions mode, open a session's GET stream only when Accept names text/event-stream, as MCP clients must send it; a GET without it (no Accept, */*) is 405 with Allow. false: a missing Accept or */* opens the stream too.",
 		}, field: func(c *Config) any { return &c.StreamAcceptStrict }},

@@ -32,7 +32,8 @@ import (
 //     with the fixed messages; DELETE 204; GET with and without Accept:
 //     text/event-stream;
 //  6. protocol negotiation among 2024-11-05, 2025-03-26, 2025-06-18;
-//  7. an unknown tool is 404 with -32601 "Unknown tool: <name>".
+//  7. an unknown tool is 404 with -32601 "Unknown tool: <name>";
+//  8. a request without an id is answered 202 with an empty body.
 func TestBusinessCheckingExample(t *testing.T) {
 	t.Chdir("../..")
 	var mu sync.Mutex
@@ -153,6 +154,14 @@ func TestBusinessCheckingExample(t *testing.T) {
 	for _, m := range []string{"resources/list", "prompts/list"} {
 		if got := send(http.MethodPost, `{"jsonrpc":"2.0","id":4,"method":"`+m+`"}`, withSession); got.status != 404 || got.body != `{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"method not found: \"`+m+`\""}}` {
 			t.Errorf("%s: %d %s", m, got.status, got.body)
+		}
+	}
+	// accept_requests_without_id: a request without an id is answered as a
+	// notification, 202 and an empty body, and nothing runs.
+	for _, body := range []string{`{"jsonrpc":"2.0","method":"tools/list"}`, callBody(0, "search_accounts", `{}`)} {
+		body = strings.Replace(body, `"id":0,`, "", 1)
+		if got := send(http.MethodPost, body, map[string]string{"Mcp-Session-Id": sid, "Authorization": "Bearer tok-1"}); got.status != http.StatusAccepted || got.body != "" {
+			t.Errorf("%s without an id: %d %q, want 202 and no body", body, got.status, got.body)
 		}
 	}
 	// origin_refusal_text: a plain-text 403.

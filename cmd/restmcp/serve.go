@@ -339,6 +339,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		Messages:                   adapter.Messages{Unauthorized: cfg.UnauthorizedMessage, RateLimited: cfg.RateLimitedMessage},
 		UnknownToolNotFound:        cfg.UnknownToolNotFound,
 		UnknownMethodNotFound:      cfg.UnknownMethodNotFound,
+		AcceptRequestsWithoutID:    cfg.AcceptRequestsWithoutID,
 		StreamAcceptStrict:         cfg.StreamAcceptStrict,
 		OriginRefusalText:          cfg.OriginRefusalText,
 		ResponseMeta:               cfg.ResponseMeta,
