@@ -116,7 +116,8 @@ func keyErrorMessage(keyID string, err error) (string, int) {
 }
 
 // refusalMessage is the JSON-RPC error text of a 429: which limit of which
-// plan, and when to retry.
+// plan, when to retry, and for a quota the plan's upgrade URL when it has
+// one.
 func refusalMessage(plan *metering.Plan, d metering.Decision, retry int64) string {
 	on := ""
 	if plan != nil {
@@ -124,8 +125,14 @@ func refusalMessage(plan *metering.Plan, d metering.Decision, retry int64) strin
 	}
 	switch d.RefusedBy {
 	case "day", "month":
-		return fmt.Sprintf("quota exceeded: the %s quota%s is %d units; retry after %d seconds, when the next %s starts (UTC)",
+		msg := fmt.Sprintf("quota exceeded: the %s quota%s is %d units; retry after %d seconds, when the next %s starts (UTC)",
 			d.RefusedBy, on, d.Limit, retry, d.RefusedBy)
+		if plan != nil && plan.UpgradeURL != "" {
+			// Waiting a day or a month is rarely the answer: say where a
+			// larger plan is, as a refused tool does (Plan.DeniedMessage).
+			msg += ", or upgrade: " + plan.UpgradeURL
+		}
+		return msg
 	}
 	return fmt.Sprintf("rate limit exceeded: %d calls per %s%s; retry after %d seconds", d.Limit, windowName(d.Window), on, retry)
 }

@@ -497,3 +497,26 @@ func TestAccessLogToolsCall(t *testing.T) {
 		t.Errorf("access-log lines (-want +got):\n%s", diff)
 	}
 }
+
+// TestQuotaRefusalNamesTheUpgrade: a quota refusal names the plan's
+// upgrade URL when it has one (waiting for the next day or month is rarely
+// the answer); a rate-limit refusal, which ends within its window, does not.
+func TestQuotaRefusalNamesTheUpgrade(t *testing.T) {
+	plan := &metering.Plan{Name: "free", UpgradeURL: "https://example.com/pricing"}
+	for _, c := range []struct {
+		plan *metering.Plan
+		d    metering.Decision
+		want string
+	}{
+		{plan, metering.Decision{RefusedBy: "day", Limit: 100},
+			`quota exceeded: the day quota of plan "free" is 100 units; retry after 3600 seconds, when the next day starts (UTC), or upgrade: https://example.com/pricing`},
+		{&metering.Plan{Name: "pro"}, metering.Decision{RefusedBy: "month", Limit: 5},
+			`quota exceeded: the month quota of plan "pro" is 5 units; retry after 3600 seconds, when the next month starts (UTC)`},
+		{plan, metering.Decision{RefusedBy: "per_minute", Limit: 10, Window: time.Minute},
+			`rate limit exceeded: 10 calls per minute of plan "free"; retry after 3600 seconds`},
+	} {
+		if got := refusalMessage(c.plan, c.d, 3600); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}
