@@ -237,7 +237,7 @@ func TestRateLimitPolicyAndQuotaRefusal(t *testing.T) {
 	refuse = true
 	mu.Unlock()
 	got = post(t, srv.URL+"/mcp", toolsCallBody(2, "etfs_top_holdings", `{"symbol":"SPY"}`), key)
-	wantBody := `{"jsonrpc":"2.0","id":2,"error":{"code":-31429,"message":"quota exceeded: the day quota of plan \"pro\" is 100 units; retry after 10800 seconds, when the next day starts (UTC)"}}`
+	wantBody := `{"jsonrpc":"2.0","id":2,"error":{"code":-31429,"message":"quota exceeded: the day quota of plan \"pro\" is 100 units; retry after 10800 seconds, when the next day starts (UTC), or upgrade: https://example.com/pricing"}}`
 	if got.status != 429 || got.body != wantBody || got.header.Get("Retry-After") != "10800" || got.header.Get("RateLimit-Policy") != `100;w=86400;policy="day"` {
 		t.Errorf("got %d Retry-After %q Policy %q %s\nwant 429 10800 %s", got.status, got.header.Get("Retry-After"), got.header.Get("RateLimit-Policy"), got.body, wantBody)
 	}
