@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(JQWorkerEnv) == "1" {
+		// A jq worker the tests started from their own executable.
+		os.Exit(ServeJQWorker(os.Stdin, os.Stdout, os.Stderr))
+	}
 	// Tests are their own main: silence gin's debug route listing.
 	gin.SetMode(gin.TestMode)
 	testenv.Main(m)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"strings"
@@ -82,7 +81,7 @@ func withJQArgument(schema json.RawMessage) json.RawMessage {
 // compiles it. It returns the other arguments, and a nil code when there is
 // no filter (absent or null); an invalid one is an *openapi.ArgumentError
 // naming the problem.
-func takeJQFilter(args json.RawMessage) (*gojq.Code, json.RawMessage, error) {
+func takeJQFilter(args json.RawMessage) (*jqFilter, json.RawMessage, error) {
 	members, ok := jsonvalue.Members(args)
 	if !ok {
 		return nil, args, nil // not an object: request building says so
@@ -114,12 +113,15 @@ func takeJQFilter(args json.RawMessage) (*gojq.Code, json.RawMessage, error) {
 	if json.Unmarshal(filter, &src) != nil {
 		return nil, nil, &openapi.ArgumentError{Param: jqArgument, Reason: "must be a string: a jq filter"}
 	}
-	code, err := compileJQ(src)
-	if err != nil {
+	if _, err := compileJQ(src); err != nil {
 		return nil, nil, &openapi.ArgumentError{Param: jqArgument, Reason: err.Error()}
 	}
-	return code, b.Bytes(), nil
+	return &jqFilter{src: src}, b.Bytes(), nil
 }
+
+// jqFilter is a call's jq filter, checked to compile; it runs in a jq
+// worker (jqworker.go).
+type jqFilter struct{ src string }
 
 // compileJQ parses and compiles a filter with no environment, no modules
 // and no input function (input, inputs are errors when run).
@@ -143,7 +145,7 @@ func compileJQ(src string) (*gojq.Code, error) {
 // answer is read whole (up to jqMaxInput) and answered with the filter's
 // output; every other answer is mapped as mapResponse maps it. An error
 // means the body could not be read.
-func (s *Server) mapFiltered(ctx context.Context, resp *http.Response, t *openapi.Tool, code *gojq.Code) (*mcp.CallToolResult, error) {
+func (s *Server) mapFiltered(ctx context.Context, resp *http.Response, t *openapi.Tool, f *jqFilter) (*mcp.CallToolResult, error) {
 	if resp.StatusCode/100 != 2 || !isJSON(contentType(resp.Header.Get("Content-Type"))) {
 		return s.mapResponse(resp, t)
 	}
@@ -157,60 +159,29 @@ func (s *Server) mapFiltered(ctx context.Context, resp *http.Response, t *openap
 	if len(data) > jqMaxInput {
 		return errorResult(fmt.Sprintf("jq_filter: the upstream's answer is larger than %d bytes, the most a filter reads; call without jq_filter to get its beginning", jqMaxInput)), nil
 	}
-	return s.runJQ(ctx, code, data, t), nil
+	return s.runJQ(ctx, f, data, t), nil
 }
 
-// runJQ runs code on a JSON body and maps its output to a result: each
-// value it yields as one line of JSON in the text; structuredContent, when
-// the tool has an output schema, the single object the filter yielded made
-// to fit it (R8a), else {} with a text saying so (R8b).
-func (s *Server) runJQ(ctx context.Context, code *gojq.Code, data []byte, t *openapi.Tool) *mcp.CallToolResult {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var input any
-	if err := dec.Decode(&input); err != nil || dec.Decode(new(any)) != io.EOF {
-		return errorResult("jq_filter: the upstream's 2xx answer is not one JSON value, so it was not filtered")
+// runJQ runs f on a JSON body in a jq worker and maps its output to a
+// result: each value it yields as one line of JSON in the text;
+// structuredContent, when the tool has an output schema, the single object
+// the filter yielded made to fit it (R8a), else {} with a text saying so
+// (R8b). A filter that fails or hits a bound is an error result naming it.
+func (s *Server) runJQ(ctx context.Context, f *jqFilter, data []byte, t *openapi.Tool) *mcp.CallToolResult {
+	out, refused := s.jq.run(ctx, f.src, data, s.opts.MaxResponseBytes)
+	if refused != "" {
+		return errorResult(refused)
 	}
-	input = jqNumbers(input)
-	ctx, cancel := context.WithTimeout(ctx, jqTimeout)
-	defer cancel()
-	var out bytes.Buffer
-	var values []any
-	iter := code.RunWithContext(ctx, input)
-	for {
-		v, ok := iter.Next()
-		if !ok {
-			break
-		}
-		if err, ok := v.(error); ok {
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-				return errorResult(fmt.Sprintf("jq_filter: the filter ran past its %v budget and was stopped", jqTimeout))
-			}
-			var halt *gojq.HaltError
-			if errors.As(err, &halt) && halt.Value() == nil {
-				break
-			}
-			return errorResult("jq_filter: " + err.Error())
-		}
-		b, err := gojq.Marshal(v)
-		if err != nil {
-			return errorResult("jq_filter: " + err.Error())
-		}
-		if out.Len() > 0 {
-			out.WriteByte('\n')
-		}
-		out.Write(b)
-		if out.Len() > s.opts.MaxResponseBytes {
-			return errorResult(fmt.Sprintf("jq_filter: the filter's output is larger than %d bytes (max_response_bytes); narrow it", s.opts.MaxResponseBytes))
-		}
-		values = append(values, v)
-	}
-	res := textResult(out.String(), false)
+	text := strings.TrimSuffix(string(out), "\n")
+	res := textResult(text, false)
 	if len(t.OutputSchema) == 0 {
 		return res
 	}
-	if len(values) == 1 {
-		if obj, ok := values[0].(map[string]any); ok {
+	if text != "" && !strings.Contains(text, "\n") && text[0] == '{' {
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.UseNumber()
+		var obj map[string]any
+		if dec.Decode(&obj) == nil {
 			res.StructuredContent = t.ConformStructured(obj)
 			return res
 		}

@@ -3,6 +3,7 @@ package adapter
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,7 +48,7 @@ func TestJQFilter(t *testing.T) {
 		}
 	})
 	meter := allowAll(0)
-	srv := serve(t, Options{Tools: loadTools(t, "testdata/jq.yaml", up.URL), Meter: meter, JQFilter: true, MaxResponseBytes: 4096})
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/jq.yaml", up.URL), Meter: meter, JQFilter: true, JQWorker: testExecutable(t), MaxResponseBytes: 4096})
 
 	list := post(t, srv.URL+"/mcp", toolsListBody, nil)
 	jqProp := `"jq_filter":{"type":"string","description":"Optional jq filter applied to the JSON response; only its output is returned. Example: .items[] | {id, name}"}`
@@ -107,7 +108,7 @@ func TestJQFilter(t *testing.T) {
 	}
 	// Compact mode: call_operation takes jq_filter among the operation's
 	// arguments.
-	compact := serve(t, Options{Tools: loadTools(t, "testdata/jq.yaml", up.URL), Meter: allowAll(0), JQFilter: true, Compact: true})
+	compact := serve(t, Options{Tools: loadTools(t, "testdata/jq.yaml", up.URL), Meter: allowAll(0), JQFilter: true, JQWorker: testExecutable(t), Compact: true})
 	got := post(t, compact.URL+"/mcp", toolsCallBody(2, "call_operation", `{"name":"get_customers","arguments":{"jq_filter":".data | map(.id)"}}`), map[string]string{"X-API-Key": "k-1"})
 	if want := `{"content":[{"type":"text","text":"the jq_filter output is not one JSON object, so structuredContent is empty; the output follows."},{"type":"text","text":"[\"cus_1\",\"cus_2\"]"}],"structuredContent":{}}`; resultOf(t, got.body) != want {
 		t.Errorf("call_operation with jq_filter: %s\nwant result %s", got.body, want)
@@ -131,6 +132,17 @@ func resultOf(t *testing.T, body string) string {
 	return string(m.Result)
 }
 
+// testExecutable is this test binary, which TestMain makes a jq worker
+// when started with JQWorkerEnv.
+func testExecutable(tb testing.TB) string {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return exe
+}
+
 // BenchmarkJQFilter runs a typical filter over a GitHub-issue-shaped list of
 // about 1 MB (decode, filter, encode, as sendFiltered does): ns/op is the
 // CPU per MB; "bytes-out" what the model then reads instead of "bytes-in".
@@ -143,16 +155,13 @@ func BenchmarkJQFilter(b *testing.B) {
 			`"body":"I'm having a problem with this. `+strings.Repeat("More detail. ", 8)+`"}`)
 	}
 	body := []byte("[" + strings.Join(items, ",") + "]")
-	code, err := compileJQ("[.[] | {number, title, user: .user.login}]")
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := &Server{opts: Options{MaxResponseBytes: 1 << 30}}
+	f := &jqFilter{src: "[.[] | {number, title, user: .user.login}]"}
+	s := &Server{opts: Options{MaxResponseBytes: 1 << 30}, jq: &jqProcess{exe: testExecutable(b), slots: make(chan struct{}, jqWorkers), maxMemory: DefaultJQMaxMemoryBytes}}
 	tool := loadTools(b, "testdata/jq.yaml", "http://upstream.test")[1]
 	var out int
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		res := s.runJQ(b.Context(), code, body, tool)
+		res := s.runJQ(b.Context(), f, body, tool)
 		out = len(res.Content[0].(*mcp.TextContent).Text)
 	}
 	b.ReportMetric(float64(len(body)), "bytes-in")

@@ -222,8 +222,17 @@ type Options struct {
 	// which say what went wrong and what to send.
 	Messages Messages
 	// JQFilter gives every tool whose 2xx answer is JSON an optional
-	// jq_filter argument, run on the answer before it is returned (jq.go).
+	// jq_filter argument, run on the answer before it is returned (jq.go),
+	// each filter in a jq worker process (jqworker.go): JQWorker must then
+	// name the executable that serves as one.
 	JQFilter bool
+	// JQWorker is the executable started, with JQWorkerEnv=1, for each
+	// jq filter: restmcp's own (os.Executable), or a test binary whose
+	// TestMain calls ServeJQWorker. Required with JQFilter.
+	JQWorker string
+	// JQMaxMemoryBytes bounds the data a jq worker may allocate
+	// (RLIMIT_DATA); past it the filter is stopped. 0: DefaultJQMaxMemoryBytes.
+	JQMaxMemoryBytes int64
 	// UnknownMethodNotFound answers a request for a method restmcp does not
 	// serve with HTTP 404 and -32601 on every wire (false: 404 on the
 	// 2026-07-28 wire, 200 before it).
@@ -405,6 +414,8 @@ type Server struct {
 	// Options.Keys never waits on a store (inMemory): their calls then run
 	// without a MeterTimeout deadline, which costs a timer per call.
 	meterWaits, keysWaits bool
+
+	jq *jqProcess // runs jq filters (Options.JQFilter)
 }
 
 // inMemory is implemented by a Meter or KeyResolver that may say its calls
@@ -433,6 +444,7 @@ func New(opts Options) (*Server, error) {
 		pending:   make(chan struct{}, maxPendingAfterCall),
 	}
 	s.meterWaits, s.keysWaits = waits(opts.Meter), waits(opts.Keys)
+	s.jq = &jqProcess{exe: opts.JQWorker, slots: make(chan struct{}, jqWorkers), maxMemory: opts.JQMaxMemoryBytes}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -523,6 +535,7 @@ func (o Options) withDefaults() Options {
 	orDefault(&o.MCPPath, DefaultMCPPath)
 	orDefault(&o.MeterTimeout, DefaultMeterTimeout)
 	orDefault(&o.UpstreamTimeout, DefaultUpstreamTimeout)
+	orDefault(&o.JQMaxMemoryBytes, DefaultJQMaxMemoryBytes)
 	orDefault(&o.MaxBodyBytes, DefaultMaxBodyBytes)
 	orDefault(&o.MaxResponseBytes, DefaultMaxResponseBytes)
 	orDefault(&o.MaxBinaryBytes, DefaultMaxBinaryBytes)
@@ -549,6 +562,9 @@ func orDefault[T comparable](p *T, v T) {
 // check returns every problem of o (after withDefaults).
 func (o Options) check() []error {
 	var errs []error
+	if o.JQFilter && o.JQWorker == "" {
+		errs = append(errs, errors.New("JQFilter needs JQWorker: the executable that runs each jq filter in a process of its own (restmcp's own)"))
+	}
 	if o.MCPPath[0] != '/' {
 		errs = append(errs, fmt.Errorf("MCPPath %q must start with /", o.MCPPath))
 	}

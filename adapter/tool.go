@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/itchyny/gojq"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -210,7 +209,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		if cred.source == "bearer" {
 			scheme = "Bearer"
 		}
-		var jq *gojq.Code
+		var jq *jqFilter
 		if s.opts.JQFilter && t.RespondsJSON() {
 			jq, args, err = takeJQFilter(args)
 		}

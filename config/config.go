@@ -309,6 +309,9 @@ type Config struct {
 	// JQFilter gives every tool whose 2xx answer is JSON an optional
 	// jq_filter argument. Default false.
 	JQFilter bool
+	// JQMaxMemoryBytes bounds the memory one jq filter's worker process
+	// may allocate (RLIMIT_DATA). Must be at least 64 MiB. Default 512 MiB.
+	JQMaxMemoryBytes int64
 	// UnknownMethodNotFound answers a request for a method restmcp does not
 	// serve with 404 and -32601 on every wire. Default false (200 before the
 	// 2026-07-28 wire).
@@ -555,6 +558,7 @@ func Default() Config {
 		MeterTimeout:               DefaultMeterTimeout,
 		MaxBodyBytes:               DefaultMaxBodyBytes,
 		MaxResponseBytes:           DefaultMaxResponseBytes,
+		JQMaxMemoryBytes:           512 << 20,
 		AllowedOrigins:             nil,
 		MaxToolNameLength:          DefaultMaxToolNameLength,
 		RequireKey:                 DefaultRequireKey,
@@ -655,6 +659,9 @@ func (c Config) checkLimits(bad problemFunc) {
 	}
 	if c.MaxResponseBytes <= 0 {
 		bad("max_response_bytes", "must be positive; got %d", c.MaxResponseBytes)
+	}
+	if c.JQMaxMemoryBytes < 64<<20 {
+		bad("jq_max_memory_bytes", "must be at least 67108864 (64 MiB): a jq worker needs that much to start; got %d", c.JQMaxMemoryBytes)
 	}
 	for _, o := range c.AllowedOrigins {
 		if err := checkOrigin(o); err != nil {

@@ -24,7 +24,7 @@ var settingGroups = []SettingGroup{{
 		"tool_names", "tool_name_style", "max_tool_name_length", "tool_mode", "max_description_length",
 		"output_schemas", "schema_budget_bytes", "output_schemas_max_list_bytes", "output_schema_budget",
 		"report_max_tools", "report_max_list_bytes", "strict_arguments", "resources",
-		"text_content", "error_structured_content", "upstream_errors", "jq_filter", "response_meta"},
+		"text_content", "error_structured_content", "upstream_errors", "jq_filter", "jq_max_memory_bytes", "response_meta"},
 }, {
 	Name:  "Upstream",
 	About: "Where calls go and how the caller's key and arguments are sent there.",

@@ -317,8 +317,12 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.UnknownToolNotFound }},
 		{Setting: Setting{
 			Key: "jq_filter", Flag: "jq-filter", Env: "RESTMCP_JQ_FILTER", Type: "bool",
-			Usage: "Give every tool whose 2xx answer is JSON an optional string argument jq_filter: the upstream is called as usual and the answer is the filter's output (jq, run sandboxed: 2 s, no environment or input functions, at most max_response_bytes of output, on an answer of at most 16 MiB), so a model gets the fields it needs rather than the whole body.",
+			Usage: "Give every tool whose 2xx answer is JSON an optional string argument jq_filter: the upstream is called as usual and the answer is the filter's output (jq, each filter in a process of its own: 2 s of CPU and of time, at most jq_max_memory_bytes of memory, no environment or input functions, at most max_response_bytes of output, on an answer of at most 16 MiB), so a model gets the fields it needs rather than the whole body.",
 		}, field: func(c *Config) any { return &c.JQFilter }},
+		{Setting: Setting{
+			Key: "jq_max_memory_bytes", Flag: "jq-max-memory-bytes", Env: "RESTMCP_JQ_MAX_MEMORY_BYTES", Type: "int",
+			Usage: "The most memory, in bytes, one jq filter may use (each filter runs in a process of its own, bounded by the kernel); a filter that needs more is stopped and its call answered with an error naming this bound. At least 67108864 (64 MiB).",
+		}, field: func(c *Config) any { return &c.JQMaxMemoryBytes }},
 		{Setting: Setting{
 			Key: "unknown_method_not_found", Flag: "unknown-method-not-found", Env: "RESTMCP_UNKNOWN_METHOD_NOT_FOUND", Type: "bool",
 			Usage: "Answer a request for a method restmcp does not serve (resources/list without resources, prompts/list, …) with HTTP 404 and JSON-RPC -32601 on every wire. false: 404 on the 2026-07-28 wire, 200 before it, as the MCP SDK does.",

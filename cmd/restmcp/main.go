@@ -35,10 +35,15 @@ import (
 	"github.com/restmcp/restmcp/internal/clip"
 
 	"github.com/gin-gonic/gin"
+	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/config"
 )
 
 func main() {
+	if os.Getenv(adapter.JQWorkerEnv) == "1" {
+		// A jq worker serve started for one filter (adapter/jqworker.go).
+		os.Exit(adapter.ServeJQWorker(os.Stdin, os.Stdout, os.Stderr))
+	}
 	ctx, stop := context.Background(), func() {}
 	if stopsGracefully(os.Args[1:]) {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -34,6 +34,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(adapter.JQWorkerEnv) == "1" {
+		// A jq worker serve started from its own executable, which is
+		// this test binary.
+		os.Exit(adapter.ServeJQWorker(os.Stdin, os.Stdout, os.Stderr))
+	}
 	// newServer is called directly here, without run's gin.SetMode.
 	gin.SetMode(gin.TestMode)
 	testenv.Main(m)

@@ -323,6 +323,13 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 	case config.SessionsRedis:
 		sessions = session.NewRedisStore(mw.redis)
 	}
+	var jqWorker string // jq filters run in processes of this executable
+	if cfg.JQFilter {
+		if jqWorker, err = os.Executable(); err != nil {
+			mw.close(ctx)
+			return nil, nil, fmt.Errorf("jq_filter: finding restmcp's executable to run filters in: %w", err)
+		}
+	}
 	var srv *adapter.Server // set below; the OAuth key check calls it
 	front, err := newOAuthFront(cfg, doc, mw, listenAddr, logger, func() *adapter.Server { return srv })
 	if err != nil {
@@ -339,6 +346,9 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		Messages:                   adapter.Messages{Unauthorized: cfg.UnauthorizedMessage, RateLimited: cfg.RateLimitedMessage},
 		UnknownToolNotFound:        cfg.UnknownToolNotFound,
 		UnknownMethodNotFound:      cfg.UnknownMethodNotFound,
+		JQFilter:                   cfg.JQFilter,
+		JQWorker:                   jqWorker,
+		JQMaxMemoryBytes:           cfg.JQMaxMemoryBytes,
 		AcceptRequestsWithoutID:    cfg.AcceptRequestsWithoutID,
 		StreamAcceptStrict:         cfg.StreamAcceptStrict,
 		OriginRefusalText:          cfg.OriginRefusalText,
