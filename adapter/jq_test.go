@@ -167,3 +167,45 @@ func BenchmarkJQFilter(b *testing.B) {
 	b.ReportMetric(float64(len(body)), "bytes-in")
 	b.ReportMetric(float64(out), "bytes-out")
 }
+
+// FuzzJQFilter runs arbitrary filters on a small answer through a jq
+// worker: whatever the filter, the server's process is unharmed and the
+// call ends in a result, the filter's output or an error result naming
+// why (jq_filter: …, or an invalid filter). The seeds are the hostile
+// filters of TestJQFilterThroughServe and ordinary ones.
+func FuzzJQFilter(f *testing.F) {
+	for _, seed := range []string{
+		`.`, `.items[] | {id}`, `[.[] | select(.n > 1)]`, `keys`, `tojson`, `..`, `input`, `$ENV`, `env`,
+		`reduce range(100000) as $i (0; [.]) | tojson`, `("x" * 100000) | [match(""; "g")] | length`,
+		`[range(3) | "x" * 100000000] | length`, `range(1e9)`, `def f: def g: 1 + f; g; f`, `limit(3; repeat(1))`,
+		`"\(1,2)"`, `[.[]?]`, `.a.b.c = 1`, `error("x")`, `halt_error`, `@base64d`, `ltrimstr(1)`, `splits("a";"g")`,
+	} {
+		f.Add(seed)
+	}
+	s := &Server{opts: Options{MaxResponseBytes: 1 << 16}, jq: &jqProcess{exe: testExecutable(f), slots: make(chan struct{}, jqWorkers), maxMemory: DefaultJQMaxMemoryBytes}}
+	tool := loadTools(f, "testdata/jq.yaml", "http://upstream.test")[1]
+	body := []byte(`{"items":[{"id":1,"n":2},{"id":2,"n":0}],"a":{"b":null}}`)
+	f.Fuzz(func(t *testing.T, filter string) {
+		args, _ := json.Marshal(map[string]string{"jq_filter": filter})
+		jq, _, err := takeJQFilter(args)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "invalid arguments") && !strings.Contains(err.Error(), "jq_filter") {
+				t.Fatalf("%q: refusal %q does not name the argument", filter, err)
+			}
+			return
+		}
+		if jq == nil {
+			return // null
+		}
+		res := s.runJQ(t.Context(), jq, body, tool)
+		if res == nil || len(res.Content) == 0 {
+			t.Fatalf("%q: no result", filter)
+		}
+		if res.IsError {
+			text := res.Content[len(res.Content)-1].(*mcp.TextContent).Text
+			if !strings.HasPrefix(text, "jq_filter: ") || strings.Contains(text, "did not name") {
+				t.Fatalf("%q: error result %q does not say why", filter, text)
+			}
+		}
+	})
+}
