@@ -535,6 +535,7 @@ func findAnchor(n *yaml.Node, base, name string) (string, *yaml.Node) {
 	return "", nil
 }
 
+// escapeToken escapes one JSON pointer reference token (RFC 6901 §4).
 func escapeToken(t string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
 }

@@ -418,7 +418,8 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 		return nil, fmt.Errorf("loading %s: %w", src.name, err)
 	}
 	data, repairs := wellFormed(data, src.rootName())
-	if err := declaresOpenAPI(data); err != nil {
+	swagger2, err := openAPIKind(data)
+	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", src.name, err)
 	}
 
@@ -431,9 +432,8 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 	var (
 		doc     *openapi3.T
 		formats map[string]string
-		err     error
 	)
-	if isSwagger2(data) {
+	if swagger2 {
 		var d2 openapi2.T
 		if err := openapi2.UnmarshalFromData(data, &d2); err != nil {
 			return nil, fmt.Errorf("loading %s: %w", src.name, err)
@@ -463,50 +463,40 @@ func parseAndBuild(ctx context.Context, data []byte, src *source, opts LoadOptio
 	return d, nil
 }
 
-// declaresOpenAPI refuses a document that is empty, or that is a JSON
-// object (a YAML document arrives converted) with neither a top-level
-// "openapi" (3.x) nor "swagger" (2.0) member: some other YAML or JSON file,
-// which kin-openapi would read as a document with no operations. Text that
-// is not an object is left to the decoder, whose error says where it fails.
-func declaresOpenAPI(data []byte) error {
+// openAPIKind reads the top level of data once: whether it is a Swagger
+// 2.0 document (a "swagger" member; OpenAPI 3.x says "openapi"), and an
+// error for a document that is empty or is a JSON object (a YAML document
+// arrives converted) with neither member: some other YAML or JSON file,
+// which kin-openapi would read as a document with no operations. Text
+// that is not an object (YAML that did not parse) is not refused here, the
+// decoder's error says where it fails; a line that starts with the key
+// tells whether it is Swagger 2.0.
+func openAPIKind(data []byte) (swagger2 bool, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return errors.New("the document is empty")
+		return false, errors.New("the document is empty")
 	}
-	members, ok := jsonvalue.Members(data)
-	if !ok {
-		return nil
-	}
-	var keys []string
-	for _, m := range members {
-		if m.Key == "openapi" || m.Key == "swagger" {
-			return nil
+	if members, ok := jsonvalue.Members(data); ok {
+		var keys []string
+		declared := false
+		for _, m := range members {
+			swagger2 = swagger2 || m.Key == "swagger"
+			declared = declared || m.Key == "openapi" || m.Key == "swagger"
+			keys = append(keys, strconv.Quote(m.Key))
 		}
-		keys = append(keys, strconv.Quote(m.Key))
-	}
-	if len(keys) > 5 {
-		keys = append(keys[:5], "…")
-	}
-	return fmt.Errorf(`not an OpenAPI document: it has no top-level "openapi" (3.x) or "swagger" (2.0) member (its members: %s)`, strings.Join(keys, ", "))
-}
-
-// isSwagger2 reports whether the document has a top-level "swagger"
-// member (Swagger 2.0; OpenAPI 3.x says "openapi"): data is JSON, or YAML
-// that did not parse (then a line that starts with the key tells).
-func isSwagger2(data []byte) bool {
-	if jsonvalue.LooksLikeObject(data) {
-		var v struct {
-			Swagger json.RawMessage `json:"swagger"`
+		if declared {
+			return swagger2, nil
 		}
-		if json.Unmarshal(data, &v) == nil {
-			return len(v.Swagger) > 0
+		if len(keys) > 5 {
+			keys = append(keys[:5], "…")
 		}
+		return false, fmt.Errorf(`not an OpenAPI document: it has no top-level "openapi" (3.x) or "swagger" (2.0) member (its members: %s)`, strings.Join(keys, ", "))
 	}
 	for line := range bytes.Lines(data) {
 		if bytes.HasPrefix(line, []byte("swagger:")) || bytes.HasPrefix(line, []byte(`"swagger":`)) || bytes.HasPrefix(line, []byte(`'swagger':`)) {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // loadV3 decodes an OAS 3.x document. JSON (a YAML document arrives

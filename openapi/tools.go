@@ -186,7 +186,7 @@ func pointer(tokens ...string) string {
 	var sb strings.Builder
 	for _, t := range tokens {
 		sb.WriteByte('/')
-		sb.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
+		sb.WriteString(escapeToken(t))
 	}
 	return "#" + sb.String()
 }

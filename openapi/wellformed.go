@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"unicode/utf8"
 
 	"encoding/json/jsontext"
@@ -76,12 +75,13 @@ func (w *jsonRepairer) value(dec *jsontext.Decoder, out *bytes.Buffer, ptr strin
 				return err
 			}
 			name := string(unquoted)
+			where := ptr + "/" + escapeToken(name) // its pointer
 			var v bytes.Buffer
-			if err := w.value(dec, &v, ptr+"/"+pointerToken(name)); err != nil {
+			if err := w.value(dec, &v, where); err != nil {
 				return err
 			}
 			if i, dup := at[name]; dup {
-				w.problems = append(w.problems, Problem{Severity: SeverityWarning, File: w.file, Pointer: ptr + "/" + pointerToken(name),
+				w.problems = append(w.problems, Problem{Severity: SeverityWarning, File: w.file, Pointer: where,
 					Message: fmt.Sprintf("member %q appears more than once in this object; the last one is used", name)})
 				members[i].raw = nil
 			}
@@ -153,9 +153,4 @@ func (w *jsonRepairer) text(raw []byte, ptr, what string) []byte {
 	w.problems = append(w.problems, Problem{Severity: SeverityWarning, File: w.file, Pointer: ptr,
 		Message: "a " + what + " here is not valid UTF-8; each invalid sequence is read as U+FFFD"})
 	return bytes.ToValidUTF8(raw, []byte("\uFFFD"))
-}
-
-// pointerToken escapes one JSON pointer reference token (RFC 6901 §4).
-func pointerToken(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
