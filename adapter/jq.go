@@ -177,11 +177,8 @@ func (s *Server) runJQ(ctx context.Context, f *jqFilter, data []byte, t *openapi
 	if len(t.OutputSchema) == 0 {
 		return res
 	}
-	if text != "" && !strings.Contains(text, "\n") && text[0] == '{' {
-		dec := json.NewDecoder(strings.NewReader(text))
-		dec.UseNumber()
-		var obj map[string]any
-		if dec.Decode(&obj) == nil {
+	if !strings.Contains(text, "\n") {
+		if obj := jsonObject(out); obj != nil {
 			res.StructuredContent = t.ConformStructured(obj)
 			return res
 		}

@@ -96,9 +96,17 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToo
 		res := errorResult(b.String())
 		if s.opts.ErrorStructuredContent && !truncated && isJSON(mediaType) {
 			// The upstream's error object (code, retryable, request_id…)
-			// as data, beside the text (redacted in send, as the text is).
+			// as data, beside the text (redacted in send, as the text is),
+			// when it fits the tool's outputSchema: an SDK client checks
+			// any structuredContent against it, error results included, and
+			// rejects the whole result when it does not validate. One that
+			// does not fit stays in the text only, with a note saying so.
 			if obj := jsonObject(data); obj != nil {
-				res.StructuredContent = obj
+				if t == nil || t.FitsStructured(data) {
+					res.StructuredContent = obj
+				} else {
+					res.Content = append(res.Content, &mcp.TextContent{Text: errorObjectNote})
+				}
 			}
 		}
 		return res, nil
@@ -347,18 +355,8 @@ func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult, keepErrorOb
 		return res
 	}
 	if res.IsError {
-		obj, upstream := res.StructuredContent.(map[string]any)
-		if !upstream || !keepErrorObject {
+		if _, upstream := res.StructuredContent.(map[string]any); !upstream || !keepErrorObject {
 			res.StructuredContent = nil
-			return res
-		}
-		// An SDK client checks any structuredContent against the tool's
-		// outputSchema, error results included, and rejects the whole
-		// result when it does not validate: an upstream error object that
-		// does not fit stays in the text only, with a note saying so.
-		if b, err := json.Marshal(obj); len(t.OutputSchema) > 0 && (err != nil || !t.FitsStructured(b)) {
-			res.StructuredContent = nil
-			res.Content = append(res.Content, &mcp.TextContent{Text: errorObjectNote})
 		}
 		return res
 	}
