@@ -255,20 +255,21 @@ func integrityCall(t *testing.T, client *http.Client, url, key, tag, fault strin
 	// Any key in the answer other than the caller's own is an answer made
 	// for another caller; its own key with another tag, one made for an
 	// earlier call of its own.
+	var seen strings.Builder // every text item, decoded, and structuredContent
+	for _, c := range m.Result.Content {
+		seen.WriteString(c.Text)
+		seen.WriteByte('\n')
+	}
+	seen.Write(m.Result.StructuredContent)
 	stale := false
 	for _, member := range []string{`"key":"`, `"tag":"`} {
-		for rest := string(raw); ; {
-			i := strings.Index(rest, strings.ReplaceAll(member, `"`, `\"`))
-			j := strings.Index(rest, member)
-			if i < 0 && j < 0 {
+		for rest := seen.String(); ; {
+			i := strings.Index(rest, member)
+			if i < 0 {
 				break
 			}
-			n := len(member) + strings.Count(member, `"`)
-			if i < 0 || (j >= 0 && j < i) {
-				i, n = j, len(member)
-			}
-			rest = rest[i+n:]
-			v, _, _ := strings.Cut(strings.ReplaceAll(rest, `\"`, `"`), `"`)
+			rest = rest[i+len(member):]
+			v, _, _ := strings.Cut(rest, `"`)
 			switch {
 			case member == `"key":"` && v != key:
 				return integrityOutcome{fault: fault, wrong: key + " " + tag + " got " + string(raw)}
