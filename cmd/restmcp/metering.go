@@ -44,7 +44,11 @@ type redisTarget struct {
 // newRedisClient connects to the Redis of redisURL, read as mode says: one
 // server (go-redis ParseURL), a Cluster's seed nodes (ParseClusterURL) or a
 // Sentinel master set (ParseFailoverURL). Each parser rejects unknown URL
-// options. restmcp's short timeouts apply unless the URL sets its own.
+// options. restmcp's short timeouts apply unless the URL sets its own, and
+// every command also ends at its context's deadline (meter_timeout on the
+// call path), which go-redis ignores unless ContextTimeoutEnabled is set:
+// without it a Redis that accepts and never answers held a call for one
+// read timeout per command, past meter_timeout.
 func newRedisClient(mode config.RedisMode, redisURL config.Secret) (redis.UniversalClient, redisTarget, error) {
 	t := redisTarget{mode: mode}
 	switch mode {
@@ -54,6 +58,7 @@ func newRedisClient(mode config.RedisMode, redisURL config.Secret) (redis.Univer
 			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL: %w", err)
 		}
 		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
+		o.ContextTimeoutEnabled = true // meter_timeout bounds each command, not only the wait between them
 		t.mode, t.addrs, t.db = config.RedisSingle, []string{o.Addr}, o.DB
 		return redis.NewClient(o), t, nil
 	case config.RedisCluster:
@@ -62,6 +67,7 @@ func newRedisClient(mode config.RedisMode, redisURL config.Secret) (redis.Univer
 			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL (redis_mode cluster): %w", err)
 		}
 		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
+		o.ContextTimeoutEnabled = true // meter_timeout bounds each command, not only the wait between them
 		if o.ClusterStateReloadInterval == 0 {
 			o.ClusterStateReloadInterval = redisClusterRefresh
 		}
@@ -73,6 +79,7 @@ func newRedisClient(mode config.RedisMode, redisURL config.Secret) (redis.Univer
 			return nil, t, fmt.Errorf("RESTMCP_REDIS_URL (redis_mode sentinel): %w", err)
 		}
 		redisDefaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.MaxRetries, &o.DialerRetries)
+		o.ContextTimeoutEnabled = true // meter_timeout bounds each command, not only the wait between them
 		t.addrs, t.db = o.SentinelAddrs, o.DB
 		return redis.NewFailoverClient(o), t, nil
 	}
