@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,10 @@ type apiSource struct {
 	name     string              // "" for a single document
 	location string              // file path or http(s) URL
 	opts     openapi.LoadOptions // its configuration's (config.Config.ForAPI for an API)
+	// loadedStat is the file's os.Stat from just before its first load
+	// (nil for a URL, or when it failed): watch compares later stats with
+	// it, so that a change made while the document loads is seen.
+	loadedStat os.FileInfo
 }
 
 // label names the source in logs and errors: `api "checkout" (checkout.json)`
@@ -77,6 +82,9 @@ func loadAPIs(ctx context.Context, cfg config.Config, sources []apiSource, servi
 	for i, src := range sources {
 		wg.Go(func() {
 			start := time.Now()
+			if fi, err := os.Stat(src.location); err == nil {
+				sources[i].loadedStat = fi
+			}
 			doc, err := openapi.Load(ctx, src.location, src.opts)
 			if err == nil && serving {
 				if rel := doc.RelativeServer(); rel != "" {

@@ -56,10 +56,10 @@ func newReloader(src apiSource, served *openapi.Document, apply func(*openapi.Do
 	r := &reloader{location: location, label: src.label(), opts: src.opts, apply: apply, logger: logger, clean: len(served.Problems) == 0,
 		isURL:  strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://"),
 		client: &http.Client{Timeout: 30 * time.Second}}
-	if !r.isURL {
-		if fi, err := os.Stat(location); err == nil {
-			r.modTime, r.size = fi.ModTime(), fi.Size()
-		}
+	if fi := src.loadedStat; !r.isURL && fi != nil {
+		// As the file was before it loaded: a change made since is
+		// reloaded at the first check.
+		r.modTime, r.size = fi.ModTime(), fi.Size()
 	}
 	return r
 }
