@@ -270,7 +270,7 @@ func decodeToolArgs(req *mcp.CallToolRequest, v any) string {
 // jsonResult is a result whose text is v as JSON and whose
 // structuredContent is v.
 func jsonResult(v any) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(v)
+	b, err := sdkJSON(v)
 	if err != nil {
 		return nil, err
 	}

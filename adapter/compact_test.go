@@ -165,7 +165,9 @@ func TestCompactMode(t *testing.T) {
 }
 
 // quoteJSON is s as a JSON string.
+// quoteJSON is s as a JSON string, as the go-sdk and restmcp write it (no
+// HTML escaping).
 func quoteJSON(s string) string {
-	b, _ := json.Marshal(s)
+	b, _ := sdkJSON(s)
 	return string(b)
 }

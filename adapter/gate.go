@@ -241,7 +241,7 @@ func (s *Server) renderPlainRefusal(c *gin.Context, r *refusal) {
 	if msg == "" {
 		msg = r.message
 	}
-	c.AbortWithStatusJSON(r.status, gin.H{"error": msg})
+	abortJSON(c, r.status, gin.H{"error": msg})
 }
 
 func (r *refusal) setHeaders(h http.Header) {

@@ -133,7 +133,7 @@ func TestUnsafeKeysRefused(t *testing.T) {
 	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Meter: meter})
 	body := toolsCallBody(1, "get_quote", `{"symbol":"AAPL"}`)
 	msg := func(what string) string {
-		return `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"invalid API key: it contains ` + what + `, which no API key has; send the key exactly as issued, in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+		return `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"invalid API key: it contains ` + what + `, which no API key has; send the key exactly as issued, in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}`
 	}
 	tests := []struct {
 		name, query string

@@ -37,7 +37,7 @@ func (s *Server) newEngine() *gin.Engine {
 	e.Use(s.recovery, s.requestID, s.accessLog)
 
 	e.GET("/health", func(c *gin.Context) {
-		c.JSON(http.StatusOK, gin.H{"status": "ok"})
+		writeJSON(c, http.StatusOK, gin.H{"status": "ok"})
 	})
 	e.GET("/ready", s.ready)
 	e.GET("/.well-known/mcp", s.serveCard)
@@ -89,7 +89,7 @@ func (s *Server) newEngine() *gin.Engine {
 		e.POST(p, s.originCheck, s.serveLegacySSE)
 	}
 	e.NoRoute(func(c *gin.Context) {
-		c.JSON(http.StatusNotFound, gin.H{"error": "not found"})
+		writeJSON(c, http.StatusNotFound, gin.H{"error": "not found"})
 	})
 	return e
 }
@@ -261,7 +261,7 @@ func (s *Server) originCheck(c *gin.Context) {
 			c.Abort()
 			return
 		}
-		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "origin not allowed: " + origin})
+		abortJSON(c, http.StatusForbidden, gin.H{"error": "origin not allowed: " + origin})
 		return
 	}
 	c.Header("Access-Control-Allow-Origin", origin)
@@ -439,9 +439,9 @@ func (s *Server) ready(c *gin.Context) {
 		if err != nil {
 			s.logger.Warn("not ready", "error", err.Error())
 			c.Header("Retry-After", "5")
-			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable"})
+			writeJSON(c, http.StatusServiceUnavailable, gin.H{"status": "unavailable"})
 			return
 		}
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+	writeJSON(c, http.StatusOK, gin.H{"status": "ready"})
 }

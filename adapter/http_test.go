@@ -214,7 +214,7 @@ func TestToolsCallWithoutKey(t *testing.T) {
 	if g, w := got.header.Get("WWW-Authenticate"), `ApiKey realm="restmcp", Bearer realm="restmcp"`; g != w {
 		t.Errorf("WWW-Authenticate = %q, want %q", g, w)
 	}
-	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}`
 	if got.body != want {
 		t.Errorf("body =\n%s\nwant\n%s", got.body, want)
 	}

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"encoding/json"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 )
@@ -60,8 +61,26 @@ func abortRPCData(c *gin.Context, status int, id json.RawMessage, e rpcErrorBody
 	}
 	c.Header("Content-Type", "application/json")
 	c.Header("Cache-Control", "no-store")
-	body, _ := json.Marshal(rpcError{JSONRPC: "2.0", ID: id, Error: e})
+	body, _ := sdkJSON(rpcError{JSONRPC: "2.0", ID: id, Error: e})
 	c.Status(status)
 	_, _ = c.Writer.Write(body)
+	c.Abort()
+}
+
+// writeJSON answers status with v as JSON the way the go-sdk writes its
+// messages (sdkJSON): no HTML escaping, so a text such as "?api_key=<key>"
+// reaches clients as written, not as \u003ckey\u003e; no trailing newline.
+func writeJSON(c *gin.Context, status int, v any) {
+	b, err := sdkJSON(v)
+	if err != nil {
+		c.Status(http.StatusInternalServerError)
+		return
+	}
+	c.Data(status, "application/json; charset=utf-8", b)
+}
+
+// abortJSON is writeJSON, and no further handler runs.
+func abortJSON(c *gin.Context, status int, v any) {
+	writeJSON(c, status, v)
 	c.Abort()
 }

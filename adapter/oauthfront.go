@@ -116,7 +116,7 @@ func (s *Server) keyRefusal(cred *credential, msg, detail string, sent bool) *re
 // transports instead of stopping.
 func (s *Server) noOAuthRegistration(c *gin.Context) {
 	c.Header("Cache-Control", "no-store")
-	c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{
+	abortJSON(c, http.StatusBadRequest, gin.H{
 		"error": "invalid_client_metadata",
 		"error_description": "this MCP server takes an API key, not an OAuth sign-in: set your API key in your MCP client's configuration, " +
 			"as the x-api-key header, as ?api_key=YOUR_KEY on the MCP URL (" + s.opts.MCPPath + "), or as Authorization: Bearer YOUR_KEY",

@@ -106,8 +106,8 @@ func TestUnknownAndRevokedKeys(t *testing.T) {
 		wantStatus int
 		wantBody   string
 	}{
-		{"unknown", "k-nobody", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + metering.KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
-		{"revoked", "revoked", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"API key revoked (key_id ` + metering.KeyID("revoked") + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`},
+		{"unknown", "k-nobody", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + metering.KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}`},
+		{"revoked", "revoked", 401, `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"API key revoked (key_id ` + metering.KeyID("revoked") + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}`},
 		{"store down", "down", 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-31503,"message":"API key check is temporarily unavailable; retry in 5 seconds"}}`},
 	}
 	for _, tt := range tests {
@@ -267,8 +267,8 @@ func TestUsageEndpoint(t *testing.T) {
 		wantStatus int
 		wantBody   string
 	}{
-		{"no key", "/usage", nil, 401, `{"error":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e, or as Authorization: Bearer \u003ckey\u003e"}`},
-		{"unknown key", "/usage?api_key=k-nobody", nil, 401, `{"error":"unknown API key (key_id ` + metering.KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}`},
+		{"no key", "/usage", nil, 401, `{"error":"authentication required: send your API key in the x-api-key header, as ?api_key=<key>, or as Authorization: Bearer <key>"}`},
+		{"unknown key", "/usage?api_key=k-nobody", nil, 401, `{"error":"unknown API key (key_id ` + metering.KeyID("k-nobody") + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}`},
 		{"header", "/usage", map[string]string{"X-API-Key": "k-free"}, 200, wantReport},
 		{"bearer", "/usage", map[string]string{"Authorization": "Bearer k-free"}, 200, wantReport},
 		{"query", "/usage?api_key=k-free", nil, 200, wantReport},

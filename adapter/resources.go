@@ -112,7 +112,7 @@ func (s *Server) readResource(r Resource) mcp.ResourceHandler {
 		if s.opts.TextReceipt && res.StructuredContent != nil {
 			// The text is a receipt (Options.TextReceipt); the resource is
 			// the object itself.
-			b, err := json.Marshal(res.StructuredContent)
+			b, err := sdkJSON(res.StructuredContent)
 			if err != nil {
 				return nil, err
 			}

@@ -19,18 +19,18 @@ import (
 func (s *Server) usage(c *gin.Context) {
 	c.Header("Cache-Control", "no-store")
 	if s.opts.Meter == nil {
-		c.JSON(http.StatusNotFound, gin.H{"error": "usage metering is not enabled on this server"})
+		writeJSON(c, http.StatusNotFound, gin.H{"error": "usage metering is not enabled on this server"})
 		return
 	}
 	cred := exchangeFrom(c.Request.Context()).cred
 	if cred.unsafe != "" {
 		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp", error="invalid_token"`)
-		c.JSON(http.StatusUnauthorized, gin.H{"error": "invalid API key: it contains " + cred.unsafe + ", which no API key has; send the key exactly as issued"})
+		writeJSON(c, http.StatusUnauthorized, gin.H{"error": "invalid API key: it contains " + cred.unsafe + ", which no API key has; send the key exactly as issued"})
 		return
 	}
 	if cred.key == "" {
 		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
-		c.JSON(http.StatusUnauthorized, gin.H{"error": "authentication required: send your API key in the x-api-key header, as ?api_key=<key>, or as Authorization: Bearer <key>"})
+		writeJSON(c, http.StatusUnauthorized, gin.H{"error": "authentication required: send your API key in the x-api-key header, as ?api_key=<key>, or as Authorization: Bearer <key>"})
 		return
 	}
 	var plan *metering.Plan
@@ -49,13 +49,13 @@ func (s *Server) usage(c *gin.Context) {
 	if err != nil {
 		s.logger.Error("reading usage failed", "key_id", cred.keyID, "error", err.Error())
 		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
-		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "usage metering is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"})
+		writeJSON(c, http.StatusServiceUnavailable, gin.H{"error": "usage metering is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"})
 		return
 	}
 	if tbl := s.table.Load(); tbl.apis {
 		report.SplitByAPI(func(tool string) string { return tbl.apiOf(tool, nil) })
 	}
-	c.JSON(http.StatusOK, report)
+	writeJSON(c, http.StatusOK, report)
 }
 
 // listByPlan is go-sdk receiving middleware: with Options.ListByPlan, a

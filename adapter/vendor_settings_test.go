@@ -62,7 +62,7 @@ func TestVendorBehaviours(t *testing.T) {
 			{"invalid arguments", `{"petId":7}`, "application/json", "k-1",
 				`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"invalid arguments: petId: has type integer, want string"}],"isError":true},"meta":{"time":T,"parameters":{"petId":7}}}`},
 			{"refused without a key", `{"petId":"p1"}`, "application/json", "",
-				`{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"},"meta":{"time":T,"parameters":{"petId":"p1"}}}`},
+				`{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"},"meta":{"time":T,"parameters":{"petId":"p1"}}}`},
 		} {
 			got := post(t, on.URL+"/mcp", toolsCallBody(1, "get_pet", tt.args), map[string]string{"Accept": tt.accept, "X-API-Key": tt.key})
 			if !meta.MatchString(got.body) {

@@ -167,7 +167,7 @@ func TestRedisClusterMetering(t *testing.T) {
 		t.Errorf("second replica: day used %d, want 3", r.Periods[0].Used)
 	}
 	got = postMCP(t, other.url, key, callBody(30, "get_quote", `{"symbol":"AAPL"}`))
-	want := `{"jsonrpc":"2.0","id":30,"error":{"code":-31401,"message":"API key revoked (key_id ` + keyID + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+	want := `{"jsonrpc":"2.0","id":30,"error":{"code":-31401,"message":"API key revoked (key_id ` + keyID + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}`
 	if got.status != 401 || got.body != want {
 		t.Errorf("revoked key on the second replica: %d %s\nwant 401 %s", got.status, got.body, want)
 	}

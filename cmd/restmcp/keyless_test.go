@@ -52,7 +52,7 @@ func TestKeylessClientsSeeTheMessage(t *testing.T) {
 		}
 		got = decodeJSON(t, runNode22Env(t, node, []string{"MCP_INSPECTOR_SECRET_STORE=memory"}, append(call, "--stored-auth-only")...))
 		want = map[string]any{"error": map[string]any{"code": "auth_required",
-			"message": `Error POSTing to endpoint: {"jsonrpc":"2.0","id":2,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`}}
+			"message": `Error POSTing to endpoint: {"jsonrpc":"2.0","id":2,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}`}}
 		if !jsonEqual(got, want) {
 			t.Errorf("--stored-auth-only: %v\nwant %v", got, want)
 		}

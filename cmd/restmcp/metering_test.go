@@ -380,7 +380,7 @@ func TestRegistryModeKeys(t *testing.T) {
 	app := startApp(t, gatePlans, map[string]string{"RESTMCP_REDIS_URL": redisURL})
 	unknown := "rmk_unknown_" + randomHex(8)
 	got := postMCP(t, app.url, unknown, callBody(1, "get_quote", `{"symbol":"AAPL"}`))
-	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + metering.KeyID(unknown) + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + metering.KeyID(unknown) + `): this server does not know the key; check it, or ask the API provider for a key, and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}`
 	if got.status != 401 || got.body != want || got.header.Get("WWW-Authenticate") == "" {
 		t.Errorf("unknown key: %d %q %s\nwant 401 %s", got.status, got.header.Get("WWW-Authenticate"), got.body, want)
 	}
@@ -393,7 +393,7 @@ func TestRegistryModeKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = postMCP(t, app.url, key, callBody(3, "admin_stats", `{}`))
-	want = `{"jsonrpc":"2.0","id":3,"error":{"code":-31401,"message":"API key revoked (key_id ` + keyID + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+	want = `{"jsonrpc":"2.0","id":3,"error":{"code":-31401,"message":"API key revoked (key_id ` + keyID + `): this key no longer works; ask the API provider for a new key and send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}`
 	if got.status != 401 || got.body != want {
 		t.Errorf("revoked key: %d %s\nwant 401 %s", got.status, got.body, want)
 	}

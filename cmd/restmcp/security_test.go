@@ -52,10 +52,10 @@ func TestIssue8DecoysThroughWiring(t *testing.T) {
 	free, freeID := app.createKey(t, redisURL, "free")
 	tiny, tinyID := app.createKey(t, redisURL, "tiny")
 
-	const how = `send it in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e`
+	const how = `send it in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>`
 	unknownBody := `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"unknown API key (key_id ` + metering.KeyID(unknown) + `): this server does not know the key; check it, or ask the API provider for a key, and ` + how + `"}}`
 	revokedBody := `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"API key revoked (key_id ` + revokedID + `): this key no longer works; ask the API provider for a new key and ` + how + `"}}`
-	missingBody := `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=\u003ckey\u003e on the MCP URL, or as Authorization: Bearer \u003ckey\u003e"}}`
+	missingBody := `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}`
 	notInPlan := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"tool \"admin_stats\" is not included in plan \"free\". Pro includes ETF and admin tools. Upgrade: https://example.com/pricing"}],"isError":true}}`
 
 	tests := []struct {
