@@ -233,9 +233,10 @@ type Config struct {
 	// MaxToolNameLength. Default 64.
 	MaxToolNameLength int
 	// RequireKey makes tools/call without an API key answer 401 before
-	// anything is sent upstream. When false, such calls are let through and
-	// reach the upstream without caller credentials (for public APIs).
-	// Default true.
+	// anything is sent upstream. When false, such calls go on without a
+	// caller credential: an operation that needs none reaches the upstream
+	// (public APIs), one that needs a key gets an error result naming its
+	// security scheme. Default true.
 	RequireKey bool
 	// PublicMode serves anonymous public reads: every tools/call is metered
 	// under its client address whatever credential it presents, and no
@@ -290,8 +291,8 @@ type Config struct {
 	// JSON object body travels once, in structuredContent, and the text is
 	// a one-line receipt). Default full.
 	TextContent TextContent
-	// StrictArguments closes every input schema (additionalProperties:
-	// false): unknown arguments are refused. Default false.
+	// StrictArguments lists every input schema closed (additionalProperties:
+	// false). Unknown arguments are refused either way. Default false.
 	StrictArguments bool
 	// ToolNameStyle is how operationIds become tool names: snake
 	// (etfs_top_holdings), kebab (get-accounts) or as_is. Default snake.

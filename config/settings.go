@@ -293,7 +293,7 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.TextContent }},
 		{Setting: Setting{
 			Key: "strict_arguments", Flag: "strict-arguments", Env: "RESTMCP_STRICT_ARGUMENTS", Type: "bool",
-			Usage: "Close every tool's input schema at its root (additionalProperties: false, listed in tools/list): a call with an argument the operation does not take is refused, naming it. false: unknown arguments are ignored.",
+			Usage: "List every tool's input schema closed at its root (additionalProperties: false in tools/list), so clients and models see that no other argument is taken. A call with an argument the operation does not take is refused, naming it, either way (docs/requests.md, R7).",
 		}, field: func(c *Config) any { return &c.StrictArguments }},
 		{Setting: Setting{
 			Key: "tool_name_style", Flag: "tool-name-style", Env: "RESTMCP_TOOL_NAME_STYLE", Type: "snake|kebab|as_is",
@@ -485,7 +485,7 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.MaxDescriptionLength }},
 		{Setting: Setting{
 			Key: "require_key", Flag: "require-key", Env: "RESTMCP_REQUIRE_KEY", Type: "bool",
-			Usage: "Answer tools/call without an API key with 401. When false such calls reach the upstream without caller credentials.",
+			Usage: "Answer tools/call without an API key with 401. false: such a call goes on without a caller credential; an operation that needs none reaches the upstream, one that needs a key is answered with an error result naming its security scheme.",
 		}, field: func(c *Config) any { return &c.RequireKey }},
 		{Setting: Setting{
 			Key: "public_mode", Flag: "public-mode", Env: "RESTMCP_PUBLIC_MODE", Type: "bool",

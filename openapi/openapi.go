@@ -31,9 +31,9 @@ type LoadOptions struct {
 	// NameKebab or NameAsIs.
 	NameStyle string
 	// StrictArguments closes every tool's input schema at its root
-	// ("additionalProperties": false), so that a call with an argument the
-	// operation does not take is refused instead of the argument being
-	// ignored. False: unknown arguments are ignored.
+	// ("additionalProperties": false), so that clients and models see that
+	// no other argument is taken. A call with an argument the operation
+	// does not take is refused either way (checkArgs, R7).
 	StrictArguments bool
 	// Upstream overrides the document-level server (C20). An override with
 	// only scheme and host ("http://127.0.0.1:9000") keeps the path of the
