@@ -353,11 +353,38 @@ func (s *Server) gate(c *gin.Context) {
 			return
 		}
 		// A name that is not (or no longer) a tool: 404, as the
-		// deployment asked, instead of the SDK's -32602.
+		// deployment asked, instead of the SDK's -32602, with the
+		// caller's rate-limit headers as on every tools/call answer.
+		s.standingHeaders(c.Request.Context(), c.Writer.Header(), ex, a)
 		abortRPC(c, http.StatusNotFound, ex.msg.id, codeMethodNotFound, "Unknown tool: "+clip.String(ex.msg.tool, 128))
 		return
 	}
 	s.admitAndRun(c, ex, tool, &admission{start: start})
+}
+
+// standingHeaders sets the caller's RateLimit headers on an answer that
+// counted nothing (a's caller authenticated, its tool unknown), from its
+// plan (Options.Keys) and a read of its usage (Meter.Report), under
+// MeterTimeout: a key lookup and a Redis round trip, nothing written. None
+// when there is no Meter, the key does not resolve, or the read fails; the
+// answer is the same either way.
+func (s *Server) standingHeaders(ctx context.Context, h http.Header, ex *exchange, a *admission) {
+	if s.opts.Meter == nil || s.opts.Keys == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
+	defer cancel()
+	plan, refused := s.resolveKey(ctx, ex.cred, "") // "": no outcome counted under a name that is no tool
+	if refused != nil || plan == nil {
+		return
+	}
+	r, err := s.opts.Meter.Report(ctx, a.call.KeyID, plan)
+	if err != nil {
+		return
+	}
+	if d := r.Standing(); hasLimitHeaders(d) {
+		setRateLimitHeaders(h, d)
+	}
 }
 
 // admitAndRun is the gate's HTTP path for a call of tool (a tools/call or a

@@ -1,13 +1,16 @@
 package adapter
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/restmcp/restmcp/adapter/session"
+	"github.com/restmcp/restmcp/metering"
 )
 
 // TestVendorBehaviours covers the settings for vendors' documented
@@ -126,4 +129,56 @@ func TestVendorBehaviours(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestUnknownToolCarriesRateLimitHeaders: with UnknownToolNotFound, the 404
+// for a name that is not a tool carries the caller's rate-limit headers, as
+// every tools/call answer of the service it models does, read from its
+// usage without counting anything: after two calls of 5 a minute, 3 left
+// for 24 s, before and after the 404.
+func TestUnknownToolCarriesRateLimitHeaders(t *testing.T) {
+	plans, err := metering.ParsePlans([]byte("default_plan: basic\nkey_mode: open\nplans:\n  basic:\n    rate_limits: {per_minute: 5}\n    quotas: {day: 100}\n"), "plans.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	meter := metering.NewMemory(metering.Options{Now: func() time.Time { return now }})
+	up := newPlanUpstream(t)
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/plans_api.yaml", up.URL), Keys: fakeKeys{"k-1": plans.Plan("basic")},
+		Meter: meter, UnknownToolNotFound: true})
+	key := map[string]string{"X-API-Key": "k-1"}
+	threeLeft := map[string]string{"RateLimit-Limit": "5", "RateLimit-Remaining": "3", "RateLimit-Reset": "24",
+		"X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "3", "X-RateLimit-Reset": "24"}
+	for i, c := range []struct {
+		tool        string
+		status      int
+		body        string
+		wantHeaders map[string]string
+	}{
+		{tool: "get_quote", status: 200},
+		{tool: "get_quote", status: 200, wantHeaders: threeLeft},
+		{tool: "retired_tool", status: 404, body: `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Unknown tool: retired_tool"}}`, wantHeaders: threeLeft},
+		{tool: "retired_tool", status: 404, body: `{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Unknown tool: retired_tool"}}`, wantHeaders: threeLeft},
+	} {
+		got := post(t, srv.URL+"/mcp", toolsCallBody(i+1, c.tool, `{"symbol":"A"}`), key)
+		if got.status != c.status || (c.body != "" && got.body != c.body) {
+			t.Errorf("call %d (%s): %d %s", i+1, c.tool, got.status, got.body)
+		}
+		if c.wantHeaders == nil {
+			continue
+		}
+		if diff := cmp.Diff(c.wantHeaders, rateHeaders(got.header)); diff != "" {
+			t.Errorf("call %d (%s): rate-limit headers (-want +got):\n%s", i+1, c.tool, diff)
+		}
+		if g, w := got.header.Get("RateLimit-Policy"), `5;w=60;policy="per_minute"`; g != w {
+			t.Errorf("call %d (%s): RateLimit-Policy = %q, want %q", i+1, c.tool, g, w)
+		}
+	}
+	r, err := meter.Report(context.Background(), metering.KeyID("k-1"), plans.Plan("basic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := r.Periods[0].Used; used != 2 {
+		t.Errorf("units used today = %d, want 2: the 404s counted", used)
+	}
 }

@@ -313,7 +313,7 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.RateLimitedMessage }},
 		{Setting: Setting{
 			Key: "unknown_tool_not_found", Flag: "unknown-tool-not-found", Env: "RESTMCP_UNKNOWN_TOOL_NOT_FOUND", Type: "bool",
-			Usage: "Answer a tools/call of a name that is not a tool (a retired one, say) with HTTP 404 and JSON-RPC -32601 \"Unknown tool: <name>\". false: 200 with -32602, as the MCP SDK does.",
+			Usage: "Answer a tools/call of a name that is not a tool (a retired one, say) with HTTP 404 and JSON-RPC -32601 \"Unknown tool: <name>\", carrying the caller's rate-limit headers as every tools/call answer does (read from its usage, nothing counted). false: 200 with -32602, as the MCP SDK does.",
 		}, field: func(c *Config) any { return &c.UnknownToolNotFound }},
 		{Setting: Setting{
 			Key: "jq_filter", Flag: "jq-filter", Env: "RESTMCP_JQ_FILTER", Type: "bool",

@@ -164,3 +164,39 @@ func parseHash(flat []any) map[string]int64 {
 	}
 	return m
 }
+
+// Standing is what the RateLimit headers of an answer that counted nothing
+// (a tools/call of a name that is not a tool) say about the caller: the
+// limit of r with the fewest calls or units remaining right now, among
+// equals the one with the longer Reset, as decide picks it for an allowed
+// call. Limit is 0 and Policy "" when the plan has no limit.
+func (r Report) Standing() Decision {
+	d := Decision{Allowed: true, Plan: r.Plan, At: r.Time}
+	found := false
+	consider := func(name string, limit, remaining int64, reset time.Time, window time.Duration) {
+		left := max(reset.Sub(r.Time), 0)
+		if !found || remaining < d.Remaining || (remaining == d.Remaining && left > d.Reset) {
+			d.Policy, d.Limit, d.Remaining, d.Reset, d.Window = name, limit, remaining, left, window
+			found = true
+		}
+	}
+	for _, rl := range r.RateLimits {
+		consider(rl.Name, rl.Limit, rl.Remaining, rl.Reset, rl.Window)
+	}
+	for _, p := range r.Periods {
+		if p.Limit < 0 {
+			continue
+		}
+		name := QuotaDay
+		if p.Period == PeriodMonth {
+			name = QuotaMonth
+		}
+		consider(name, p.Limit, p.Remaining, p.Reset, p.Reset.Sub(p.Start))
+	}
+	for _, p := range r.Periods {
+		if p.Period == PeriodMonth {
+			d.Count = p.Used
+		}
+	}
+	return d
+}
