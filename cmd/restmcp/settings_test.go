@@ -848,7 +848,6 @@ func concurrently(n int, f func() (callResult, error)) []int {
 	return statuses
 }
 
-
 // TestExampleConfigsThroughServe starts the restmcp executable with each
 // example config file under examples/ (from the repository root, as their
 // comments say) and sees that the settings it runs with, as its starting
