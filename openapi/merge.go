@@ -17,12 +17,15 @@ import (
 // already holds (two overrides alike, or two capped names that agree) is
 // given the next free "_2", "_3", … within max (MaxNameLength; 0 means
 // DefaultMaxNameLength), a warning is logged, and Report lists the
-// collision. The merged tools are copies: docs keep the names they
-// assigned themselves, so merging again after one document was reloaded
-// gives back a name that no longer collides, and a table serving an
-// earlier merge is never written to. The Document returned has no JSON
-// (Document.JSON fails).
-func Merge(docs []*Document, max int, log *slog.Logger) *Document {
+// collision. served is the names an earlier merge served, by API and
+// operation ([MergedNames]; nil for the first): a tool keeps the name it
+// was served under while its document's name for it is unchanged, and a
+// name served for a tool that is gone is given to no other, as
+// LoadOptions.Served does within one document. The merged tools are
+// copies: docs keep the names they assigned themselves, and a table
+// serving an earlier merge is never written to. The Document returned has
+// no JSON (Document.JSON fails).
+func Merge(docs []*Document, max int, served map[string]string, log *slog.Logger) *Document {
 	if max <= 0 {
 		max = DefaultMaxNameLength
 	}
@@ -38,6 +41,18 @@ func Merge(docs []*Document, max int, log *slog.Logger) *Document {
 	out.Tools = make([]*Tool, 0, n)
 	owner := make(map[string]*Tool, n)
 	taken := make(map[string]bool, n)
+	// Names as served before, then every name served before taken.
+	sticky := map[*Tool]string{}
+	for _, d := range docs {
+		for _, dt := range d.Tools {
+			if name, ok := served[mergedKey(d.API, dt)]; ok && !taken[name] && suffixOf(name, dt.Name, max) {
+				sticky[dt], taken[name] = name, true
+			}
+		}
+	}
+	for _, name := range served {
+		taken[name] = true
+	}
 	for _, d := range docs {
 		api := d.API
 		titles = append(titles, d.Title)
@@ -50,12 +65,21 @@ func Merge(docs []*Document, max int, log *slog.Logger) *Document {
 		for _, dt := range d.Tools {
 			t := new(Tool)
 			*t = *dt
-			if first := owner[t.Name]; first != nil {
+			if name, ok := sticky[dt]; ok {
+				if name != dt.Name {
+					t.wanted = dt.Name
+				}
+				t.Name = name
+			} else if first := owner[t.Name]; first != nil || taken[t.Name] {
+				kept := "a tool served before this reload"
+				if first != nil {
+					kept = first.API
+				}
 				t.wanted = dt.Name
 				t.Name = uniqueName(dt.Name, taken, max)
 				log.Warn("tool name collision across APIs; renamed",
 					"api", t.API, "operation_id", t.OperationID, "method", t.Method, "path", t.PathTemplate,
-					"wanted", dt.Name, "tool", t.Name, "kept_by_api", first.API)
+					"wanted", dt.Name, "tool", t.Name, "kept_by_api", kept)
 			}
 			owner[t.Name], taken[t.Name] = t, true
 			out.Tools = append(out.Tools, t)
@@ -63,6 +87,23 @@ func Merge(docs []*Document, max int, log *slog.Logger) *Document {
 	}
 	out.Title = strings.Join(titles, ", ")
 	out.Description = "The tools of " + strconv.Itoa(len(docs)) + " APIs; each tool's name starts with its API's name:\n" + strings.Join(lines, "\n")
+	return out
+}
+
+// mergedKey identifies a tool in Merge's served map: its API and
+// operation.
+func mergedKey(api string, t *Tool) string { return api + "\x00" + ServedKey(t.Method, t.PathTemplate) }
+
+// MergedNames is Merge's served for the next merge after m: prev with m's
+// tools' names. It is a new map.
+func MergedNames(prev map[string]string, m *Document) map[string]string {
+	out := make(map[string]string, len(prev)+len(m.Tools))
+	for k, v := range prev {
+		out[k] = v
+	}
+	for _, t := range m.Tools {
+		out[mergedKey(t.API, t)] = t.Name
+	}
 	return out
 }
 

@@ -18,8 +18,8 @@ func loadAPI(t *testing.T, api, doc string) *Document {
 
 // TestMergeAPIs checks federation naming: generated names get the API
 // prefix, the N5 cap keeps the prefix and hashes the tail, overrides are
-// used as given, N6 holds across APIs in order, and merging again after a
-// reload gives a name back when its collision is gone.
+// used as given, N6 holds across APIs in order, and a merge after a reload
+// keeps the names served before (A6): no name moves to another tool.
 func TestMergeAPIs(t *testing.T) {
 	long := strings.Repeat("getTheVeryLongResource", 4)
 	a := loadAPI(t, "checkout", `{"openapi":"3.0.3","info":{"title":"Checkout API","version":"72"},"paths":{
@@ -35,7 +35,7 @@ func TestMergeAPIs(t *testing.T) {
 		}
 		return out
 	}
-	m := Merge([]*Document{a, b}, 0, nil)
+	m := Merge([]*Document{a, b}, 0, nil, nil)
 	want := [][2]string{
 		{"checkout", "checkout_post_payments"},
 		{"checkout", "sessions"},
@@ -65,16 +65,33 @@ func TestMergeAPIs(t *testing.T) {
 	}
 
 	// checkout is reloaded without its sessions override: transfers' tool
-	// gets its own name back.
+	// keeps sessions_2 (a client that listed "sessions" must not reach
+	// transfers' operation under it), and "sessions" is given to no one.
 	a2 := loadAPI(t, "checkout", `{"openapi":"3.0.3","info":{"title":"Checkout API","version":"72"},"paths":{
 		"/payments":{"post":{"operationId":"post-payments","responses":{"200":{"description":"ok"}}}}}}`)
-	m = Merge([]*Document{a2, b}, 0, nil)
-	want = [][2]string{{"checkout", "checkout_post_payments"}, {"transfers", "sessions"}, {"transfers", "transfers_transfer_funds"}}
+	served := MergedNames(nil, m)
+	m = Merge([]*Document{a2, b}, 0, served, nil)
+	want = [][2]string{{"checkout", "checkout_post_payments"}, {"transfers", "sessions_2"}, {"transfers", "transfers_transfer_funds"}}
 	if got := names(m); !reflect.DeepEqual(got, want) {
 		t.Errorf("after reload:\n got %q\nwant %q", got, want)
 	}
+	// Reloaded again with its sessions override back: checkout's operation
+	// gets its own name again, transfers' keeps sessions_2.
+	served = MergedNames(served, m)
+	m = Merge([]*Document{a, b}, 0, served, nil)
+	want = [][2]string{{"checkout", "checkout_post_payments"}, {"checkout", "sessions"},
+		{"checkout", "checkout_get_the_very_long_resourceget_the_very_long_re_a55fb79b"}, {"transfers", "sessions_2"}, {"transfers", "transfers_transfer_funds"}}
+	if got := names(m); !reflect.DeepEqual(got, want) {
+		t.Errorf("after the second reload:\n got %q\nwant %q", got, want)
+	}
+	// A new process (no served names) names from scratch.
+	m = Merge([]*Document{a2, b}, 0, nil, nil)
+	want = [][2]string{{"checkout", "checkout_post_payments"}, {"transfers", "sessions"}, {"transfers", "transfers_transfer_funds"}}
+	if got := names(m); !reflect.DeepEqual(got, want) {
+		t.Errorf("a first merge without checkout's sessions:\n got %q\nwant %q", got, want)
+	}
 	if rep := m.Report(ReportOptions{}); len(rep.Collisions) != 0 {
-		t.Errorf("collisions after reload: %+v", rep.Collisions)
+		t.Errorf("collisions: %+v", rep.Collisions)
 	}
 
 	if _, err := LoadData(context.Background(), []byte(`{"openapi":"3.0.3","info":{"title":"x","version":"1"},"paths":{}}`), "x.json", LoadOptions{API: "9lives"}); err == nil ||

@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -64,5 +66,54 @@ paths:
 		if _, err := tl.NewRequest(context.Background(), []byte(`{"q":"a","extra":1}`), ""); err == nil || err.Error() != "invalid arguments: extra: unknown argument" {
 			t.Errorf("an unknown argument: %v", err)
 		}
+	}
+}
+
+// TestNamesStayAcrossReloads: N6 across reloads (LoadOptions.Served). Two
+// operations want list_users; the second gets list_users_2. Reloaded
+// without the first, the second keeps list_users_2 and list_users is given
+// to no one (a new operation that wants it gets list_users_3); reloaded
+// with the first back, each has its old name. A first load names from
+// scratch.
+func TestNamesStayAcrossReloads(t *testing.T) {
+	doc := func(ops ...string) []byte {
+		all := map[string]string{
+			"a": `"/a":{"get":{"operationId":"list-users","responses":{"200":{"description":"ok"}}}}`,
+			"b": `"/b":{"get":{"operationId":"list_users","responses":{"200":{"description":"ok"}}}}`,
+			"c": `"/c":{"get":{"operationId":"listUsers","responses":{"200":{"description":"ok"}}}}`,
+		}
+		var paths []string
+		for _, o := range ops {
+			paths = append(paths, all[o])
+		}
+		return []byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"servers":[{"url":"http://127.0.0.1:1"}],"paths":{` + strings.Join(paths, ",") + `}}`)
+	}
+	load := func(served map[string]string, ops ...string) (*Document, []string) {
+		t.Helper()
+		d, err := LoadData(context.Background(), doc(ops...), "", LoadOptions{Served: served})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range d.Tools {
+			names = append(names, tl.PathTemplate+"="+tl.Name)
+		}
+		return d, names
+	}
+	first, got := load(nil, "a", "b")
+	if want := []string{"/a=list_users", "/b=list_users_2"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("first load: %q, want %q", got, want)
+	}
+	served := ServedNames(nil, first)
+	second, got := load(served, "b", "c")
+	if want := []string{"/b=list_users_2", "/c=list_users_3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("reloaded without /a, with /c: %q, want %q", got, want)
+	}
+	served = ServedNames(served, second)
+	if _, got := load(served, "a", "b", "c"); !reflect.DeepEqual(got, []string{"/a=list_users", "/b=list_users_2", "/c=list_users_3"}) {
+		t.Errorf("reloaded with /a back: %q", got)
+	}
+	if _, got := load(nil, "b", "c"); !reflect.DeepEqual(got, []string{"/b=list_users", "/c=list_users_2"}) {
+		t.Errorf("a first load of /b and /c: %q", got)
 	}
 }

@@ -27,6 +27,15 @@ type LoadOptions struct {
 	API string
 	// MaxNameLength caps tool names (N5). Zero means DefaultMaxNameLength.
 	MaxNameLength int
+	// Served holds the tool names an earlier load of the same document
+	// served, by operation ([ServedKey]), when reloading it (N6 across
+	// reloads): an operation whose wanted name is unchanged keeps the name
+	// it was served under, a "_2" included, and a name served for an
+	// operation that is gone is given to no other operation by N6, so that
+	// a client holding the earlier tools/list never calls another
+	// operation under an old name. [ServedNames] builds it. Nil on a
+	// first load.
+	Served map[string]string
 	// NameStyle is how N1 turns operationIds into names: NameSnake (""),
 	// NameKebab or NameAsIs.
 	NameStyle string

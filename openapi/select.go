@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -270,6 +271,11 @@ func (b *builder) selectOperations(paths []string) ([]*selected, []Problem, erro
 // generated names in N6 order, each taking the next free "_2", "_3", …
 // around the overrides. Operations that were excluded, or dropped in
 // lenient mode, are not in kept and take no names.
+//
+// On a reload (LoadOptions.Served), an operation first keeps the name it
+// was served under when its wanted name is unchanged, and every name
+// served before is taken: generated names go around names of operations
+// that are gone.
 func (b *builder) assignNames(kept []*selected) []string {
 	taken := map[string]bool{}
 	owner := map[string]*selected{} // name → the operation that holds it
@@ -279,23 +285,70 @@ func (b *builder) assignNames(kept []*selected) []string {
 			taken[e.wanted] = true
 		}
 	}
+	names := make([]string, len(kept))
+	for i, e := range kept {
+		if n, ok := b.opts.Served[ServedKey(e.method, e.path)]; ok && e.override == "" && !taken[n] && suffixOf(n, e.wanted, b.maxName) {
+			names[i], taken[n] = n, true
+		}
+	}
+	for _, n := range b.opts.Served {
+		taken[n] = true
+	}
 	for _, e := range kept {
 		if e.override == "" && owner[e.wanted] == nil {
 			owner[e.wanted] = e
 		}
 	}
-	names := make([]string, len(kept))
 	for i, e := range kept {
-		if e.override != "" {
+		switch {
+		case e.override != "":
 			names[i] = e.wanted
 			continue
+		case names[i] != "":
+			continue // as served before
 		}
 		names[i] = uniqueName(e.wanted, taken, b.maxName)
 		if names[i] != e.wanted {
+			keptBy := "a tool served before this reload"
+			if o := owner[e.wanted]; o != e {
+				keptBy = o.label()
+			}
 			b.log.Warn("tool name collision; renamed",
 				"operation_id", e.op.OperationID, "method", e.method, "path", e.path, "wanted", e.wanted, "tool", names[i],
-				"kept_by", owner[e.wanted].label())
+				"kept_by", keptBy)
 		}
 	}
 	return names
+}
+
+// ServedKey identifies an operation in LoadOptions.Served: its method
+// (upper case) and path template, "GET /users/{id}".
+func ServedKey(method, path string) string { return method + " " + path }
+
+// ServedNames is LoadOptions.Served for the next reload of a document now
+// serving doc: prev (the names served before, retired ones included) with
+// doc's tools' names by operation. It is a new map.
+func ServedNames(prev map[string]string, doc *Document) map[string]string {
+	m := make(map[string]string, len(prev)+len(doc.Tools))
+	for k, v := range prev {
+		m[k] = v
+	}
+	for _, t := range doc.Tools {
+		m[ServedKey(t.Method, t.PathTemplate)] = t.Name
+	}
+	return m
+}
+
+// suffixOf reports whether name is wanted or wanted with an N6 suffix
+// ("_2", "_3", …, shortened to fit max as withSuffix does).
+func suffixOf(name, wanted string, max int) bool {
+	if name == wanted {
+		return true
+	}
+	i := strings.LastIndexByte(name, '_')
+	if i < 0 {
+		return false
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	return err == nil && n >= 2 && withSuffix(wanted, n, max) == name
 }

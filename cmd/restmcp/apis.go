@@ -63,6 +63,10 @@ type apiSet struct {
 
 	mu   sync.Mutex
 	docs []*openapi.Document
+	// served is the names the last merge served, by API and operation
+	// (openapi.MergedNames), so that a reload moves no name to another
+	// tool (A6).
+	served map[string]string
 }
 
 // loadAPIs loads every source, several at once, and returns the set and
@@ -144,6 +148,7 @@ func loadAPIs(ctx context.Context, cfg config.Config, sources []apiSource, servi
 		return nil, nil, err
 	}
 	doc := set.merged()
+	set.served = openapi.MergedNames(nil, doc)
 	if cfg.ServerName != "" {
 		doc.Title = cfg.ServerName // the banner's and client configurations' name
 	}
@@ -160,7 +165,7 @@ func upstreamHint(name string) string {
 
 // merged merges the documents as served (caller holds mu or owns the set).
 func (s *apiSet) merged() *openapi.Document {
-	return openapi.Merge(s.docs, s.maxName, s.logger)
+	return openapi.Merge(s.docs, s.maxName, s.served, s.logger)
 }
 
 // several reports whether the set serves named APIs (federation).
@@ -186,10 +191,12 @@ func (s *apiSet) swap(i int, doc *openapi.Document, serve func(*openapi.Document
 		s.docs[i] = old
 		return err
 	}
-	if err := serve(s.merged()); err != nil {
+	m := s.merged()
+	if err := serve(m); err != nil {
 		s.docs[i] = old
 		return err
 	}
+	s.served = openapi.MergedNames(s.served, m)
 	return nil
 }
 

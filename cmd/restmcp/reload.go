@@ -56,6 +56,8 @@ func newReloader(src apiSource, served *openapi.Document, apply func(*openapi.Do
 	r := &reloader{location: location, label: src.label(), opts: src.opts, apply: apply, logger: logger, clean: len(served.Problems) == 0,
 		isURL:  strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://"),
 		client: &http.Client{Timeout: 30 * time.Second}}
+	// N6 across reloads: the names served now stay with their operations.
+	r.opts.Served = openapi.ServedNames(nil, served)
 	if fi := src.loadedStat; !r.isURL && fi != nil {
 		// As the file was before it loaded: a change made since is
 		// reloaded at the first check.
@@ -170,6 +172,7 @@ func (r *reloader) reload(ctx context.Context, data []byte) {
 		return
 	}
 	r.clean = len(doc.Problems) == 0
+	r.opts.Served = openapi.ServedNames(r.opts.Served, doc)
 	r.logger.Info("document reloaded", "spec", r.label, "tools", len(doc.Tools), "problems", len(doc.Problems), "reload_ms", time.Since(start).Milliseconds())
 }
 

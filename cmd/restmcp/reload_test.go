@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -262,5 +264,69 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	}
 	if got := send(a.url, http.MethodPost, list, id); got.status != 404 || got.body != `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Session not found or expired. Re-initialize."}}` {
 		t.Errorf("A after B ended the session: %d %s", got.status, got.body)
+	}
+}
+
+// TestReloadKeepsToolNames: a reload moves no tool name to another
+// operation. /a and /b both want list_users, so /b is list_users_2; the
+// document is reloaded without /a: /b is still list_users_2 and a client
+// that calls list_users (the tool it listed for /a) gets an unknown-tool
+// error, not /b's operation.
+func TestReloadKeepsToolNames(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	up := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	doc := func(withA bool) []byte {
+		a := ""
+		if withA {
+			a = `"/a":{"get":{"operationId":"list-users","responses":{"200":{"description":"ok"}}}},`
+		}
+		return []byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"servers":[{"url":"` + up + `"}],"paths":{` + a +
+			`"/b":{"get":{"operationId":"list_users","responses":{"200":{"description":"ok"}}}}}}`)
+	}
+	spec := filepath.Join(t.TempDir(), "api.json")
+	if err := os.WriteFile(spec, doc(true), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mcpURL, _ := startLogged(t, map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_WATCH": "true", "RESTMCP_RELOAD_INTERVAL": "50ms"})
+	base := strings.TrimSuffix(mcpURL, "/mcp") // postMCP adds it
+	list := func() string {
+		got := postMCP(t, base, "k", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		var m struct {
+			Result struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(got.body), &m)
+		var names []string
+		for _, tl := range m.Result.Tools {
+			names = append(names, tl.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	if got := list(); got != "list_users,list_users_2" {
+		t.Fatalf("tools before: %s", got)
+	}
+	if err := os.WriteFile(spec, doc(false), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reload without /a", func() bool { return list() == "list_users_2" })
+	if got := postMCP(t, base, "k", callBody(2, "list_users", `{}`)); got.body != `{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"unknown tool \"list_users\""}}` {
+		t.Errorf("list_users after the reload: %d %s", got.status, got.body)
+	}
+	if got := postMCP(t, base, "k", callBody(3, "list_users_2", `{}`)); got.body != `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"{}"}]}}` {
+		t.Errorf("list_users_2 after the reload: %d %s", got.status, got.body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(paths, []string{"/b"}) {
+		t.Errorf("upstream paths %q, want [/b]", paths)
 	}
 }
