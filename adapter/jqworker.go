@@ -152,7 +152,16 @@ func (p *jqProcess) run(ctx context.Context, filter string, input []byte, maxOut
 	stdout := &capped{max: maxOutput + 1}
 	stderr := &capped{max: 4 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return nil, "jq_filter: the jq worker did not start: " + err.Error()
+	}
+	stop := make(chan struct{})
+	over := watchMemory(cmd.Process, p.maxMemory, stop)
+	err := cmd.Wait()
+	close(stop)
+	if over.Load() {
+		return nil, fmt.Sprintf("jq_filter: the filter needed more than %d bytes of memory (jq_max_memory_bytes) and was stopped", p.maxMemory)
+	}
 	if err == nil {
 		return stdout.b.Bytes(), ""
 	}

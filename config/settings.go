@@ -321,7 +321,7 @@ func table() []setting {
 		}, field: func(c *Config) any { return &c.JQFilter }},
 		{Setting: Setting{
 			Key: "jq_max_memory_bytes", Flag: "jq-max-memory-bytes", Env: "RESTMCP_JQ_MAX_MEMORY_BYTES", Type: "int",
-			Usage: "The most memory, in bytes, one jq filter may use (each filter runs in a process of its own, bounded by the kernel); a filter that needs more is stopped and its call answered with an error naming this bound. At least 67108864 (64 MiB).",
+			Usage: "The most memory, in bytes, one jq filter may use (each filter runs in a process of its own: RLIMIT_DATA, and on Linux its resident memory, read every 2 ms); a filter that needs more is stopped and its call answered with an error naming this bound. At least 67108864 (64 MiB).",
 		}, field: func(c *Config) any { return &c.JQMaxMemoryBytes }},
 		{Setting: Setting{
 			Key: "unknown_method_not_found", Flag: "unknown-method-not-found", Env: "RESTMCP_UNKNOWN_METHOD_NOT_FOUND", Type: "bool",
