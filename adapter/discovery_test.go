@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -358,5 +359,85 @@ func TestErrorObjectOnlyWhenItFits(t *testing.T) {
 		`{"type":"text","text":"the upstream's error body is a JSON object that does not fit this tool's outputSchema, so it is not given as structuredContent; it is the text above."}],"isError":true}}`
 	if strings.TrimSpace(got.body) != want {
 		t.Errorf("an error object that does not fit:\n got %s\nwant %s", got.body, want)
+	}
+}
+
+// TestServerCard: the SEP-2127 Server Card at <endpoint>/server-card and
+// /.well-known/mcp/server-card.json, whole, with its media type, CORS,
+// caching and ETag (304 on If-None-Match), and the MCP Catalog naming it.
+func TestServerCard(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	srv := serve(t, Options{
+		Tools: loadTools(t, "testdata/compact.yaml", up.URL), Name: "Bancadia MCP", Version: "2.1",
+		Instructions: "Market data for stocks and ETFs.\n\nMore words.", PublicURL: "https://mcp.example.com/mcp",
+		LegacySSEPath: "/sse",
+	})
+	get := func(path string, hdr ...string) rpcResponse {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		return do(t, req)
+	}
+	want := `{"$schema":"https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json","name":"com.example.mcp/bancadia-mcp","version":"2.1","description":"Market data for stocks and ETFs.","title":"Bancadia MCP",` +
+		`"remotes":[{"type":"streamable-http","url":"https://mcp.example.com/mcp","headers":[{"name":"X-Api-Key","description":"Your API key; also accepted as Authorization: Bearer <key>, or as ?api_key=<key> on the URL","isRequired":true,"isSecret":true}],"supportedProtocolVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]},` +
+		`{"type":"sse","url":"https://mcp.example.com/sse","headers":[{"name":"X-Api-Key","description":"Your API key; also accepted as Authorization: Bearer <key>, or as ?api_key=<key> on the URL","isRequired":true,"isSecret":true}],"supportedProtocolVersions":["2024-11-05"]}],` +
+		`"_meta":{"io.restmcp/tools":3}}`
+	var etag string
+	for _, p := range []string{"/mcp/server-card", "/.well-known/mcp/server-card.json"} {
+		got := get(p)
+		h := map[string]string{}
+		for _, k := range []string{"Content-Type", "Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Cache-Control"} {
+			h[k] = got.header.Get(k)
+		}
+		wantH := map[string]string{"Content-Type": "application/mcp-server-card+json", "Access-Control-Allow-Origin": "*",
+			"Access-Control-Allow-Methods": "GET", "Cache-Control": "public, max-age=3600"}
+		if got.status != 200 || got.body != want || !reflect.DeepEqual(h, wantH) {
+			t.Errorf("GET %s: %d %v\n%s\nwant\n%s", p, got.status, h, got.body, want)
+		}
+		if etag = got.header.Get("ETag"); len(etag) != 34 {
+			t.Errorf("GET %s: ETag %q", p, etag)
+		}
+	}
+	if got := get("/mcp/server-card", "If-None-Match", etag); got.status != 304 || got.body != "" {
+		t.Errorf("If-None-Match: %d %s", got.status, got.body)
+	}
+	cat := get("/.well-known/mcp/catalog.json")
+	wantCat := `{"entries":[{"displayName":"Bancadia MCP","identifier":"urn:air:mcp.example.com:bancadia-mcp","type":"application/mcp-server-card+json","url":"https://mcp.example.com/mcp/server-card"}],"specVersion":"draft"}`
+	if cat.status != 200 || cat.body != wantCat {
+		t.Errorf("catalog: %d %s\nwant %s", cat.status, cat.body, wantCat)
+	}
+
+	// Without a public URL, on a loopback address: namespace "local"; keys
+	// optional: the header is not required.
+	bare := serve(t, Options{Tools: loadTools(t, "testdata/compact.yaml", up.URL), Version: "1.0.0", AllowAnonymous: true})
+	req, _ := http.NewRequest(http.MethodGet, bare.URL+"/mcp/server-card", nil)
+	got := do(t, req)
+	wantBare := `{"$schema":"https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json","name":"local/restmcp","version":"1.0.0","description":"restmcp: the operations of a REST API as MCP tools","title":"restmcp",` +
+		`"remotes":[{"type":"streamable-http","url":"` + bare.URL + `/mcp","headers":[{"name":"X-Api-Key","description":"Your API key; also accepted as Authorization: Bearer <key>, or as ?api_key=<key> on the URL","isRequired":false,"isSecret":true}],"supportedProtocolVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}],` +
+		`"_meta":{"io.restmcp/tools":3}}`
+	if got.status != 200 || got.body != wantBare {
+		t.Errorf("bare card: %d\n%s\nwant\n%s", got.status, got.body, wantBare)
+	}
+}
+
+// TestServerCardWithOAuth: with the OAuth front, the card lists the OAuth
+// endpoint as a second remote (no header: a token stands for the key),
+// names its protected-resource metadata, and is served at that
+// endpoint's /server-card too.
+func TestServerCardWithOAuth(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) })
+	base := serveOAuth(t, &revocableKeys{revoked: map[string]bool{}}, up.URL, "testdata/c23.yaml", nil)
+	versions := `"supportedProtocolVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]`
+	host := strings.TrimPrefix(base, "http://")
+	want := `{"$schema":"https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json","name":"local/restmcp","version":"dev","description":"restmcp: the operations of a REST API as MCP tools","title":"restmcp",` +
+		`"remotes":[{"type":"streamable-http","url":"` + base + `/mcp","headers":[{"name":"X-Api-Key","description":"Your API key; also accepted as Authorization: Bearer <key>, or as ?api_key=<key> on the URL","isRequired":true,"isSecret":true}],` + versions + `},` +
+		`{"type":"streamable-http","url":"` + base + `/oauth/mcp",` + versions + `}],` +
+		`"_meta":{"io.restmcp/oauth-protected-resource":"http://` + host + `/.well-known/oauth-protected-resource/oauth/mcp","io.restmcp/tools":1}}`
+	for _, p := range []string{"/mcp/server-card", "/oauth/mcp/server-card"} {
+		req, _ := http.NewRequest(http.MethodGet, base+p, nil)
+		if got := do(t, req); got.status != 200 || got.body != want {
+			t.Errorf("GET %s: %d\n%s\nwant\n%s", p, got.status, got.body, want)
+		}
 	}
 }

@@ -41,6 +41,9 @@ func (s *Server) newEngine() *gin.Engine {
 	})
 	e.GET("/ready", s.ready)
 	e.GET("/.well-known/mcp", s.serveCard)
+	e.GET("/.well-known/mcp/server-card.json", s.serveServerCard)
+	e.GET("/.well-known/mcp/catalog.json", s.serveCatalog)
+	e.GET(strings.TrimSuffix(s.opts.MCPPath, "/")+cardSuffix, s.serveServerCard)
 	if s.opts.LLMsTxt {
 		e.GET("/llms.txt", s.serveLLMsTxt)
 	}
@@ -77,6 +80,7 @@ func (s *Server) newEngine() *gin.Engine {
 		s.opts.OAuth.Mount(e)
 		// The same chain, with the caller taken from an access token.
 		e.Any(s.opts.OAuth.ResourcePath(), chain(s.oauthCredential)...)
+		e.GET(strings.TrimSuffix(s.opts.OAuth.ResourcePath(), "/")+cardSuffix, s.serveServerCard)
 	} else {
 		for _, p := range []string{"/register", oauth.PathRegister} {
 			if p != s.opts.MCPPath && p != s.opts.LegacySSEPath {
