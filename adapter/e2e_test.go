@@ -192,7 +192,7 @@ func TestToolsList(t *testing.T) {
  "outputSchema":`+pet+`,
  "annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false}},
 {"name":"delete_pet","title":"Delete a pet","description":"Delete a pet","inputSchema":`+petID+`,
- "annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false}},
+ "annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true}},
 {"name":"get_pet","title":"Get a pet","description":"Get a pet","inputSchema":`+petID+`,"outputSchema":`+pet+`,
  "annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false}},
 {"name":"get_pet_photo","title":"A pet's photo","description":"A pet's photo","inputSchema":`+petID+`,

@@ -58,6 +58,7 @@ func listedTool(t *openapi.Tool) (*mcp.Tool, error) {
 			ReadOnlyHint:    t.ReadOnly,
 			DestructiveHint: &destructive,
 			IdempotentHint:  t.Idempotent,
+			OpenWorldHint:   t.OpenWorld,
 		},
 	}
 	// Only a non-empty schema: a nil json.RawMessage in the interface field

@@ -43,7 +43,7 @@ const MaxAPINameLength = 24
 var APIKeys = []string{
 	"spec", "upstream", "overlay", "ref_root", "server_variables", "upstream_hosts",
 	"include_tags", "exclude_tags", "include_operations", "exclude_operations",
-	"include_methods", "exclude_methods", "default_security", "credential_parameters", "tool_names",
+	"include_methods", "exclude_methods", "default_security", "credential_parameters", "tool_names", "tool_annotations",
 }
 
 // ForAPI returns the configuration the API at index i of c.APIs is loaded

@@ -98,7 +98,7 @@ apis:
     spec: d.json
     include_methods: [fetch]
 `, want: []string{
-			`line 8: apis[1]: unknown key "colour" (an API takes name, spec, upstream, overlay, ref_root, server_variables, upstream_hosts, include_tags, exclude_tags, include_operations, exclude_operations, include_methods, exclude_methods, default_security, credential_parameters, tool_names)`,
+			`line 8: apis[1]: unknown key "colour" (an API takes name, spec, upstream, overlay, ref_root, server_variables, upstream_hosts, include_tags, exclude_tags, include_operations, exclude_operations, include_methods, exclude_methods, default_security, credential_parameters, tool_names, tool_annotations)`,
 		}},
 		{name: "file values", file: `
 spec: one.json

@@ -465,6 +465,9 @@ type Config struct {
 	// x-mcp-name operation extension. Names must match
 	// ^[a-zA-Z0-9_-]{1,max_tool_name_length}$. Nil means none.
 	ToolNames map[string]string
+	// ToolAnnotations sets tool annotations by operationId
+	// (openapi.Selection.Annotations: "readOnly idempotent !destructive").
+	ToolAnnotations map[string]string
 	// ServerVariables sets server URL variables by name (OAS Server
 	// Variable Object): a variable not set takes the document's default, and
 	// a value outside its enum fails startup naming the allowed values. Nil:

@@ -21,7 +21,7 @@ var settingGroups = []SettingGroup{{
 	About: "Which OpenAPI document is served, which of its operations become tools, how tools are named and described, and how their results are written.",
 	keys: []string{"", "spec", "overlay", "ref_root", "lenient", "watch", "reload_interval",
 		"include_tags", "exclude_tags", "include_operations", "exclude_operations", "include_methods", "exclude_methods",
-		"tool_names", "tool_name_style", "max_tool_name_length", "tool_mode", "max_description_length",
+		"tool_names", "tool_annotations", "tool_name_style", "max_tool_name_length", "tool_mode", "max_description_length",
 		"output_schemas", "schema_budget_bytes", "output_schemas_max_list_bytes", "output_schema_budget",
 		"report_max_tools", "report_max_list_bytes", "strict_arguments", "resources",
 		"text_content", "error_structured_content", "upstream_errors", "jq_filter", "jq_max_memory_bytes", "response_meta"},

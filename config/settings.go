@@ -248,6 +248,10 @@ func table() []setting {
 			Usage: "Tool names by operationId (listPets=pets,getPet=pet), overriding generated names and the x-mcp-name extension. They are taken before generated names, which get _2 on a clash; two operations with the same name are an error.",
 		}, field: func(c *Config) any { return &c.ToolNames }},
 		{Setting: Setting{
+			Key: "tool_annotations", Flag: "tool-annotations", Env: "RESTMCP_TOOL_ANNOTATIONS", Type: "map",
+			Usage: "Tool annotations by operationId, over the method's defaults (GET/HEAD read-only, DELETE destructive and idempotent, PUT idempotent) and the document's x-mcp-annotations: each value is hints separated by spaces, true or with ! false (searchItems=readOnly idempotent,sendMail=!idempotent openWorld), and title=\"…\" in a config file.",
+		}, field: func(c *Config) any { return &c.ToolAnnotations }},
+		{Setting: Setting{
 			Key: "server_variables", Flag: "server-variables", Env: "RESTMCP_SERVER_VARIABLES", Type: "map",
 			Usage: "Values for the document's server URL variables (region=eu,version=v2); unset ones take their default, and a value outside a variable's enum fails startup with the allowed values.",
 		}, field: func(c *Config) any { return &c.ServerVariables }},

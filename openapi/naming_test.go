@@ -3,6 +3,7 @@ package openapi
 import (
 	"context"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,79 @@ func TestNamesStayAcrossReloads(t *testing.T) {
 	}
 	if _, got := load(nil, "b", "c"); !reflect.DeepEqual(got, []string{"/b=list_users", "/c=list_users_2"}) {
 		t.Errorf("a first load of /b and /c: %q", got)
+	}
+}
+
+// TestAnnotations: the method's defaults (DELETE destructive and
+// idempotent), x-mcp-annotations and x-restmcp-annotations (which wins),
+// and Selection.Annotations over both; a defective extension is a problem
+// in lenient mode (the operation keeps the method's hints) and an error in
+// strict mode; a defective tool_annotations value or an unknown
+// operationId is always an error.
+func TestAnnotations(t *testing.T) {
+	doc := func(ext string) []byte {
+		return []byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"servers":[{"url":"http://127.0.0.1:1"}],"paths":{
+			"/items":{"post":{"operationId":"searchItems",` + ext + `"responses":{"200":{"description":"ok"}}},
+			          "delete":{"operationId":"deleteItems","responses":{"204":{"description":"gone"}}}},
+			"/mail":{"post":{"operationId":"sendMail","responses":{"202":{"description":"queued"}}}}}}`)
+	}
+	type hints struct {
+		Title                             string
+		ReadOnly, Destructive, Idempotent bool
+		OpenWorld                         string
+	}
+	load := func(ext string, lenient bool, config map[string]string) (map[string]hints, []Problem, error) {
+		d, err := LoadData(context.Background(), doc(ext), "t.json", LoadOptions{Lenient: lenient, Select: Selection{Annotations: config}})
+		if err != nil {
+			return nil, nil, err
+		}
+		out := map[string]hints{}
+		for _, tl := range d.Tools {
+			h := hints{Title: tl.Title, ReadOnly: tl.ReadOnly, Destructive: tl.Destructive, Idempotent: tl.Idempotent, OpenWorld: "unset"}
+			if tl.OpenWorld != nil {
+				h.OpenWorld = strconv.FormatBool(*tl.OpenWorld)
+			}
+			out[tl.Name] = h
+		}
+		return out, d.Problems, nil
+	}
+	got, _, err := load(`"x-mcp-annotations":{"readOnlyHint":true,"title":"Search items","openWorldHint":false},"x-restmcp-annotations":{"idempotentHint":true},`, false,
+		map[string]string{"sendMail": `!idempotent openWorld title="Send a mail"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]hints{
+		"search_items": {Title: "Search items", ReadOnly: true, Idempotent: true, OpenWorld: "false"},
+		"delete_items": {Destructive: true, Idempotent: true, OpenWorld: "unset"},
+		"send_mail":    {Title: "Send a mail", OpenWorld: "true"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("hints:\n got %+v\nwant %+v", got, want)
+	}
+	// The operator's entry wins over the document's extension.
+	got, _, _ = load(`"x-mcp-annotations":{"readOnlyHint":true},`, false, map[string]string{"searchItems": "!readOnly destructive"})
+	if h := got["search_items"]; h.ReadOnly || !h.Destructive {
+		t.Errorf("tool_annotations over x-mcp-annotations: %+v", h)
+	}
+	const bad = `"x-mcp-annotations":{"readOnlyHint":"yes"},`
+	if _, _, err := load(bad, false, nil); err == nil || !strings.Contains(err.Error(), "x-mcp-annotations: readOnlyHint: must be true or false, got a string") {
+		t.Errorf("strict, defective extension: %v", err)
+	}
+	got, problems, err := load(bad, true, nil)
+	if err != nil || got["search_items"].ReadOnly || len(problems) != 1 ||
+		problems[0].Message != "x-mcp-annotations: readOnlyHint: must be true or false, got a string; the extension is left out" {
+		t.Errorf("lenient, defective extension: %v %+v %+v", err, got["search_items"], problems)
+	}
+	for _, c := range []struct {
+		config map[string]string
+		want   string
+	}{
+		{map[string]string{"searchItems": "readonly"}, `tool annotations for operationId "searchItems": unknown hint "readonly" (use readOnly, destructive, idempotent, openWorld, each with ! for false, and title="…")`},
+		{map[string]string{"searchItems": `title="open`}, `tool annotations for operationId "searchItems": title: no closing quote`},
+		{map[string]string{"nope": "readOnly"}, `tool annotations for operationId "nope": no operation has that operationId`},
+	} {
+		if _, _, err := load("", true, c.config); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %s", c.config, err, c.want)
+		}
 	}
 }

@@ -214,11 +214,15 @@ type Tool struct {
 	// enum, pattern, format or bounds, and every value below the root may be
 	// null. ConformStructured makes a response body fit it.
 	OutputSchema json.RawMessage
-	// Annotations from the method: GET/HEAD read-only, DELETE destructive,
-	// PUT idempotent.
+	// Annotations (annotations.go): from the method (GET/HEAD read-only,
+	// DELETE destructive and idempotent, PUT idempotent), then the
+	// operation's x-mcp-annotations / x-restmcp-annotations, then
+	// tool_annotations. OpenWorld is nil unless one of those sets it (MCP's
+	// default is true).
 	ReadOnly    bool
 	Destructive bool
 	Idempotent  bool
+	OpenWorld   *bool
 	// RequiresCredential is true when no alternative of the operation's
 	// security requirement can be satisfied without a caller key.
 	RequiresCredential bool

@@ -76,9 +76,10 @@ type listedTool struct {
 }
 
 type listedHints struct {
-	DestructiveHint bool `json:"destructiveHint"`
-	IdempotentHint  bool `json:"idempotentHint"`
-	ReadOnlyHint    bool `json:"readOnlyHint"`
+	DestructiveHint bool  `json:"destructiveHint"`
+	IdempotentHint  bool  `json:"idempotentHint"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+	ReadOnlyHint    bool  `json:"readOnlyHint"`
 }
 
 // ListedSize returns the size in bytes of the tool's entry in tools/list
@@ -98,6 +99,9 @@ func (t *Tool) ListedSize() int {
 			len(`,"inputSchema":`) + in +
 			len(`,"annotations":{"destructiveHint":,"idempotentHint":,"readOnlyHint":}}`) +
 			boolSize(t.Destructive) + boolSize(t.Idempotent) + boolSize(t.ReadOnly)
+		if t.OpenWorld != nil {
+			n += len(`,"openWorldHint":`) + boolSize(*t.OpenWorld)
+		}
 		if t.Title != "" {
 			n += len(`,"title":`) + jsonStringSize(t.Title)
 		}
@@ -202,7 +206,7 @@ func (t *Tool) marshaledSize() int {
 	b, err := json.Marshal(listedTool{
 		Name: t.Name, Title: t.Title, Description: t.Description,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-		Annotations: listedHints{DestructiveHint: t.Destructive, IdempotentHint: t.Idempotent, ReadOnlyHint: t.ReadOnly},
+		Annotations: listedHints{DestructiveHint: t.Destructive, IdempotentHint: t.Idempotent, OpenWorldHint: t.OpenWorld, ReadOnlyHint: t.ReadOnly},
 	})
 	if err != nil {
 		// Only invalid schema JSON gets here; count the raw parts.

@@ -52,6 +52,12 @@ type Selection struct {
 	// document has is an error (a typo would otherwise pass silently); one
 	// that names an excluded operation is ignored. Nil means none.
 	Names map[string]string
+	// Annotations sets tool annotations by operationId, over the method's
+	// defaults and the document's extensions: each value is read by
+	// ParseAnnotations ("readOnly idempotent !destructive"). A value that
+	// does not parse, or an operationId no operation has, is an error. Nil
+	// means none.
+	Annotations map[string]string
 }
 
 // filters reports whether s has any include or exclude list.
@@ -241,6 +247,26 @@ func (b *builder) selectOperations(paths []string) ([]*selected, []Problem, erro
 	slices.Sort(unknown)
 	for _, id := range unknown {
 		errs = append(errs, fmt.Errorf("tool name override for operationId %q: no operation has that operationId", id))
+	}
+	unknown = unknown[:0]
+	for id, v := range sel.Annotations {
+		if id == "" || !ids[id] {
+			unknown = append(unknown, id)
+			continue
+		}
+		a, err := ParseAnnotations(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tool annotations for operationId %q: %w", id, err))
+			continue
+		}
+		if b.configAnnotations == nil {
+			b.configAnnotations = map[string]*Annotations{}
+		}
+		b.configAnnotations[id] = &a
+	}
+	slices.Sort(unknown)
+	for _, id := range unknown {
+		errs = append(errs, fmt.Errorf("tool annotations for operationId %q: no operation has that operationId", id))
 	}
 
 	owner := map[string]*selected{}

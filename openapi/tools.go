@@ -29,6 +29,9 @@ type builder struct {
 	swagger2 bool
 	budget   int
 	maxName  int
+	// configAnnotations is Selection.Annotations parsed, by operationId
+	// (selectOperations fills it).
+	configAnnotations map[string]*Annotations
 	// renamedKeys is set once a request schema of the document renamed a
 	// nested property key (P2); until then no rename tree is looked for.
 	renamedKeys bool
@@ -214,11 +217,19 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 		Tags:         slices.Clone(op.Tags),
 		ReadOnly:     method == http.MethodGet || method == http.MethodHead,
 		Destructive:  method == http.MethodDelete,
-		Idempotent:   method == http.MethodPut,
+		Idempotent:   method == http.MethodPut || method == http.MethodDelete,
 	}
 	cost, err := extensionCost(op.Extensions)
 	if err != nil {
 		return nil, err
+	}
+	if err := annotate(t, op, b.configAnnotations[op.OperationID]); err != nil {
+		// A document's defect: strict refuses it; lenient keeps the
+		// operation with the method's annotations, and says so.
+		if !b.opts.Lenient {
+			return nil, err
+		}
+		b.warn(err.Error() + "; the extension is left out")
 	}
 	t.Cost = cost
 	// Models read the description, clients show the title: when both texts

@@ -211,6 +211,7 @@ func selection(cfg config.Config) openapi.Selection {
 		IncludeMethods:    cfg.IncludeMethods,
 		ExcludeMethods:    cfg.ExcludeMethods,
 		Names:             cfg.ToolNames,
+		Annotations:       cfg.ToolAnnotations,
 	}
 }
 

@@ -218,6 +218,8 @@ func settingProbes() map[string]settingProbe {
 		"exclude_methods":    {value: "get", check: names("items_create")},
 		"tool_names":         {value: "items.get=fetch_item", check: hasTool("fetch_item")},
 		"tool_name_style":    {value: "kebab", check: hasTool("items-get")},
+		"tool_annotations": {value: "items.create=readOnly idempotent", check: toolField("items_create", "annotations",
+			map[string]any{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true})},
 		"max_tool_name_length": {value: "20", check: func(r *settingsRun) error {
 			got, err := r.toolNames()
 			if err != nil {
