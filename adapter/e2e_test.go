@@ -363,7 +363,7 @@ func TestUpstreamErrors(t *testing.T) { // C23
 			w.WriteHeader(429)
 			_, _ = io.WriteString(w, `{"error":"slow down"}`)
 		}, want: want{
-			exact:  `{"content":[{"type":"text","text":"HTTP 429 Too Many Requests\nRetry-After: 30\n{\"error\":\"slow down\"}"}],"isError":true}`,
+			exact:  `{"content":[{"type":"text","text":"HTTP 429 Too Many Requests\nRetry-After: 30\nrate limited by the API: retry after 30 s\n{\"error\":\"slow down\"}"}],"isError":true}`,
 			within: 2 * time.Second,
 		}},
 		{name: "connection refused", upstream: "closed", want: want{prefix: "upstream request failed: connection refused"}},

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,6 +81,12 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToo
 				b.WriteString("\nRetry-After: " + v)
 			}
 		}
+		// What the upstream says of its rate limit, as one line the
+		// model can act on (and as structuredContent below).
+		limit, limited := readUpstreamLimit(resp.StatusCode, resp.Header, time.Now())
+		if limited {
+			b.WriteString("\n" + limit.line())
+		}
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			if v := resp.Header.Get("Location"); v != "" {
 				b.WriteString("\nLocation: " + v + " (redirect not followed: restmcp follows redirects only within the same host)")
@@ -107,6 +114,13 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToo
 				} else {
 					res.Content = append(res.Content, &mcp.TextContent{Text: errorObjectNote})
 				}
+			}
+		}
+		if limited && res.StructuredContent == nil {
+			// Only when it fits the outputSchema: an SDK client checks any
+			// structuredContent, error results included.
+			if b, err := sdkJSON(limit.object()); err == nil && (t == nil || t.FitsStructured(b)) {
+				res.StructuredContent = json.RawMessage(b)
 			}
 		}
 		return res, nil

@@ -55,7 +55,7 @@ func TestMapResponse(t *testing.T) {
 		{name: "R3 unknown status code", status: 599, body: `x`,
 			want: `{"content":[{"type":"text","text":"HTTP 599\nx"}],"isError":true}`},
 		{name: "R3 503 with Retry-After", status: 503, header: map[string]string{"Retry-After": "120"}, body: ``,
-			want: `{"content":[{"type":"text","text":"HTTP 503 Service Unavailable\nRetry-After: 120"}],"isError":true}`},
+			want: `{"content":[{"type":"text","text":"HTTP 503 Service Unavailable\nRetry-After: 120\nrate limited by the API: retry after 120 s"}],"isError":true,"structuredContent":{"rate_limit":{"retry_after_seconds":120}}}`},
 		{name: "R3 refused redirect names Location", status: 302, header: map[string]string{"Location": "https://other.example/x"}, body: ``,
 			want: `{"content":[{"type":"text","text":"HTTP 302 Found\nLocation: https://other.example/x (redirect not followed: restmcp follows redirects only within the same host)"}],"isError":true}`},
 		{name: "R3 non-2xx body truncated too", status: 400, contentType: "text/plain", body: `0123456789abc`,
