@@ -246,6 +246,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			upReq.Header.Set("User-Agent", s.userAgent)
 		}
 
+		upReq, idem, wrote := prepareSend(t, upReq)
 		sentAt := time.Now()
 		span := s.startUpstreamSpan(callCtx, t, upReq)
 		mapResp := func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapResponse(resp, t) }
@@ -258,6 +259,9 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			return s.halted(ctx, a), nil
 		}
 		out.res = conformToOutputSchema(t, out.res, s.opts.ErrorStructuredContent)
+		if idem != nil || wrote != nil {
+			noteSend(out.res, out.failed, idem, wrote)
+		}
 		outcome := metering.OutcomeOK
 		switch {
 		case out.failed:

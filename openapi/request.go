@@ -961,3 +961,19 @@ func (bp *bodyPlan) multipartBody(fields []arg, plans []*bodyField) ([]byte, str
 	}
 	return buf.Bytes(), w.FormDataContentType(), nil
 }
+
+// IdempotencyHeader is the operation's idempotency key header parameter:
+// the argument (input-schema key) and the header's canonical name, for a
+// header parameter named Idempotency-Key or X-Idempotency-Key (any case);
+// "" when the operation declares none.
+func (t *Tool) IdempotencyHeader() (arg, header string) {
+	if t.plan == nil {
+		return "", ""
+	}
+	for _, p := range t.plan.params {
+		if c := textproto.CanonicalMIMEHeaderKey(p.wire); p.in == "header" && (c == "Idempotency-Key" || c == "X-Idempotency-Key") {
+			return p.key, c
+		}
+	}
+	return "", ""
+}
