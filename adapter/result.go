@@ -138,7 +138,75 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToo
 			}
 		}
 	}
+	if t != nil {
+		addResponseHeaders(res, t, resp)
+	}
 	return res, nil
+}
+
+// addResponseHeaders gives res what the answer's headers tell the model
+// (docs/results.md): the headers t's operation declares, as a text item
+// and as a member of an object structuredContent; and the pages a Link
+// header names, as the arguments of t's next call.
+func addResponseHeaders(res *mcp.CallToolResult, t *openapi.Tool, resp *http.Response) {
+	hs := t.ResponseHeaders(resp.Header)
+	pages := t.Pages(resp.Header.Get("Link"), resp.Request.URL)
+	if hs == nil && pages == nil {
+		return
+	}
+	var b strings.Builder
+	if hs != nil {
+		b.WriteString("response headers:")
+		for _, k := range slices.Sorted(maps.Keys(hs)) {
+			b.WriteString("\n" + k + ": " + hs[k])
+		}
+	}
+	for _, p := range pages {
+		args, err := sdkJSON(p.Arguments)
+		if err != nil {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p.Rel + " page: call " + t.Name + " with " + string(args))
+	}
+	res.Content = append(res.Content, &mcp.TextContent{Text: b.String()})
+	if hs == nil || t.HeadersMember() == "" {
+		return
+	}
+	switch sc := res.StructuredContent.(type) {
+	case jsonvalue.Compact:
+		res.StructuredContent = jsonvalue.Compact(withMember(sc, t.HeadersMember(), hs))
+	case json.RawMessage:
+		res.StructuredContent = json.RawMessage(withMember(sc, t.HeadersMember(), hs))
+	case map[string]any:
+		sc[t.HeadersMember()] = hs
+	}
+}
+
+// withMember is the JSON object obj with the member name: v added at its
+// end (obj unchanged when v does not encode or obj is not an object).
+func withMember(obj []byte, name string, v any) []byte {
+	hb, err := sdkJSON(v)
+	if err != nil || len(obj) < 2 || obj[len(obj)-1] != '}' {
+		return obj
+	}
+	if ms, ok := jsonvalue.Members(obj); ok {
+		for _, m := range ms {
+			if m.Key == name {
+				return obj // the body has one already: never a second
+			}
+		}
+	}
+	key, _ := sdkJSON(name)
+	out := make([]byte, 0, len(obj)+len(key)+len(hb)+2)
+	out = append(out, obj[:len(obj)-1]...)
+	if len(bytes.TrimSpace(obj[1:len(obj)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(append(append(out, key...), ':'), hb...)
+	return append(out, '}')
 }
 
 // compactObject is a 2xx body that is a JSON object, as structuredContent:

@@ -86,10 +86,11 @@ func (s *Server) send(ctx context.Context, req *http.Request, key string, mapRes
 	if err != nil {
 		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), status: resp.StatusCode, bytes: body.n, failed: true}
 	}
-	if res.IsError {
+	if res.IsError || len(res.Content) > 1 {
 		// An error body or a refused redirect's Location may echo the
 		// request URL or the key itself, wherever the operation put it
-		// (a query parameter of any name, a header, a cookie).
+		// (a query parameter of any name, a header, a cookie); so may a
+		// response header or a Link (addResponseHeaders' item).
 		redactResult(res, key)
 	}
 	return sent{res: res, status: resp.StatusCode, bytes: body.n}
@@ -163,7 +164,7 @@ func redactResult(res *mcp.CallToolResult, key string) {
 }
 
 // apiKeyParam matches an api_key-like query parameter value in a URL.
-var apiKeyParam = regexp.MustCompile(`(?i)((?:^|[?&;])(?:api_key|apikey|api-key|key|access_token|token)=)[^&;#"\s]*`)
+var apiKeyParam = regexp.MustCompile(`(?i)((?:^|[?&;])(?:api_key|apikey|api-key|key|access_token|token)=)[^&;#"\s<>]*`)
 
 // redact removes the caller's key from s: any occurrence of the key itself,
 // raw or URL-escaped, and the value of any api_key-like query parameter.

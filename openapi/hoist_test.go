@@ -61,7 +61,7 @@ func TestHoistSharedComponents(t *testing.T) {
 	if diff := cmp.Diff(plain.Tools, hoisted.Tools, cmpopts.IgnoreUnexported(Tool{})); diff != "" {
 		t.Errorf("tools with hoisting (-without +with):\n%s", diff)
 	}
-	if want := `{"type":"object","properties":{"things":{"anyOf":[{"type":"array","items":{"anyOf":[{"type":"object","properties":{"name":{"anyOf":[{"type":"string"},{"type":"null"}]},"id":{"anyOf":[{"type":"string"},{"type":"null"}]}}},{"type":"null"}]}},{"type":"null"}]}}}`; string(hoisted.Tools[0].OutputSchema) != want {
+	if want := `{"type":"object","properties":{"things":{"anyOf":[{"type":"array","items":{"anyOf":[{"type":"object","properties":{"name":{"anyOf":[{"type":"string"},{"type":"null"}]},"id":{"anyOf":[{"type":"string"},{"type":"null"}]}}},{"type":"null"}]}},{"type":"null"}]},"headers":{"description":"Response headers the API sent with this answer, by lower-case name","anyOf":[{"type":"object","properties":{"x-request-id":{"anyOf":[{"type":"string"},{"type":"null"}]}}},{"type":"null"}]}}}`; string(hoisted.Tools[0].OutputSchema) != want {
 		t.Errorf("list_things outputSchema %s", hoisted.Tools[0].OutputSchema)
 	}
 }

@@ -241,6 +241,11 @@ type Tool struct {
 	plan     *requestPlan
 	wanted   string       // the N1–N5 name or the override, before N6 suffixes
 	outShape *outputShape // OutputSchema parsed for ConformStructured, on first use
+	// responseHeaders are the headers the 2xx responses declare
+	// (declaredHeaders); headersMember the structuredContent member that
+	// holds them ("" when the output schema has none).
+	responseHeaders []string
+	headersMember   string
 }
 
 // NewRequest builds the upstream request for one tools/call: args is the

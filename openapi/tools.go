@@ -165,8 +165,10 @@ func (b *builder) build() (*Document, error) {
 	}
 	<-done
 	for j, i := range builtIdx {
-		d.Tools[j].OutputSchema = outputs[i]
-		d.Tools[j].outShape = &outputShape{}
+		t := d.Tools[j]
+		t.responseHeaders = declaredHeaders(kept[i].op)
+		t.OutputSchema, t.headersMember = withHeadersMember(outputs[i], t.responseHeaders)
+		t.outShape = &outputShape{}
 	}
 	// Lenient mode drops the operations that fail, unless all of them do:
 	// that is a setting to fix (a relative server URL without --upstream,

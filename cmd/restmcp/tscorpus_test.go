@@ -86,7 +86,9 @@ func serveCorpusWithStub(t *testing.T, folder string) (string, *openapi.Document
 		t.Fatal(err)
 	}
 	stub.route(doc.Tools)
-	mcpURL := startRun(t, map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": stub.URL, "RESTMCP_RATE_LIMIT": "-1"})
+	// Every output schema kept (GitHub's list is past the 1 MiB default), so
+	// that the clients check every structuredContent against one.
+	mcpURL := startRun(t, map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": stub.URL, "RESTMCP_RATE_LIMIT": "-1", "RESTMCP_OUTPUT_SCHEMAS_MAX_LIST_BYTES": "-1"})
 	return mcpURL, doc, stub
 }
 
@@ -247,6 +249,9 @@ type exampleRoute struct {
 	status int
 	body   []byte // nil: no body
 	lits   int    // literal characters of the path template, to prefer the most specific route
+	// headers are the response headers the first 2xx response declares,
+	// sent with every answer (Link as a next-page link to the same URL).
+	headers []string
 }
 
 func newExampleUpstream(t *testing.T, raw []byte) *exampleUpstream {
@@ -259,6 +264,13 @@ func newExampleUpstream(t *testing.T, raw []byte) *exampleUpstream {
 		for _, rt := range u.routes {
 			if rt.method != r.Method || !rt.path.MatchString(r.URL.EscapedPath()) {
 				continue
+			}
+			for _, h := range rt.headers {
+				v := "stub " + h
+				if strings.EqualFold(h, "Link") {
+					v = "<" + u.URL + r.URL.RequestURI() + `>; rel="next"`
+				}
+				w.Header().Set(h, v)
 			}
 			if rt.body == nil {
 				w.WriteHeader(rt.status)
@@ -292,10 +304,34 @@ func (u *exampleUpstream) route(tools []*openapi.Tool) {
 		item, _ := paths[tl.PathTemplate].(map[string]any)
 		op, _ := item[strings.ToLower(tl.Method)].(map[string]any)
 		rt.status, rt.body = u.response(op, tl)
+		rt.headers = u.declaredHeaders(op)
 		rt.body = u.drift(rt.body, tl)
 		u.routes = append(u.routes, rt)
 	}
 	sort.SliceStable(u.routes, func(i, j int) bool { return u.routes[i].lits > u.routes[j].lits })
+}
+
+// declaredHeaders names the headers the operation's first 2xx response
+// declares.
+func (u *exampleUpstream) declaredHeaders(op map[string]any) []string {
+	responses, _ := op["responses"].(map[string]any)
+	var codes []string
+	for c := range responses {
+		if strings.HasPrefix(c, "2") {
+			codes = append(codes, c)
+		}
+	}
+	slices.Sort(codes)
+	if len(codes) == 0 {
+		return nil
+	}
+	hs, _ := u.deref(responses[codes[0]])["headers"].(map[string]any)
+	var out []string
+	for h := range hs {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // response picks the operation's first 2xx response and its body.
