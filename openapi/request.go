@@ -764,11 +764,13 @@ func (bp *bodyPlan) wholeBody(a arg) ([]byte, error) {
 	case bodyBinary:
 		var s string
 		if json.Unmarshal(a.raw, &s) != nil {
-			return nil, &ArgumentError{Param: a.key, Reason: "must be a base64 string"}
+			return nil, &ArgumentError{Param: a.key, Reason: "must be a string: " + fileContentHint}
 		}
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return nil, &ArgumentError{Param: a.key, Reason: "not valid base64"}
+		// The declared media type goes upstream; a data: URI's is not
+		// needed for a whole body.
+		b, _, reason := decodeFileContent(s)
+		if reason != "" {
+			return nil, &ArgumentError{Param: a.key, Reason: reason}
 		}
 		return b, nil
 	case bodyForm:
@@ -924,13 +926,17 @@ func (bp *bodyPlan) multipartBody(fields []arg, plans []*bodyField) ([]byte, str
 		if plans[i].binary {
 			var s string
 			if json.Unmarshal(f.raw, &s) != nil {
-				return nil, "", &ArgumentError{Param: plans[i].key, Reason: "must be a base64 string"}
+				return nil, "", &ArgumentError{Param: plans[i].key, Reason: "must be a string: " + fileContentHint}
 			}
-			data, err := base64.StdEncoding.DecodeString(s)
-			if err != nil {
-				return nil, "", &ArgumentError{Param: plans[i].key, Reason: "not valid base64"}
+			data, uriType, reason := decodeFileContent(s)
+			if reason != "" {
+				return nil, "", &ArgumentError{Param: plans[i].key, Reason: reason}
 			}
+			// The part's declared type; else the data: URI's; else bytes.
 			ct := bp.partTypes[f.key]
+			if ct == "" {
+				ct = uriType
+			}
 			if ct == "" {
 				ct = "application/octet-stream"
 			}
