@@ -2,8 +2,8 @@ package openapi
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
