@@ -313,7 +313,7 @@ func (s *Server) gate(c *gin.Context) {
 			c.Writer = mw
 			defer mw.finish(nil)
 		}
-		if ex.msg != nil && ex.msg.method == "resources/read" && len(s.opts.Resources) > 0 {
+		if ex.msg != nil && ex.msg.method == "resources/read" && (len(s.opts.Resources) > 0 || s.opts.BinaryLinkBytes > 0) {
 			s.gateResource(c, ex)
 			return
 		}

@@ -33,6 +33,8 @@ const (
 	codeMethodNotFound = -32601
 	codeInvalidRequest = -32600
 	codeInternalError  = -32603
+	// codeResourceNotFound is MCP's resources/read of an unknown URI.
+	codeResourceNotFound = -32002
 )
 
 // rpcError is the JSON-RPC error envelope written by the middleware.

@@ -68,6 +68,9 @@ func (s *Server) addResources() {
 
 // resourceTool is the tool a resources/read of uri calls, or "".
 func (s *Server) resourceTool(uri string) string {
+	if l, ok := s.readLink(uri); ok {
+		return l.Tool
+	}
 	for _, r := range s.opts.Resources {
 		if r.URI == uri {
 			return r.Tool
@@ -129,7 +132,7 @@ func capabilities(o Options) *mcp.ServerCapabilities {
 	// listChanged only where a change can come and be heard: a watched
 	// document, and a session stream to hear it on.
 	c := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: o.Sessions != nil && o.Watched}}
-	if len(o.Resources) > 0 {
+	if len(o.Resources) > 0 || o.BinaryLinkBytes > 0 {
 		c.Resources = &mcp.ResourceCapabilities{}
 	}
 	return c

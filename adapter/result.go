@@ -27,7 +27,11 @@ import (
 // is checked against t's outputSchema as it is compacted: the compact
 // bytes when they fit, else the object made to fit (R8c). An error means
 // the body could not be read (R6).
-func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToolResult, error) {
+//
+// link, when not nil, is how a binary 2xx answer larger than
+// BinaryLinkBytes is returned instead (a resource_link, links.go); a call
+// made to read a link (isDownload) reads up to MaxDownloadBytes.
+func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool, link func(mediaType string, size int64) *mcp.CallToolResult) (*mcp.CallToolResult, error) {
 	mediaType := contentType(resp.Header.Get("Content-Type"))
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	kind := bodyKind(mediaType)
@@ -46,16 +50,29 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool) (*mcp.CallToo
 	}
 
 	if ok && kind != kindText {
-		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(s.opts.MaxBinaryBytes)+1))
+		limit, what := s.opts.MaxBinaryBytes, "binary results"
+		switch {
+		case isDownload(resp):
+			limit, what = s.opts.MaxDownloadBytes, "downloads (max_download_bytes)"
+		case link != nil:
+			if resp.ContentLength > int64(s.opts.BinaryLinkBytes) {
+				return link(mediaType, resp.ContentLength), nil
+			}
+			limit = min(limit, s.opts.BinaryLinkBytes)
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 		if err != nil {
 			return nil, fmt.Errorf("reading response body: %w", err)
 		}
 		if len(data) == 0 {
 			return textResult(statusLine(resp.StatusCode), false), nil
 		}
-		if len(data) > s.opts.MaxBinaryBytes {
-			return errorResult(fmt.Sprintf("%s\n[%s body of %s bytes is larger than the %d-byte limit for binary results and was not returned]",
-				statusLine(resp.StatusCode), mediaType, describeTotal(resp.ContentLength, s.opts.MaxBinaryBytes), s.opts.MaxBinaryBytes)), nil
+		if len(data) > limit {
+			if link != nil && !isDownload(resp) {
+				return link(mediaType, resp.ContentLength), nil // -1: not said
+			}
+			return errorResult(fmt.Sprintf("%s\n[%s body of %s bytes is larger than the %d-byte limit for %s and was not returned]",
+				statusLine(resp.StatusCode), mediaType, describeTotal(resp.ContentLength, limit), limit, what)), nil
 		}
 		return binaryResult(kind, mediaType, data, resp.Request.URL), nil
 	}

@@ -35,6 +35,7 @@ const (
 	DefaultMaxBodyBytes     = 1 << 20   // 1 MiB
 	DefaultMaxResponseBytes = 100 << 10 // 100 KiB
 	DefaultMaxBinaryBytes   = 5 << 20   // 5 MiB
+	DefaultMaxDownloadBytes = 64 << 20  // 64 MiB
 	DefaultMeterTimeout     = 2 * time.Second
 )
 
@@ -120,6 +121,17 @@ type Options struct {
 	// blob). Binary bodies cannot be cut meaningfully, so a larger one gives
 	// an error result naming the size. Zero: DefaultMaxBinaryBytes (5 MiB).
 	MaxBinaryBytes int
+	// BinaryLinkBytes, when positive, makes a GET operation's binary answer
+	// larger than it a resource_link (links.go) instead of inline bytes
+	// (and advertises the resources capability for reading links). Zero:
+	// off; binary answers are inline up to MaxBinaryBytes.
+	BinaryLinkBytes int
+	// MaxDownloadBytes caps a binary answer read through a link. Zero:
+	// DefaultMaxDownloadBytes (64 MiB).
+	MaxDownloadBytes int
+	// LinkSecret signs links (HMAC-SHA256); replicas that share it read
+	// each other's links. Empty: a random secret per process.
+	LinkSecret []byte
 
 	// AllowedOrigins lists the browser origins ("https://app.example.com",
 	// scheme://host[:port], compared case-insensitively) allowed to call the
@@ -403,6 +415,8 @@ type Server struct {
 	jsonHandler   http.Handler
 	sseHandler    http.Handler
 	legacyHandler http.Handler // Options.LegacySSEPath
+	linkOnce      sync.Once    // linkSecret
+	linkKey       []byte
 	sessionCaps   *sessionCounts
 	streamCaps    *openCounts // GET streams by session id
 	legacyCaps    *openCounts // legacy SSE streams by address group
@@ -509,6 +523,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.table.Store(tbl)
 	s.addResources()
+	s.addDownloads()
 	if _, ok := opts.Meter.(EventBatcher); ok {
 		s.startEventWriter()
 	}
@@ -539,6 +554,7 @@ func (o Options) withDefaults() Options {
 	orDefault(&o.MaxBodyBytes, DefaultMaxBodyBytes)
 	orDefault(&o.MaxResponseBytes, DefaultMaxResponseBytes)
 	orDefault(&o.MaxBinaryBytes, DefaultMaxBinaryBytes)
+	orDefault(&o.MaxDownloadBytes, DefaultMaxDownloadBytes)
 	orDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	orDefault(&o.SessionStreamLifetime, DefaultSessionStreamLifetime)
 	orDefault(&o.SessionKeepAlive, DefaultSessionKeepAlive)

@@ -215,6 +215,11 @@ type Config struct {
 	// bytes; longer ones are truncated with a note (R5). Must be positive.
 	// Default 102400 (100 KiB).
 	MaxResponseBytes int64
+	// BinaryLinkBytes: a GET's binary answer larger than it is a
+	// resource_link (adapter.Options.BinaryLinkBytes). 0: off.
+	BinaryLinkBytes int
+	// MaxDownloadBytes caps a binary answer read through a link.
+	MaxDownloadBytes int
 	// AllowedOrigins lists the browser origins allowed to call the MCP
 	// endpoint, each "scheme://host[:port]" (compared case-insensitively,
 	// stored lower-case) or "*" for any origin. Requests without an Origin
@@ -562,6 +567,7 @@ func Default() Config {
 		MeterTimeout:               DefaultMeterTimeout,
 		MaxBodyBytes:               DefaultMaxBodyBytes,
 		MaxResponseBytes:           DefaultMaxResponseBytes,
+		MaxDownloadBytes:           64 << 20,
 		JQMaxMemoryBytes:           512 << 20,
 		AllowedOrigins:             nil,
 		MaxToolNameLength:          DefaultMaxToolNameLength,
@@ -663,6 +669,12 @@ func (c Config) checkLimits(bad problemFunc) {
 	}
 	if c.MaxResponseBytes <= 0 {
 		bad("max_response_bytes", "must be positive; got %d", c.MaxResponseBytes)
+	}
+	if c.BinaryLinkBytes < 0 {
+		bad("binary_link_bytes", "must be 0 (off) or positive; got %d", c.BinaryLinkBytes)
+	}
+	if c.MaxDownloadBytes <= 0 {
+		bad("max_download_bytes", "must be positive; got %d", c.MaxDownloadBytes)
 	}
 	if c.JQMaxMemoryBytes < 64<<20 {
 		bad("jq_max_memory_bytes", "must be at least 67108864 (64 MiB): a jq worker needs that much to start; got %d", c.JQMaxMemoryBytes)

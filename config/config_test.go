@@ -52,6 +52,7 @@ func TestValidateCollectsEveryProblem(t *testing.T) {
 		`meter_timeout: must be positive; got -1s`,
 		`max_body_bytes: must be positive; got 0`,
 		`max_response_bytes: must be positive; got -5`,
+		`max_download_bytes: must be positive; got 0`,
 		`jq_max_memory_bytes: must be at least 67108864 (64 MiB): a jq worker needs that much to start; got 1`,
 		`allowed_origins: "https://app.example/path": an origin has no path, query, fragment or user info (drop the trailing /)`,
 		`allowed_origins: "app.example": must be "scheme://host[:port]" (e.g. https://app.example.com) or "*"`,

@@ -212,6 +212,14 @@ func table() []setting {
 			Usage: "Largest upstream text body put into a tool result, in bytes; longer bodies are truncated with a note.",
 		}, field: func(c *Config) any { return &c.MaxResponseBytes }},
 		{Setting: Setting{
+			Key: "binary_link_bytes", Flag: "binary-link-bytes", Env: "RESTMCP_BINARY_LINK_BYTES", Type: "int",
+			Usage: "A GET operation's binary answer (file, image, audio) larger than this many bytes is returned as a resource_link the client reads with resources/read (the same caller, within 10 minutes, metered as a call of the tool) instead of inline base64; resources is then advertised. 0: off: binary answers are inline up to 5 MiB, larger ones refused.",
+		}, field: func(c *Config) any { return &c.BinaryLinkBytes }},
+		{Setting: Setting{
+			Key: "max_download_bytes", Flag: "max-download-bytes", Env: "RESTMCP_MAX_DOWNLOAD_BYTES", Type: "int",
+			Usage: "Largest binary answer read through a link (binary_link_bytes), in bytes; a larger one is an error naming this bound.",
+		}, field: func(c *Config) any { return &c.MaxDownloadBytes }},
+		{Setting: Setting{
 			Key: "allowed_origins", Flag: "allowed-origins", Env: "RESTMCP_ALLOWED_ORIGINS", Type: "list",
 			Usage: "Browser origins (scheme://host[:port], or *) allowed to call the MCP endpoint; requests without Origin are always allowed. Empty allows an Origin only when it and the request's Host are both loopback (localhost, 127.0.0.0/8, ::1); others get 403.",
 		}, field: func(c *Config) any { return &c.AllowedOrigins }},

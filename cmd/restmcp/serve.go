@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -377,6 +379,9 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		MeterTimeout:               cfg.MeterTimeout,
 		MaxBodyBytes:               cfg.MaxBodyBytes,
 		MaxResponseBytes:           int(cfg.MaxResponseBytes),
+		BinaryLinkBytes:            cfg.BinaryLinkBytes,
+		MaxDownloadBytes:           cfg.MaxDownloadBytes,
+		LinkSecret:                 linkSecret(cfg),
 		AllowedOrigins:             cfg.AllowedOrigins,
 		AllowAnonymous:             !cfg.RequireKey,
 		ErrorCodes:                 errorCodes(cfg.ErrorCodes),
@@ -491,4 +496,17 @@ func noCap(n int) int {
 		return -1
 	}
 	return n
+}
+
+// linkSecret signs download links (binary_link_bytes): derived from
+// oauth_encryption_key when it is set, so that replicas sharing it read
+// each other's links; else nil, a random secret per process.
+func linkSecret(cfg config.Config) []byte {
+	key, err := cfg.OAuthKey()
+	if err != nil || key == nil {
+		return nil
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("restmcp download links"))
+	return mac.Sum(nil)
 }

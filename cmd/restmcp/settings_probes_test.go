@@ -395,6 +395,25 @@ func settingProbes() map[string]settingProbe {
 			return nil
 		}},
 		"max_concurrent_calls_per_host": {value: "1", check: twoAtOnce},
+		"binary_link_bytes": {value: "1000", check: func(r *settingsRun) error {
+			_, err := fileLink(r)
+			return err
+		}},
+		"max_download_bytes": {value: "2000", with: map[string]string{"binary_link_bytes": "1000"}, check: func(r *settingsRun) error {
+			uri, err := fileLink(r)
+			if err != nil {
+				return err
+			}
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": map[string]string{"uri": uri}})
+			a, err := r.rpc(string(b))
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(a.body), "the 2000-byte limit for downloads (max_download_bytes)") {
+				return fmt.Errorf("a 5,000-byte download under a 2,000-byte bound: %.300s", a.body)
+			}
+			return nil
+		}},
 		// An operation that needs a key is answered with an error result
 		// naming its scheme; one that needs none reaches the upstream.
 		"require_key": {value: "false", with: noSecurity, check: func(r *settingsRun) error {
@@ -867,4 +886,21 @@ func redisTTL(redisURL, key string) (time.Duration, error) {
 	c := redis.NewClient(opt)
 	defer c.Close()
 	return c.TTL(context.Background(), key).Result()
+}
+
+// fileLink calls file_get and returns the resource_link's URI its 5,000
+// bytes became.
+func fileLink(r *settingsRun) (string, error) {
+	c, err := r.callOK("file_get", `{}`)
+	if err != nil {
+		return "", err
+	}
+	content, _ := c.result["content"].([]any)
+	for _, x := range content {
+		if m, _ := x.(map[string]any); m["type"] == "resource_link" {
+			uri, _ := m["uri"].(string)
+			return uri, nil
+		}
+	}
+	return "", fmt.Errorf("no resource_link: %.300s", c.body)
 }

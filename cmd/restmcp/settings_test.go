@@ -655,6 +655,9 @@ func newSettingsUpstream(t *testing.T) *settingsUpstream {
 			case <-req.Context().Done():
 			}
 			_, _ = io.WriteString(w, `{"slow":true}`)
+		case p == "/v1/file":
+			w.Header().Set("Content-Type", "application/pdf")
+			_, _ = io.WriteString(w, "%PDF-1.7\n"+strings.Repeat("x", 4991))
 		case p == "/v1/big":
 			_, _ = io.WriteString(w, `{"data":"`+strings.Repeat("x", 5000)+`"}`)
 		case p == "/v1/fail":
