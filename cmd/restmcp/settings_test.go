@@ -177,28 +177,11 @@ type settingsRun struct {
 	cmd      *exec.Cmd
 	base     string // http://127.0.0.1:PORT; "" when it did not start serving
 	mcp      string // the MCP URL the banner gives for this machine
-	out, err *lockedBuffer
+	out, err *syncBuffer
 	done     chan struct{}
 	exitErr  error
 	free     int
 	redisURL string
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 var bannerURLRE = regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)(/\S*)?\n`)
@@ -208,7 +191,7 @@ var bannerURLRE = regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)(/\S*)?\n`)
 // and waits until its banner says where it serves, or it exits.
 func newSettingsRun(t *testing.T, bin string, e settingsEnv, row settingRow, typ string, p settingProbe, way string) *settingsRun {
 	t.Helper()
-	r := &settingsRun{t: t, dir: t.TempDir(), up: newSettingsUpstream(t), bin: bin, out: &lockedBuffer{}, err: &lockedBuffer{},
+	r := &settingsRun{t: t, dir: t.TempDir(), up: newSettingsUpstream(t), bin: bin, out: &syncBuffer{}, err: &syncBuffer{},
 		done: make(chan struct{}), redisURL: e.redis}
 	if err := os.CopyFS(r.dir, os.DirFS("testdata/settings")); err != nil {
 		t.Fatal(err)
@@ -327,7 +310,7 @@ func (r *settingsRun) start() {
 // twin starts a second process with the same arguments and environment.
 func (r *settingsRun) twin() *settingsRun {
 	c := *r
-	c.out, c.err = &lockedBuffer{}, &lockedBuffer{}
+	c.out, c.err = &syncBuffer{}, &syncBuffer{}
 	c.base, c.mcp = "", ""
 	c.start()
 	return &c
@@ -882,7 +865,7 @@ func TestExampleConfigsThroughServe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := &settingsRun{t: t, dir: "../..", bin: bin, out: &lockedBuffer{}, err: &lockedBuffer{},
+			r := &settingsRun{t: t, dir: "../..", bin: bin, out: &syncBuffer{}, err: &syncBuffer{},
 				args: append([]string{"serve"}, args...),
 				env:  []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}}
 			r.start()

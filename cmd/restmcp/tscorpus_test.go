@@ -311,9 +311,9 @@ func (u *exampleUpstream) route(tools []*openapi.Tool) {
 	sort.SliceStable(u.routes, func(i, j int) bool { return u.routes[i].lits > u.routes[j].lits })
 }
 
-// declaredHeaders names the headers the operation's first 2xx response
-// declares.
-func (u *exampleUpstream) declaredHeaders(op map[string]any) []string {
+// first2xx is the operation's first 2xx status code (sorted) and its
+// response, dereferenced; "" when it has none.
+func (u *exampleUpstream) first2xx(op map[string]any) (string, map[string]any) {
 	responses, _ := op["responses"].(map[string]any)
 	var codes []string
 	for c := range responses {
@@ -323,9 +323,16 @@ func (u *exampleUpstream) declaredHeaders(op map[string]any) []string {
 	}
 	slices.Sort(codes)
 	if len(codes) == 0 {
-		return nil
+		return "", nil
 	}
-	hs, _ := u.deref(responses[codes[0]])["headers"].(map[string]any)
+	return codes[0], u.deref(responses[codes[0]])
+}
+
+// declaredHeaders names the headers the operation's first 2xx response
+// declares.
+func (u *exampleUpstream) declaredHeaders(op map[string]any) []string {
+	_, resp := u.first2xx(op)
+	hs, _ := resp["headers"].(map[string]any)
 	var out []string
 	for h := range hs {
 		out = append(out, h)
@@ -336,22 +343,14 @@ func (u *exampleUpstream) declaredHeaders(op map[string]any) []string {
 
 // response picks the operation's first 2xx response and its body.
 func (u *exampleUpstream) response(op map[string]any, tl *openapi.Tool) (int, []byte) {
-	responses, _ := op["responses"].(map[string]any)
-	var codes []string
-	for c := range responses {
-		if strings.HasPrefix(c, "2") {
-			codes = append(codes, c)
-		}
-	}
-	slices.Sort(codes)
-	if len(codes) == 0 {
+	code, resp := u.first2xx(op)
+	if code == "" {
 		return 200, []byte(`{}`)
 	}
-	status, err := strconv.Atoi(codes[0])
+	status, err := strconv.Atoi(code)
 	if err != nil {
 		status = 200
 	}
-	resp := u.deref(responses[codes[0]])
 	content, _ := resp["content"].(map[string]any)
 	if len(content) == 0 || status == http.StatusNoContent {
 		return status, nil
