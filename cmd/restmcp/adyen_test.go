@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -108,7 +109,17 @@ func TestAdyenExample(t *testing.T) {
 			t.Errorf("tools/list lacks %s", name)
 		}
 	}
-	wantPay := `{"content":[{"type":"text","text":"{\"api\":\"checkout\",\"body\":\"{\\\"amount\\\":{\\\"currency\\\":\\\"EUR\\\",\\\"value\\\":1000},\\\"merchantAccount\\\":\\\"DemoShop\\\",\\\"reference\\\":\\\"order-17\\\",\\\"paymentMethod\\\":{\\\"type\\\":\\\"scheme\\\"}}\",\"method\":\"POST\",\"path\":\"/checkout/payments\",\"query\":\"\"}\n"}],` +
+	// Checkout declares an Idempotency-Key header: restmcp made one (a
+	// UUID), sent it, and returns it in _meta.
+	var payMeta struct {
+		Meta map[string]string `json:"_meta"`
+	}
+	_ = json.Unmarshal(pay.Result, &payMeta)
+	idemKey := payMeta.Meta["io.restmcp/idempotency-key"]
+	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(idemKey) {
+		t.Errorf("idempotency key %q is not a UUID", idemKey)
+	}
+	wantPay := `{"_meta":{"io.restmcp/idempotency-key":"` + idemKey + `"},"content":[{"type":"text","text":"{\"api\":\"checkout\",\"body\":\"{\\\"amount\\\":{\\\"currency\\\":\\\"EUR\\\",\\\"value\\\":1000},\\\"merchantAccount\\\":\\\"DemoShop\\\",\\\"reference\\\":\\\"order-17\\\",\\\"paymentMethod\\\":{\\\"type\\\":\\\"scheme\\\"}}\",\"method\":\"POST\",\"path\":\"/checkout/payments\",\"query\":\"\"}\n"}],` +
 		`"structuredContent":{"api":"checkout","body":"{\"amount\":{\"currency\":\"EUR\",\"value\":1000},\"merchantAccount\":\"DemoShop\",\"reference\":\"order-17\",\"paymentMethod\":{\"type\":\"scheme\"}}","method":"POST","path":"/checkout/payments","query":""}}`
 	assertJSON(t, "checkout_post_payments result", wantPay, pay.Result)
 
@@ -128,7 +139,7 @@ func TestAdyenExample(t *testing.T) {
 	got := seen
 	mu.Unlock()
 	want := []string{
-		`checkout: POST /checkout/payments | Accept: application/json | Content-Length: 128 | Content-Type: application/json | X-Api-Key: adyen-demo-key | {"amount":{"currency":"EUR","value":1000},"merchantAccount":"DemoShop","reference":"order-17","paymentMethod":{"type":"scheme"}}`,
+		`checkout: POST /checkout/payments | Accept: application/json | Content-Length: 128 | Content-Type: application/json | Idempotency-Key: ` + idemKey + ` | X-Api-Key: adyen-demo-key | {"amount":{"currency":"EUR","value":1000},"merchantAccount":"DemoShop","reference":"order-17","paymentMethod":{"type":"scheme"}}`,
 		`transfers: GET /transfers/transactions?balancePlatform=DemoPlatform&createdSince=2026-11-01T00%3A00%3A00Z&createdUntil=2026-12-01T00%3A00%3A00Z | Accept: application/json | X-Api-Key: adyen-demo-key`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

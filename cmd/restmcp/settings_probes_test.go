@@ -60,15 +60,14 @@ func settingProbes() map[string]settingProbe {
 			return expect(method+" "+path+" status", a.status, want)
 		}
 	}
+	// The log may reach the test after the banner: stdout and stderr
+	// are copied from their pipes apart.
 	stderrHas := func(s string) func(r *settingsRun) error {
 		return func(r *settingsRun) error {
 			if err := r.serving(); err != nil {
 				return err
 			}
-			if !strings.Contains(r.err.String(), s) {
-				return fmt.Errorf("the log lacks %q", s)
-			}
-			return nil
+			return pollUntil(2*time.Second, stderrHasNow(r, s))
 		}
 	}
 	secondCall := func(want int, bodyHas string, hdr ...string) func(r *settingsRun) error {
@@ -799,10 +798,12 @@ func settingProbes() map[string]settingProbe {
 			if err := r.serving(); err != nil {
 				return err
 			}
-			if !strings.HasPrefix(r.err.String(), `{"time":`) {
-				return fmt.Errorf("the log is not JSON lines: %.100s", r.err.String())
-			}
-			return nil
+			return pollUntil(2*time.Second, func() error {
+				if !strings.HasPrefix(r.err.String(), `{"time":`) {
+					return fmt.Errorf("the log is not JSON lines: %.100s", r.err.String())
+				}
+				return nil
+			})
 		}},
 		"metrics": {value: "false", check: status("GET", "/metrics", 404)},
 		"timing_meta": {value: "true", check: func(r *settingsRun) error {
