@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/openapi"
 )
 
 // Download links (Options.BinaryLinkBytes). A GET operation's binary
@@ -109,6 +110,22 @@ func (s *Server) linkResult(tool string, args json.RawMessage, keyID, mediaType 
 			strconv.Itoa(int(linkLifetime.Minutes())) + " minutes (the read is metered as a call of " + tool + ")."},
 		rl,
 	}}
+}
+
+// linker is how a call of t by a's caller returns a binary answer past
+// BinaryLinkBytes: a link to this same call; nil when links are off, t is
+// not a GET, or the call is itself reading a link.
+func (s *Server) linker(ctx context.Context, t *openapi.Tool, a *admission, args json.RawMessage) func(string, int64) *mcp.CallToolResult {
+	if s.opts.BinaryLinkBytes <= 0 || t.Method != http.MethodGet || ctx.Value(downloadKey{}) != nil {
+		return nil
+	}
+	keyID := a.call.KeyID
+	if a.anonymous {
+		keyID = ""
+	}
+	return func(mediaType string, size int64) *mcp.CallToolResult {
+		return s.linkResult(t.Name, args, keyID, mediaType, size)
+	}
 }
 
 // addDownloads registers the download URIs' template with the MCP server.

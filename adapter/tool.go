@@ -249,19 +249,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		upReq, idem, wrote := prepareSend(t, upReq)
 		sentAt := time.Now()
 		span := s.startUpstreamSpan(callCtx, t, upReq)
-		// A GET's binary answer past BinaryLinkBytes becomes a link to this
-		// same call (links.go), made for this caller.
-		var link func(string, int64) *mcp.CallToolResult
-		if s.opts.BinaryLinkBytes > 0 && t.Method == http.MethodGet && ctx.Value(downloadKey{}) == nil {
-			keyID := a.call.KeyID
-			if a.anonymous {
-				keyID = ""
-			}
-			callArgs := args
-			link = func(mediaType string, size int64) *mcp.CallToolResult {
-				return s.linkResult(t.Name, callArgs, keyID, mediaType, size)
-			}
-		}
+		link := s.linker(ctx, t, a, args) // assigned once: the closure below copies it
 		mapResp := func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapResponse(resp, t, link) }
 		if jq != nil {
 			mapResp = func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapFiltered(callCtx, resp, t, jq) }

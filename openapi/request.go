@@ -977,7 +977,14 @@ func (t *Tool) IdempotencyHeader() (arg, header string) {
 		return "", ""
 	}
 	for _, p := range t.plan.params {
-		if c := textproto.CanonicalMIMEHeaderKey(p.wire); p.in == "header" && (c == "Idempotency-Key" || c == "X-Idempotency-Key") {
+		if p.in != "header" {
+			continue
+		}
+		c := p.canon // set for every header parameter (params.go); nothing to allocate per call
+		if c == "" {
+			c = textproto.CanonicalMIMEHeaderKey(p.wire)
+		}
+		if c == "Idempotency-Key" || c == "X-Idempotency-Key" {
 			return p.key, c
 		}
 	}
