@@ -129,6 +129,10 @@ type Options struct {
 	// MaxDownloadBytes caps a binary answer read through a link. Zero:
 	// DefaultMaxDownloadBytes (64 MiB).
 	MaxDownloadBytes int
+	// AsyncWait, when positive, is how long a call whose upstream answers
+	// 202 with a status resource waits for the job to end (async.go),
+	// within UpstreamTimeout. Zero: the 202 is the answer.
+	AsyncWait time.Duration
 	// LinkSecret signs links (HMAC-SHA256); replicas that share it read
 	// each other's links. Empty: a random secret per process.
 	LinkSecret []byte

@@ -255,6 +255,9 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			mapResp = func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapFiltered(callCtx, resp, t, jq) }
 		}
 		out := s.send(callCtx, upReq, cred.key, mapResp)
+		if out.async != nil {
+			out = s.awaitJob(callCtx, t, upReq, out, cred.key, mapResp)
+		}
 		endUpstreamSpan(span, out.status, out.failed)
 		if out.failed && halted.Load() {
 			return s.halted(ctx, a), nil

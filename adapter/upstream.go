@@ -66,9 +66,10 @@ func sameHostRedirects(req *http.Request, via []*http.Request) error {
 // sent is the outcome of one upstream request.
 type sent struct {
 	res    *mcp.CallToolResult
-	status int   // upstream HTTP status; 0 when no response arrived
-	bytes  int64 // response body bytes read
-	failed bool  // no usable answer: transport failure or unreadable body
+	status int       // upstream HTTP status; 0 when no response arrived
+	bytes  int64     // response body bytes read
+	failed bool      // no usable answer: transport failure or unreadable body
+	async  *asyncJob // a 202 that names its job's status resource (async.go)
 }
 
 // send performs one upstream request and maps the response to a tool
@@ -93,7 +94,11 @@ func (s *Server) send(ctx context.Context, req *http.Request, key string, mapRes
 		// response header or a Link (addResponseHeaders' item).
 		redactResult(res, key)
 	}
-	return sent{res: res, status: resp.StatusCode, bytes: body.n}
+	out := sent{res: res, status: resp.StatusCode, bytes: body.n}
+	if resp.StatusCode == http.StatusAccepted && s.opts.AsyncWait > 0 {
+		out.async = readAsyncJob(resp)
+	}
+	return out
 }
 
 // byteCounter counts the bytes read through it; Close closes the

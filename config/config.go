@@ -220,6 +220,9 @@ type Config struct {
 	BinaryLinkBytes int
 	// MaxDownloadBytes caps a binary answer read through a link.
 	MaxDownloadBytes int
+	// AsyncWait is how long a call answered 202 with a status resource
+	// waits for the job to end (adapter.Options.AsyncWait). 0: off.
+	AsyncWait time.Duration
 	// AllowedOrigins lists the browser origins allowed to call the MCP
 	// endpoint, each "scheme://host[:port]" (compared case-insensitively,
 	// stored lower-case) or "*" for any origin. Requests without an Origin
@@ -568,6 +571,7 @@ func Default() Config {
 		MaxBodyBytes:               DefaultMaxBodyBytes,
 		MaxResponseBytes:           DefaultMaxResponseBytes,
 		MaxDownloadBytes:           64 << 20,
+		AsyncWait:                  25 * time.Second,
 		JQMaxMemoryBytes:           512 << 20,
 		AllowedOrigins:             nil,
 		MaxToolNameLength:          DefaultMaxToolNameLength,
@@ -672,6 +676,9 @@ func (c Config) checkLimits(bad problemFunc) {
 	}
 	if c.BinaryLinkBytes < 0 {
 		bad("binary_link_bytes", "must be 0 (off) or positive; got %d", c.BinaryLinkBytes)
+	}
+	if c.AsyncWait < 0 {
+		bad("async_wait", "must be 0 (off) or positive; got %s", c.AsyncWait)
 	}
 	if c.MaxDownloadBytes <= 0 {
 		bad("max_download_bytes", "must be positive; got %d", c.MaxDownloadBytes)

@@ -220,6 +220,10 @@ func table() []setting {
 			Usage: "Largest binary answer read through a link (binary_link_bytes), in bytes; a larger one is an error naming this bound.",
 		}, field: func(c *Config) any { return &c.MaxDownloadBytes }},
 		{Setting: Setting{
+			Key: "async_wait", Flag: "async-wait", Env: "RESTMCP_ASYNC_WAIT", Type: "duration",
+			Usage: "When the upstream answers 202 with where to watch the job (Operation-Location, Azure-AsyncOperation or Location, same host), how long the call polls it (every Retry-After, 1 to 10 s) for the job's end, within upstream_timeout; past it the call answers the 202 and where the job is. The request is never sent again. 0: the 202 is the answer.",
+		}, field: func(c *Config) any { return &c.AsyncWait }},
+		{Setting: Setting{
 			Key: "allowed_origins", Flag: "allowed-origins", Env: "RESTMCP_ALLOWED_ORIGINS", Type: "list",
 			Usage: "Browser origins (scheme://host[:port], or *) allowed to call the MCP endpoint; requests without Origin are always allowed. Empty allows an Origin only when it and the request's Host are both loopback (localhost, 127.0.0.0/8, ::1); others get 403.",
 		}, field: func(c *Config) any { return &c.AllowedOrigins }},

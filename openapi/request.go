@@ -990,3 +990,18 @@ func (t *Tool) IdempotencyHeader() (arg, header string) {
 	}
 	return "", ""
 }
+
+// CredentialQueryNames are the query parameters the caller's key goes in
+// for t's operation (none when it goes elsewhere).
+func (t *Tool) CredentialQueryNames() []string {
+	if t.plan == nil || t.plan.sec == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range t.plan.sec.withKey {
+		if c.kind == "query" {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}

@@ -381,6 +381,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		MaxResponseBytes:           int(cfg.MaxResponseBytes),
 		BinaryLinkBytes:            cfg.BinaryLinkBytes,
 		MaxDownloadBytes:           cfg.MaxDownloadBytes,
+		AsyncWait:                  cfg.AsyncWait,
 		LinkSecret:                 linkSecret(cfg),
 		AllowedOrigins:             cfg.AllowedOrigins,
 		AllowAnonymous:             !cfg.RequireKey,

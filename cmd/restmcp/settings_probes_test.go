@@ -213,8 +213,8 @@ func settingProbes() map[string]settingProbe {
 		"exclude_tags":       {value: "items", check: lacksTools("items_", "status_get")},
 		"include_operations": {value: "items.get", check: names("items_get")},
 		"exclude_operations": {value: "items.*", check: lacksTools("items_", "status_get")},
-		"include_methods":    {value: "post", check: names("items_create")},
-		"exclude_methods":    {value: "get", check: names("items_create")},
+		"include_methods":    {value: "post", check: names("items_create", "jobs_start")},
+		"exclude_methods":    {value: "get", check: names("items_create", "jobs_start")},
 		"tool_names":         {value: "items.get=fetch_item", check: hasTool("fetch_item")},
 		"tool_name_style":    {value: "kebab", check: hasTool("items-get")},
 		"tool_annotations": {value: "items.create=readOnly idempotent", check: toolField("items_create", "annotations",
@@ -394,6 +394,14 @@ func settingProbes() map[string]settingProbe {
 			return nil
 		}},
 		"max_concurrent_calls_per_host": {value: "1", check: twoAtOnce},
+		// On by default (25 s): turned off, the 202 is the answer.
+		"async_wait": {value: "0s", check: func(r *settingsRun) error {
+			c, err := r.callOK("jobs_start", `{}`)
+			if err != nil {
+				return err
+			}
+			return expect("jobs_start text", c.text, `{"accepted":true}`)
+		}},
 		"binary_link_bytes": {value: "1000", check: func(r *settingsRun) error {
 			_, err := fileLink(r)
 			return err

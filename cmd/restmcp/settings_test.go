@@ -638,6 +638,12 @@ func newSettingsUpstream(t *testing.T) *settingsUpstream {
 			case <-req.Context().Done():
 			}
 			_, _ = io.WriteString(w, `{"slow":true}`)
+		case p == "/v1/jobs" && req.Method == http.MethodPost:
+			w.Header().Set("Location", "/v1/jobs/1")
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = io.WriteString(w, `{"accepted":true}`)
+		case p == "/v1/jobs/1":
+			_, _ = io.WriteString(w, `{"status":"succeeded","id":"1"}`)
 		case p == "/v1/file":
 			w.Header().Set("Content-Type", "application/pdf")
 			_, _ = io.WriteString(w, "%PDF-1.7\n"+strings.Repeat("x", 4991))

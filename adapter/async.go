@@ -1,0 +1,234 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/openapi"
+)
+
+// Long-running operations (Options.AsyncWait). An upstream that starts a
+// job answers 202 Accepted with where to watch it: Operation-Location,
+// Azure-AsyncOperation or Location (same host as the call only). restmcp
+// then polls that status resource within the same tools/call, with the
+// caller's credential as the call carried it, every Retry-After (1 to 10
+// s; 1 s when not said), until the job ends or AsyncWait passes, and
+// returns the end as a synchronous call would: the status resource's final
+// answer, the result a 303 (or a finished status's resourceLocation)
+// points to, or the failure. It never sends the request again. Polls are
+// not calls: the tools/call is metered once, with its final outcome.
+
+const (
+	asyncMinPoll = time.Second
+	asyncMaxPoll = 10 * time.Second
+)
+
+// asyncJob is where a 202 says its job can be watched.
+type asyncJob struct {
+	status *url.URL
+	retry  time.Duration // the answer's Retry-After; 0 when not said
+}
+
+// readAsyncJob reads a 202 answer to req: nil unless it names a status
+// resource on the same scheme and host.
+func readAsyncJob(resp *http.Response) *asyncJob {
+	if resp.StatusCode != http.StatusAccepted || resp.Request == nil {
+		return nil
+	}
+	for _, h := range []string{"Operation-Location", "Azure-Asyncoperation", "Location"} {
+		v := strings.TrimSpace(resp.Header.Get(h))
+		if v == "" {
+			continue
+		}
+		u, err := resp.Request.URL.Parse(v)
+		if err != nil || u.Scheme != resp.Request.URL.Scheme || u.Host != resp.Request.URL.Host {
+			return nil
+		}
+		return &asyncJob{status: u, retry: retryAfter(resp.Header)}
+	}
+	return nil
+}
+
+// retryAfter is a Retry-After in seconds, or 0.
+func retryAfter(h http.Header) time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After")))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}
+
+// jobState is what a status resource's JSON body says: "running",
+// "succeeded", "failed", or "" when it says nothing of a state.
+func jobState(body []byte) (state, resultLocation string) {
+	var m map[string]any
+	if json.Unmarshal(body, &m) != nil {
+		return "", ""
+	}
+	loc, _ := m["resourceLocation"].(string)
+	if d, ok := m["done"].(bool); ok { // Google's long-running operations
+		if !d {
+			return "running", ""
+		}
+		if m["error"] != nil {
+			return "failed", ""
+		}
+		return "succeeded", loc
+	}
+	s, _ := m["status"].(string)
+	if s == "" {
+		s, _ = m["state"].(string)
+	}
+	switch strings.ToLower(strings.ReplaceAll(s, "_", "")) {
+	case "":
+		return "", ""
+	case "succeeded", "success", "successful", "completed", "complete", "done", "finished", "ready":
+		return "succeeded", loc
+	case "failed", "failure", "error", "errored", "canceled", "cancelled", "aborted", "rejected", "expired":
+		return "failed", ""
+	}
+	return "running", ""
+}
+
+// awaitJob polls out's job until it ends or the wait passes, and returns
+// what the call answers: the job's end mapped by mapResp, or the 202 with
+// a note that the job is still running.
+func (s *Server) awaitJob(ctx context.Context, t *openapi.Tool, orig *http.Request, out sent, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
+	job, start := out.async, time.Now()
+	deadline := start.Add(s.opts.AsyncWait)
+	if d, ok := ctx.Deadline(); ok && d.Add(-time.Second).Before(deadline) {
+		deadline = d.Add(-time.Second) // room to answer within upstream_timeout
+	}
+	polls := 0
+	for {
+		wait := min(max(job.retry, asyncMinPoll), asyncMaxPoll)
+		if time.Now().Add(wait).After(deadline) {
+			return s.stillRunning(out, job, polls, time.Since(start), key)
+		}
+		select {
+		case <-ctx.Done():
+			return s.stillRunning(out, job, polls, time.Since(start), key)
+		case <-time.After(wait):
+		}
+		polls++
+		resp, err := s.client.Do(pollRequest(ctx, t, orig, job.status))
+		if err != nil {
+			return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key) + "\nthe job was started (HTTP 202) and may still be running; restmcp did not send the request again"), failed: true, status: out.status}
+		}
+		switch {
+		case resp.StatusCode == http.StatusAccepted:
+			next := readAsyncJob(resp)
+			drainClose(resp)
+			if next == nil {
+				next = &asyncJob{status: job.status}
+			}
+			next.retry = retryAfter(resp.Header)
+			job = next
+			continue
+		case resp.StatusCode == http.StatusSeeOther, resp.StatusCode == http.StatusCreated && resp.Header.Get("Location") != "":
+			loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
+			drainClose(resp)
+			if err != nil || loc.Host != orig.URL.Host {
+				return sent{res: errorResult(fmt.Sprintf("the job ended (HTTP %d) with its result on another host, which restmcp does not fetch", resp.StatusCode)), status: resp.StatusCode}
+			}
+			return s.fetchResult(ctx, t, orig, loc, key, mapResp)
+		case resp.StatusCode == http.StatusOK:
+			body, err := io.ReadAll(io.LimitReader(resp.Body, int64(s.opts.MaxResponseBytes)+1))
+			resp.Body.Close()
+			if err != nil {
+				return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), failed: true, status: resp.StatusCode}
+			}
+			state, loc := jobState(body)
+			switch state {
+			case "running":
+				job.retry = retryAfter(resp.Header)
+				continue
+			case "succeeded":
+				if u, err := resp.Request.URL.Parse(loc); loc != "" && err == nil && u.Host == orig.URL.Host {
+					return s.fetchResult(ctx, t, orig, u, key, mapResp)
+				}
+			case "failed":
+				return sent{res: errorResult("the job failed (its status at " + redact(job.status.String(), key) + "):\n" + redact(string(body), key)), status: resp.StatusCode}
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			return s.mapped(resp, key, mapResp)
+		default:
+			return s.mapped(resp, key, mapResp)
+		}
+	}
+}
+
+// fetchResult GETs a finished job's result and maps it.
+func (s *Server) fetchResult(ctx context.Context, t *openapi.Tool, orig *http.Request, u *url.URL, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
+	resp, err := s.client.Do(pollRequest(ctx, t, orig, u))
+	if err != nil {
+		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key) + "\nthe job has ended; its result is at " + redact(u.String(), key)), failed: true}
+	}
+	return s.mapped(resp, key, mapResp)
+}
+
+// mapped maps resp as send does, and closes it.
+func (s *Server) mapped(resp *http.Response, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
+	defer resp.Body.Close()
+	res, err := mapResp(resp)
+	if err != nil {
+		return sent{res: errorResult(transportFailure(resp.Request.Context(), err, s.opts.UpstreamTimeout, key)), status: resp.StatusCode, failed: true}
+	}
+	if res.IsError || len(res.Content) > 1 {
+		redactResult(res, key)
+	}
+	return sent{res: res, status: resp.StatusCode}
+}
+
+// stillRunning is the answer when the wait passed: the 202's result, and
+// where the job is, since restmcp does not send the request again.
+func (s *Server) stillRunning(out sent, job *asyncJob, polls int, waited time.Duration, key string) sent {
+	out.res.Content = append(out.res.Content, &mcp.TextContent{Text: fmt.Sprintf(
+		"the API accepted the request and is still working on it: restmcp watched its status for %d s (%d polls) and did not send the request again; the job's status is at %s",
+		int(waited.Round(time.Second).Seconds()), polls, redact(job.status.String(), key))})
+	out.async = nil
+	return out
+}
+
+// pollRequest is a GET of u carrying what the original call carried to
+// authenticate: its headers (not its body's), and its credential query
+// parameters when u lacks them.
+func pollRequest(ctx context.Context, t *openapi.Tool, orig *http.Request, u *url.URL) *http.Request {
+	target := *u
+	q := target.Query()
+	changed := false
+	for _, name := range t.CredentialQueryNames() {
+		if v := orig.URL.Query().Get(name); v != "" && q.Get(name) == "" {
+			q.Set(name, v)
+			changed = true
+		}
+	}
+	if changed {
+		target.RawQuery = q.Encode()
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
+	for k, vs := range orig.Header {
+		switch k {
+		case "Content-Type", "Content-Length", "Content-Encoding", "Idempotency-Key", "X-Idempotency-Key":
+			continue
+		}
+		req.Header[k] = vs
+	}
+	return req
+}
+
+// drainClose reads a little of a body and closes it, so the connection
+// can be reused.
+func drainClose(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
