@@ -120,7 +120,7 @@ func (s *Server) awaitJob(ctx context.Context, t *openapi.Tool, orig *http.Reque
 		case <-time.After(wait):
 		}
 		polls++
-		resp, err := s.client.Do(pollRequest(ctx, t, orig, job.status))
+		resp, err := s.client.Do(pollRequest(t, orig, job.status))
 		if err != nil {
 			return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key) + "\nthe job was started (HTTP 202) and may still be running; restmcp did not send the request again"), failed: true, status: out.status}
 		}
@@ -169,7 +169,7 @@ func (s *Server) awaitJob(ctx context.Context, t *openapi.Tool, orig *http.Reque
 
 // fetchResult GETs a finished job's result and maps it.
 func (s *Server) fetchResult(ctx context.Context, t *openapi.Tool, orig *http.Request, u *url.URL, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
-	resp, err := s.client.Do(pollRequest(ctx, t, orig, u))
+	resp, err := s.client.Do(pollRequest(t, orig, u))
 	if err != nil {
 		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key) + "\nthe job has ended; its result is at " + redact(u.String(), key)), failed: true}
 	}
@@ -201,8 +201,11 @@ func (s *Server) stillRunning(out sent, job *asyncJob, polls int, waited time.Du
 
 // pollRequest is a GET of u carrying what the original call carried to
 // authenticate: its headers (not its body's), and its credential query
-// parameters when u lacks them.
-func pollRequest(ctx context.Context, t *openapi.Tool, orig *http.Request, u *url.URL) *http.Request {
+// parameters when u lacks them; on the original's context, so it goes
+// through the caller's own connection pool (callerpools.go) and ends with
+// the call.
+func pollRequest(t *openapi.Tool, orig *http.Request, u *url.URL) *http.Request {
+	ctx := orig.Context()
 	target := *u
 	q := target.Query()
 	changed := false
