@@ -50,31 +50,7 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool, link func(med
 	}
 
 	if ok && kind != kindText {
-		limit, what := s.opts.MaxBinaryBytes, "binary results"
-		switch {
-		case isDownload(resp):
-			limit, what = s.opts.MaxDownloadBytes, "downloads (max_download_bytes)"
-		case link != nil:
-			if resp.ContentLength > int64(s.opts.BinaryLinkBytes) {
-				return link(mediaType, resp.ContentLength), nil
-			}
-			limit = min(limit, s.opts.BinaryLinkBytes)
-		}
-		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
-		if err != nil {
-			return nil, fmt.Errorf("reading response body: %w", err)
-		}
-		if len(data) == 0 {
-			return textResult(statusLine(resp.StatusCode), false), nil
-		}
-		if len(data) > limit {
-			if link != nil && !isDownload(resp) {
-				return link(mediaType, resp.ContentLength), nil // -1: not said
-			}
-			return errorResult(fmt.Sprintf("%s\n[%s body of %s bytes is larger than the %d-byte limit for %s and was not returned]",
-				statusLine(resp.StatusCode), mediaType, describeTotal(resp.ContentLength, limit), limit, what)), nil
-		}
-		return binaryResult(kind, mediaType, data, resp.Request.URL), nil
+		return s.binaryAnswer(resp, kind, mediaType, link)
 	}
 
 	data, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes)
@@ -88,59 +64,7 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool, link func(med
 		text += fmt.Sprintf("\n[truncated: showing %d of %s bytes]", len(text), describeTotal(resp.ContentLength, s.opts.MaxResponseBytes))
 	}
 	if !ok {
-		// R3: a non-2xx is a tool error whose text names the status, then,
-		// for 429, when to retry (the adapter itself never waits), then the
-		// body. A refused redirect also names where it pointed.
-		var b strings.Builder
-		b.WriteString(statusLine(resp.StatusCode))
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			if v := resp.Header.Get("Retry-After"); v != "" {
-				b.WriteString("\nRetry-After: " + v)
-			}
-		}
-		// What the upstream says of its rate limit, as one line the
-		// model can act on (and as structuredContent below).
-		limit, limited := readUpstreamLimit(resp.StatusCode, resp.Header, time.Now())
-		if limited {
-			b.WriteString("\n" + limit.line())
-		}
-		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-			if v := resp.Header.Get("Location"); v != "" {
-				b.WriteString("\nLocation: " + v + " (redirect not followed: restmcp follows redirects only within the same host)")
-			}
-		}
-		if text != "" {
-			b.WriteString("\n" + text)
-		}
-		if s.opts.UpstreamErrorsEmpty && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
-			// The deployment documents [] for a failed read: the model
-			// gets that, and the status only in the log and metrics.
-			return textResult("[]", false), nil
-		}
-		res := errorResult(b.String())
-		if s.opts.ErrorStructuredContent && !truncated && isJSON(mediaType) {
-			// The upstream's error object (code, retryable, request_id…)
-			// as data, beside the text (redacted in send, as the text is),
-			// when it fits the tool's outputSchema: an SDK client checks
-			// any structuredContent against it, error results included, and
-			// rejects the whole result when it does not validate. One that
-			// does not fit stays in the text only, with a note saying so.
-			if obj := jsonObject(data); obj != nil {
-				if t == nil || t.FitsStructured(data) {
-					res.StructuredContent = obj
-				} else {
-					res.Content = append(res.Content, &mcp.TextContent{Text: errorObjectNote})
-				}
-			}
-		}
-		if limited && res.StructuredContent == nil {
-			// Only when it fits the outputSchema: an SDK client checks any
-			// structuredContent, error results included.
-			if b, err := sdkJSON(limit.object()); err == nil && (t == nil || t.FitsStructured(b)) {
-				res.StructuredContent = json.RawMessage(b)
-			}
-		}
-		return res, nil
+		return s.errorAnswer(resp, t, mediaType, data, text, truncated), nil
 	}
 	if text == "" {
 		return textResult(statusLine(resp.StatusCode), false), nil // R2
@@ -159,6 +83,97 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool, link func(med
 		addResponseHeaders(res, t, resp)
 	}
 	return res, nil
+}
+
+// binaryAnswer maps a 2xx binary answer (R4): inline up to MaxBinaryBytes,
+// a link past BinaryLinkBytes when link is set, up to MaxDownloadBytes when
+// the call reads a link; larger, an error result naming the bound.
+func (s *Server) binaryAnswer(resp *http.Response, kind kind, mediaType string, link func(mediaType string, size int64) *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+	limit, what := s.opts.MaxBinaryBytes, "binary results"
+	switch {
+	case isDownload(resp):
+		limit, what = s.opts.MaxDownloadBytes, "downloads (max_download_bytes)"
+	case link != nil:
+		if resp.ContentLength > int64(s.opts.BinaryLinkBytes) {
+			return link(mediaType, resp.ContentLength), nil
+		}
+		limit = min(limit, s.opts.BinaryLinkBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading response body: %w", err)
+	}
+	if len(data) == 0 {
+		return textResult(statusLine(resp.StatusCode), false), nil
+	}
+	if len(data) > limit {
+		if link != nil && !isDownload(resp) {
+			return link(mediaType, resp.ContentLength), nil // -1: not said
+		}
+		return errorResult(fmt.Sprintf("%s\n[%s body of %s bytes is larger than the %d-byte limit for %s and was not returned]",
+			statusLine(resp.StatusCode), mediaType, describeTotal(resp.ContentLength, limit), limit, what)), nil
+	}
+	return binaryResult(kind, mediaType, data, resp.Request.URL), nil
+}
+
+// errorAnswer maps a non-2xx answer (R3): a tool error whose text names the
+// status, then, for 429 and 503, when to retry (the adapter itself never
+// waits) and what the rate-limit headers say, then the body; data is the
+// body read, text its text (with the truncation note).
+func (s *Server) errorAnswer(resp *http.Response, t *openapi.Tool, mediaType string, data []byte, text string, truncated bool) *mcp.CallToolResult {
+	// R3: a non-2xx is a tool error whose text names the status, then,
+	// for 429, when to retry (the adapter itself never waits), then the
+	// body. A refused redirect also names where it pointed.
+	var b strings.Builder
+	b.WriteString(statusLine(resp.StatusCode))
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		if v := resp.Header.Get("Retry-After"); v != "" {
+			b.WriteString("\nRetry-After: " + v)
+		}
+	}
+	// What the upstream says of its rate limit, as one line the
+	// model can act on (and as structuredContent below).
+	limit, limited := readUpstreamLimit(resp.StatusCode, resp.Header, time.Now())
+	if limited {
+		b.WriteString("\n" + limit.line())
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if v := resp.Header.Get("Location"); v != "" {
+			b.WriteString("\nLocation: " + v + " (redirect not followed: restmcp follows redirects only within the same host)")
+		}
+	}
+	if text != "" {
+		b.WriteString("\n" + text)
+	}
+	if s.opts.UpstreamErrorsEmpty && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+		// The deployment documents [] for a failed read: the model
+		// gets that, and the status only in the log and metrics.
+		return textResult("[]", false)
+	}
+	res := errorResult(b.String())
+	if s.opts.ErrorStructuredContent && !truncated && isJSON(mediaType) {
+		// The upstream's error object (code, retryable, request_id…)
+		// as data, beside the text (redacted in send, as the text is),
+		// when it fits the tool's outputSchema: an SDK client checks
+		// any structuredContent against it, error results included, and
+		// rejects the whole result when it does not validate. One that
+		// does not fit stays in the text only, with a note saying so.
+		if obj := jsonObject(data); obj != nil {
+			if t == nil || t.FitsStructured(data) {
+				res.StructuredContent = obj
+			} else {
+				res.Content = append(res.Content, &mcp.TextContent{Text: errorObjectNote})
+			}
+		}
+	}
+	if limited && res.StructuredContent == nil {
+		// Only when it fits the outputSchema: an SDK client checks any
+		// structuredContent, error results included.
+		if b, err := sdkJSON(limit.object()); err == nil && (t == nil || t.FitsStructured(b)) {
+			res.StructuredContent = json.RawMessage(b)
+		}
+	}
+	return res
 }
 
 // addResponseHeaders gives res what the answer's headers tell the model
