@@ -199,53 +199,10 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			}()
 		}
 
-		var args json.RawMessage
-		if req.Params != nil {
-			args = req.Params.Arguments
+		upReq, jq, args, refused := s.buildUpstream(ctx, callCtx, t, req, a, ex, log)
+		if refused != nil {
+			return refused, nil
 		}
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		scheme := ""
-		if cred.source == "bearer" {
-			scheme = "Bearer"
-		}
-		var jq *jqFilter
-		if s.opts.JQFilter && t.RespondsJSON() {
-			jq, args, err = takeJQFilter(args)
-		}
-		var upReq *http.Request
-		if err == nil {
-			upReq, err = t.NewRequestPresented(withUpstreamCaller(callCtx, cred.key), args, cred.key, scheme)
-		}
-		if err != nil {
-			var argErr *openapi.ArgumentError
-			var credErr *openapi.CredentialError
-			switch {
-			case errors.As(err, &argErr), errors.As(err, &credErr):
-				if s.logger.Enabled(ctx, slog.LevelDebug) {
-					log().Debug("tool call refused", "error", err.Error())
-				}
-				s.afterCall(ctx, a, metering.OutcomeInvalidArguments, 0, 0, true)
-				ex.call.isError = true
-				return errorResult(err.Error()), nil
-			default:
-				log().Error("building upstream request failed", "error", redact(err.Error(), cred.key))
-				s.afterCall(ctx, a, metering.OutcomeUpstreamFailed, 0, 0, true)
-				ex.call.isError = true
-				return errorResult("internal error: building the upstream request: " + redact(err.Error(), cred.key)), nil
-			}
-		}
-		for name, vs := range ex.forward {
-			if _, own := upReq.Header[name]; !own {
-				upReq.Header[name] = vs
-			}
-		}
-		upReq.Header.Set("Accept-Encoding", acceptEncoding) // R9
-		if upReq.Header.Get("User-Agent") == "" {
-			upReq.Header.Set("User-Agent", s.userAgent)
-		}
-
 		upReq, idem, wrote := prepareSend(t, upReq)
 		sentAt := time.Now()
 		span := s.startUpstreamSpan(callCtx, t, upReq)
@@ -266,34 +223,97 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		if idem != nil || wrote != nil {
 			noteSend(out.res, out.failed, idem, wrote)
 		}
-		outcome := metering.OutcomeOK
-		switch {
-		case out.failed:
-			outcome = metering.OutcomeUpstreamFailed
-		case out.status < 200 || out.status > 299:
-			outcome = metering.OutcomeUpstreamError
-		}
-		took := time.Since(sentAt)
-		s.metrics.upstream.WithLabelValues(string(outcome)).Observe(took.Seconds())
-		ex.call.status, ex.call.isError, ex.call.upstream = out.status, out.res.IsError, took
-		if s.logger.Enabled(ctx, slog.LevelDebug) {
-			log().Debug("tool call",
-				"operation_id", t.OperationID,
-				"upstream_status", out.status,
-				"is_error", out.res.IsError,
-				"duration_ms", time.Since(a.start).Milliseconds())
-		}
-		s.afterCall(ctx, a, outcome, out.status, out.bytes, out.failed)
-		if s.opts.TimingMeta {
-			if out.res.Meta == nil {
-				out.res.Meta = mcp.Meta{}
-			}
-			out.res.Meta[metaKeyTiming] = map[string]float64{
-				"meter_ms": milliseconds(ex.call.meter), "upstream_ms": milliseconds(took), "total_ms": milliseconds(time.Since(a.start)),
-			}
-		}
-		return out.res, nil
+		return s.finishCall(ctx, t, a, ex, out, sentAt, log), nil
 	}
+}
+
+// buildUpstream turns the call's arguments into the upstream request, with
+// the jq filter the call asked for (taken out of the arguments) and the
+// arguments as sent; a refusal (invalid arguments, a missing credential,
+// a request that cannot be built) is the call's result, already settled.
+func (s *Server) buildUpstream(ctx, callCtx context.Context, t *openapi.Tool, req *mcp.CallToolRequest, a *admission, ex *exchange, log func() *slog.Logger) (*http.Request, *jqFilter, json.RawMessage, *mcp.CallToolResult) {
+	cred := ex.cred
+	var args json.RawMessage
+	if req.Params != nil {
+		args = req.Params.Arguments
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	scheme := ""
+	if cred.source == "bearer" {
+		scheme = "Bearer"
+	}
+	var jq *jqFilter
+	var err error
+	if s.opts.JQFilter && t.RespondsJSON() {
+		jq, args, err = takeJQFilter(args)
+	}
+	var upReq *http.Request
+	if err == nil {
+		upReq, err = t.NewRequestPresented(withUpstreamCaller(callCtx, cred.key), args, cred.key, scheme)
+	}
+	if err != nil {
+		var argErr *openapi.ArgumentError
+		var credErr *openapi.CredentialError
+		switch {
+		case errors.As(err, &argErr), errors.As(err, &credErr):
+			if s.logger.Enabled(ctx, slog.LevelDebug) {
+				log().Debug("tool call refused", "error", err.Error())
+			}
+			s.afterCall(ctx, a, metering.OutcomeInvalidArguments, 0, 0, true)
+			ex.call.isError = true
+			return nil, nil, nil, errorResult(err.Error())
+		default:
+			log().Error("building upstream request failed", "error", redact(err.Error(), cred.key))
+			s.afterCall(ctx, a, metering.OutcomeUpstreamFailed, 0, 0, true)
+			ex.call.isError = true
+			return nil, nil, nil, errorResult("internal error: building the upstream request: " + redact(err.Error(), cred.key))
+		}
+	}
+	for name, vs := range ex.forward {
+		if _, own := upReq.Header[name]; !own {
+			upReq.Header[name] = vs
+		}
+	}
+	upReq.Header.Set("Accept-Encoding", acceptEncoding) // R9
+	if upReq.Header.Get("User-Agent") == "" {
+		upReq.Header.Set("User-Agent", s.userAgent)
+	}
+	return upReq, jq, args, nil
+}
+
+// finishCall records what the upstream call came to (its outcome in the
+// metrics, the exchange and the after-call work: usage, refund, event) and
+// completes its result (timing in _meta when asked).
+func (s *Server) finishCall(ctx context.Context, t *openapi.Tool, a *admission, ex *exchange, out sent, sentAt time.Time, log func() *slog.Logger) *mcp.CallToolResult {
+	outcome := metering.OutcomeOK
+	switch {
+	case out.failed:
+		outcome = metering.OutcomeUpstreamFailed
+	case out.status < 200 || out.status > 299:
+		outcome = metering.OutcomeUpstreamError
+	}
+	took := time.Since(sentAt)
+	s.metrics.upstream.WithLabelValues(string(outcome)).Observe(took.Seconds())
+	ex.call.status, ex.call.isError, ex.call.upstream = out.status, out.res.IsError, took
+	if s.logger.Enabled(ctx, slog.LevelDebug) {
+		log().Debug("tool call",
+			"operation_id", t.OperationID,
+			"upstream_status", out.status,
+			"is_error", out.res.IsError,
+			"duration_ms", time.Since(a.start).Milliseconds())
+	}
+	s.afterCall(ctx, a, outcome, out.status, out.bytes, out.failed)
+	if s.opts.TimingMeta {
+		if out.res.Meta == nil {
+			out.res.Meta = mcp.Meta{}
+		}
+		out.res.Meta[metaKeyTiming] = map[string]float64{
+			"meter_ms": milliseconds(ex.call.meter), "upstream_ms": milliseconds(took), "total_ms": milliseconds(time.Since(a.start)),
+		}
+	}
+	return out.res
 }
 
 // forKey reports whether a was made for the caller with key id keyID ("" for
