@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/restmcp/restmcp/internal/clip"
 	"github.com/restmcp/restmcp/internal/jsonvalue"
 )
 
@@ -157,11 +158,7 @@ func (t *Tool) ResponseHeaders(h http.Header) map[string]string {
 		}
 		v := strings.Join(vs, ", ")
 		if len(v) > MaxResponseHeaderBytes {
-			cut := MaxResponseHeaderBytes - len("…")
-			for cut > 0 && !utf8Start(v[cut]) {
-				cut--
-			}
-			v = v[:cut] + "…"
+			v = clip.String(v, MaxResponseHeaderBytes-len("…"))
 		}
 		if out == nil {
 			out = map[string]string{}
@@ -174,8 +171,6 @@ func (t *Tool) ResponseHeaders(h http.Header) map[string]string {
 // HeadersMember is the name of the structuredContent member that holds
 // ResponseHeaders ("" when the output schema has none).
 func (t *Tool) HeadersMember() string { return t.headersMember }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // Page is a link to another page of a list, as arguments of the same tool.
 type Page struct {
@@ -263,6 +258,7 @@ func (t *Tool) argumentsFor(u *url.URL) (map[string]any, bool) {
 		return nil, false
 	}
 	args := map[string]any{}
+	types := t.argumentTypes()
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	tmpl := strings.Split(strings.TrimPrefix(t.PathTemplate, "/"), "/")
 	if len(segs) != len(tmpl) {
@@ -275,7 +271,7 @@ func (t *Tool) argumentsFor(u *url.URL) (map[string]any, bool) {
 				return nil, false
 			}
 			if pp := p.paramByWire("path", strings.TrimSuffix(name, "}")); pp != nil {
-				args[pp.key] = t.typed(pp.key, v)
+				args[pp.key] = typed(types[pp.key], v)
 				continue
 			}
 			return nil, false
@@ -284,15 +280,16 @@ func (t *Tool) argumentsFor(u *url.URL) (map[string]any, bool) {
 			return nil, false
 		}
 	}
+	creds := t.CredentialQueryNames()
 	for k, vs := range u.Query() {
-		if p.credentialQuery(k) {
+		if slices.Contains(creds, k) {
 			continue
 		}
 		pp := p.paramByWire("query", k)
 		if pp == nil || len(vs) == 0 {
 			return nil, false
 		}
-		args[pp.key] = t.typed(pp.key, vs[0])
+		args[pp.key] = typed(types[pp.key], vs[0])
 	}
 	return args, true
 }
@@ -307,33 +304,29 @@ func (p *requestPlan) paramByWire(in, wire string) *paramPlan {
 	return nil
 }
 
-// credentialQuery reports whether the caller's key goes in the query
-// parameter name.
-func (p *requestPlan) credentialQuery(name string) bool {
-	if p.sec == nil {
-		return false
-	}
-	for _, c := range p.sec.withKey {
-		if c.kind == "query" && c.name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// typed is v as the input schema's type for key: a number for integer
-// and number, a boolean for boolean, else the string.
-func (t *Tool) typed(key, v string) any {
+// argumentTypes is the JSON Schema type of each top-level argument of
+// t's input schema (the first, when it lists several).
+func (t *Tool) argumentTypes() map[string]string {
 	var s struct {
 		Properties map[string]struct {
 			Type any `json:"type"`
 		} `json:"properties"`
 	}
 	_ = json.Unmarshal(t.InputSchema, &s)
-	typ := s.Properties[key].Type
-	if l, ok := typ.([]any); ok && len(l) > 0 {
-		typ = l[0]
+	types := make(map[string]string, len(s.Properties))
+	for k, p := range s.Properties {
+		typ := p.Type
+		if l, ok := typ.([]any); ok && len(l) > 0 {
+			typ = l[0]
+		}
+		types[k], _ = typ.(string)
 	}
+	return types
+}
+
+// typed is v as the type typ says: a number for integer and number, a
+// boolean for boolean, else the string.
+func typed(typ, v string) any {
 	switch typ {
 	case "integer", "number":
 		if _, err := strconv.ParseFloat(v, 64); err == nil {
