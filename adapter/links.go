@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/internal/clip"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -157,21 +158,10 @@ func (s *Server) readDownload(ctx context.Context, req *mcp.ReadResourceRequest)
 	}
 	var text string
 	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			text += c.Text
-		case *mcp.ImageContent:
-			if !res.IsError {
-				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: c.MIMEType, Blob: c.Data}}}, nil
-			}
-		case *mcp.AudioContent:
-			if !res.IsError {
-				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: c.MIMEType, Blob: c.Data}}}, nil
-			}
-		case *mcp.EmbeddedResource:
-			if !res.IsError && c.Resource != nil {
-				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: c.Resource.MIMEType, Blob: c.Resource.Blob}}}, nil
-			}
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text += tc.Text
+		} else if mediaType, data, ok := blobOf(c); ok && !res.IsError {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mediaType, Blob: data}}}, nil
 		}
 	}
 	if text == "" {
@@ -180,10 +170,27 @@ func (s *Server) readDownload(ctx context.Context, req *mcp.ReadResourceRequest)
 	return nil, &jsonrpc.Error{Code: codeInternalError, Message: "resource " + clipURI(uri) + ": " + text}
 }
 
-// clipURI shortens a download URI for messages.
+// blobOf is the media type and bytes of a binary content item (what
+// binaryResult makes: image, audio, or an embedded blob).
+func blobOf(c mcp.Content) (string, []byte, bool) {
+	switch c := c.(type) {
+	case *mcp.ImageContent:
+		return c.MIMEType, c.Data, true
+	case *mcp.AudioContent:
+		return c.MIMEType, c.Data, true
+	case *mcp.EmbeddedResource:
+		if c.Resource != nil {
+			return c.Resource.MIMEType, c.Resource.Blob, true
+		}
+	}
+	return "", nil, false
+}
+
+// clipURI shortens a download URI for messages: past 60 bytes, its first
+// 57 and "…".
 func clipURI(uri string) string {
 	if len(uri) > 60 {
-		return uri[:57] + "…"
+		return clip.String(uri, 57)
 	}
 	return uri
 }
