@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -58,13 +57,10 @@ func readAsyncJob(resp *http.Response) *asyncJob {
 	return nil
 }
 
-// retryAfter is a Retry-After in seconds, or 0.
+// retryAfter is h's Retry-After (seconds or a date, retryAfterSeconds) as a
+// duration, or 0 when it is not said.
 func retryAfter(h http.Header) time.Duration {
-	n, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After")))
-	if err != nil || n < 0 {
-		return 0
-	}
-	return time.Duration(n) * time.Second
+	return time.Duration(max(retryAfterSeconds(h, time.Now()), 0)) * time.Second
 }
 
 // jobState is what a status resource's JSON body says: "running",

@@ -26,14 +26,7 @@ type upstreamLimit struct {
 // a rate limit: a 429, or a 403 or 503 that sends Retry-After or says no
 // call is left.
 func readUpstreamLimit(status int, h http.Header, now time.Time) (l upstreamLimit, limited bool) {
-	l = upstreamLimit{retryAfter: -1, remaining: -1, limit: -1, reset: -1}
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
-			l.retryAfter = n
-		} else if t, err := http.ParseTime(v); err == nil {
-			l.retryAfter = max(0, int64(math.Ceil(t.Sub(now).Seconds())))
-		}
-	}
+	l = upstreamLimit{retryAfter: retryAfterSeconds(h, now), remaining: -1, limit: -1, reset: -1}
 	// The structured field (draft 07 on): items "policy";r=<remaining>;t=<seconds>;
 	// the one with the fewest calls left describes the caller.
 	if v := h.Get("RateLimit"); v != "" {
@@ -120,6 +113,23 @@ func (l upstreamLimit) object() map[string]any {
 		}
 	}
 	return map[string]any{"rate_limit": m}
+}
+
+// retryAfterSeconds is h's Retry-After (RFC 9110 §10.2.3: a number of
+// seconds, or an HTTP date) as whole seconds from now, at least 0; -1 when
+// it is absent or unreadable.
+func retryAfterSeconds(h http.Header, now time.Time) int64 {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return -1
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+		return n
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, int64(math.Ceil(t.Sub(now).Seconds())))
+	}
+	return -1
 }
 
 // headerInt is h's field name as a whole number ≥ 0, or -1.
