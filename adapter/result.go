@@ -231,14 +231,7 @@ func withMember(obj []byte, name string, v any) []byte {
 			}
 		}
 	}
-	key, _ := sdkJSON(name)
-	out := make([]byte, 0, len(obj)+len(key)+len(hb)+2)
-	out = append(out, obj[:len(obj)-1]...)
-	if len(bytes.TrimSpace(obj[1:len(obj)-1])) > 0 {
-		out = append(out, ',')
-	}
-	out = append(append(append(out, key...), ':'), hb...)
-	return append(out, '}')
+	return jsonvalue.AppendMember(obj, name, hb)
 }
 
 // compactObject is a 2xx body that is a JSON object, as structuredContent:

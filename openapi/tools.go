@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -400,11 +399,5 @@ func closeObject(in json.RawMessage) json.RawMessage {
 			return in
 		}
 	}
-	trimmed := bytes.TrimRight(in, " \t\r\n")
-	out := make(json.RawMessage, 0, len(trimmed)+29)
-	out = append(out, trimmed[:len(trimmed)-1]...)
-	if len(ms) > 0 {
-		out = append(out, ',')
-	}
-	return append(out, `"additionalProperties":false}`...)
+	return jsonvalue.AppendMember(in, "additionalProperties", []byte("false"))
 }

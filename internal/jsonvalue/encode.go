@@ -315,3 +315,20 @@ func appendEscapedHTML(dst []byte, s string) []byte {
 	}
 	return dst[:n]
 }
+
+// AppendMember returns a new slice: obj, a JSON object (trailing space
+// allowed), with the member key: value added at its end; value is JSON
+// already, key is written as AppendString writes it (no HTML escaping).
+// The caller has checked that obj is an object without that key.
+func AppendMember(obj []byte, key string, value []byte) []byte {
+	trimmed := bytes.TrimRight(obj, " \t\r\n")
+	out := make([]byte, 0, len(trimmed)+len(key)+len(value)+4)
+	out = append(out, trimmed[:len(trimmed)-1]...)
+	if len(bytes.TrimSpace(trimmed[1:len(trimmed)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = AppendString(out, key, false)
+	out = append(out, ':')
+	out = append(out, value...)
+	return append(out, '}')
+}
