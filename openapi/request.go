@@ -20,16 +20,18 @@ import (
 
 // requestPlan is everything NewRequest needs, computed once at load.
 type requestPlan struct {
-	tool     string
-	method   string
-	base     string // server URL without trailing "/"
-	path     []pathSeg
-	params   []*paramPlan // declaration order (Q2)
-	body     *bodyPlan
-	props    map[string]*propPlan // input-schema key → where it goes (P3)
-	required []string             // input-schema keys, in schema order
-	sec      *securityPlan
-	accept   string // the Accept header sent upstream (Q9)
+	tool   string
+	method string
+	base   string // server URL without trailing "/"
+	path   []pathSeg
+	params []*paramPlan // declaration order (Q2)
+	// idempotency is the Idempotency-Key header parameter (idempotencyParam).
+	idempotency *paramPlan
+	body        *bodyPlan
+	props       map[string]*propPlan // input-schema key → where it goes (P3)
+	required    []string             // input-schema keys, in schema order
+	sec         *securityPlan
+	accept      string // the Accept header sent upstream (Q9)
 
 	inputSchema []byte
 	compileOnce sync.Once
@@ -973,22 +975,33 @@ func (bp *bodyPlan) multipartBody(fields []arg, plans []*bodyField) ([]byte, str
 // header parameter named Idempotency-Key or X-Idempotency-Key (any case);
 // "" when the operation declares none.
 func (t *Tool) IdempotencyHeader() (arg, header string) {
-	if t.plan == nil {
+	if t.plan == nil || t.plan.idempotency == nil {
 		return "", ""
 	}
-	for _, p := range t.plan.params {
-		if p.in != "header" {
+	pp := t.plan.idempotency
+	if pp.canon != "" {
+		return pp.key, pp.canon
+	}
+	return pp.key, textproto.CanonicalMIMEHeaderKey(pp.wire)
+}
+
+// idempotencyParam is the plan's Idempotency-Key or X-Idempotency-Key
+// header parameter (any case), found once when the tool is built; nil
+// when it has none.
+func (p *requestPlan) idempotencyParam() *paramPlan {
+	for _, pp := range p.params {
+		if pp.in != "header" {
 			continue
 		}
-		c := p.canon // set for every header parameter (params.go); nothing to allocate per call
+		c := pp.canon
 		if c == "" {
-			c = textproto.CanonicalMIMEHeaderKey(p.wire)
+			c = textproto.CanonicalMIMEHeaderKey(pp.wire)
 		}
 		if c == "Idempotency-Key" || c == "X-Idempotency-Key" {
-			return p.key, c
+			return pp
 		}
 	}
-	return "", ""
+	return nil
 }
 
 // CredentialQueryNames are the query parameters the caller's key goes in

@@ -265,6 +265,7 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 	plan.sec = sec
 	plan.accept = acceptOf(op)
 	t.plan = plan
+	plan.idempotency = plan.idempotencyParam()
 	if b.opts.StrictArguments {
 		in = closeObject(in)
 	}
