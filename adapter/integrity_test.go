@@ -174,6 +174,7 @@ type integrityOutcome struct {
 	err   bool   // an error result, naming no other caller
 	stale bool   // an answer made for an earlier call with the same key
 	wrong string // the answer, when it was made for another caller (another key)
+	raw   string // the whole answer, for a failure's message
 }
 
 // runIntegrity makes calls tools/calls through a server in front of an
@@ -300,17 +301,24 @@ func integrityCall(t *testing.T, client *http.Client, url, key, tag, fault strin
 		body += `,"pad":"` + strings.Repeat("x", pad) + `"`
 	}
 	body += "}"
+	// The answers without a body (to a HEAD, a 204) carry no tag: one that
+	// reaches a call it was not made for came on this key's own connections
+	// (a pool per key), shifted along by a stray answer, so it is an
+	// earlier answer of this key, like a body with an earlier tag.
+	bodiless := text == "HTTP 200 OK" || text == "HTTP 204 No Content"
 	switch {
 	case m.Result.IsError:
 		return integrityOutcome{fault: fault, err: true}
+	case bodiless && !(fault == "after-head" && text == "HTTP 200 OK") && !(fault == "after-204" && text == "HTTP 204 No Content"):
+		return integrityOutcome{fault: fault, stale: true, raw: string(raw)}
 	case fault == "after-head" || fault == "after-204":
 		want := "HTTP 200 OK"
 		if fault == "after-204" {
 			want = "HTTP 204 No Content"
 		}
-		return integrityOutcome{fault: fault, ok: text == want}
+		return integrityOutcome{fault: fault, ok: text == want, raw: string(raw)}
 	default:
-		return integrityOutcome{fault: fault, ok: text == body && string(m.Result.StructuredContent) == body}
+		return integrityOutcome{fault: fault, ok: text == body && string(m.Result.StructuredContent) == body, raw: string(raw)}
 	}
 }
 
@@ -357,7 +365,7 @@ func TestAnswerIntegrity(t *testing.T) {
 				case o.ok:
 					tl.ok++
 				default:
-					t.Errorf("%s: neither its own answer nor an error", o.fault)
+					t.Errorf("%s: neither its own answer nor an error: %.400s", o.fault, o.raw)
 				}
 			}
 			for _, f := range integrityFaults {
