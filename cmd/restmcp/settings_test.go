@@ -882,7 +882,18 @@ func TestExampleConfigsThroughServe(t *testing.T) {
 				Msg    string         `json:"msg"`
 				Config map[string]any `json:"config"`
 			}
-			first, _, _ := strings.Cut(r.err.String(), "\n")
+			// The log reaches the test apart from the banner (two pipes).
+			var first string
+			if err := pollUntil(5*time.Second, func() error {
+				line, complete := strings.CutSuffix(strings.SplitAfter(r.err.String(), "\n")[0], "\n")
+				if !complete {
+					return fmt.Errorf("no log line yet")
+				}
+				first = line
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
 			if err := json.Unmarshal([]byte(first), &logged); err != nil || logged.Msg != "starting" {
 				t.Fatalf("the first log line is not the starting line: %s", first)
 			}
