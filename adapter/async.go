@@ -19,16 +19,18 @@ import (
 // job answers 202 Accepted with where to watch it: Operation-Location,
 // Azure-AsyncOperation or Location (same host as the call only). restmcp
 // then polls that status resource within the same tools/call, with the
-// caller's credential as the call carried it, every Retry-After (1 to 10
-// s; 1 s when not said), until the job ends or AsyncWait passes, and
+// caller's credential as the call carried it, every Retry-After (from
+// Options.AsyncPollInterval, 1 s by default, to 10 s), until the job ends or AsyncWait passes, and
 // returns the end as a synchronous call would: the status resource's final
 // answer, the result a 303 (or a finished status's resourceLocation)
 // points to, or the failure. It never sends the request again. Polls are
 // not calls: the tools/call is metered once, with its final outcome.
 
+// asyncMaxPoll is the longest wait between two polls within a call; a
+// task's polls wait up to taskMaxPoll (the client spaces them).
 const (
-	asyncMinPoll = time.Second
 	asyncMaxPoll = 10 * time.Second
+	taskMaxPoll  = time.Minute
 )
 
 // asyncJob is where a 202 says its job can be watched.
@@ -95,77 +97,116 @@ func jobState(body []byte) (state, resultLocation string) {
 	return "running", ""
 }
 
+// follower builds a follow-up request of a call (a poll, a result, a
+// cancel) carrying the caller's credential.
+type follower func(method string, u *url.URL) (*http.Request, error)
+
+// pollWait is how long to wait before the next poll of a job that asked
+// for retry (Retry-After; 0 when not said): at least the deployment's
+// poll interval (Options.AsyncPollInterval), at most most.
+func (s *Server) pollWait(retry, most time.Duration) time.Duration {
+	return min(max(retry, s.opts.AsyncPollInterval), max(most, s.opts.AsyncPollInterval))
+}
+
 // awaitJob polls out's job until it ends or the wait passes, and returns
 // what the call answers: the job's end mapped by mapResp, or the 202 with
-// a note that the job is still running.
-func (s *Server) awaitJob(ctx context.Context, t *openapi.Tool, orig *http.Request, out sent, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
+// a note that the job is still running (and, when the caller can have one,
+// a handle to resume watching it with: stillRunning).
+func (s *Server) awaitJob(ctx context.Context, t *openapi.Tool, a *admission, orig *http.Request, out sent, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
 	job, start := out.async, time.Now()
 	deadline := start.Add(s.opts.AsyncWait)
 	if d, ok := ctx.Deadline(); ok && d.Add(-time.Second).Before(deadline) {
 		deadline = d.Add(-time.Second) // room to answer within upstream_timeout
 	}
+	follow := func(method string, u *url.URL) (*http.Request, error) { return pollRequest(t, orig, u), nil }
 	polls := 0
 	for {
-		wait := min(max(job.retry, asyncMinPoll), asyncMaxPoll)
+		wait := s.pollWait(job.retry, asyncMaxPoll)
 		if time.Now().Add(wait).After(deadline) {
-			return s.stillRunning(out, job, polls, time.Since(start), key)
+			return s.stillRunning(ctx, t, a, out, job, polls, time.Since(start), key)
 		}
 		select {
 		case <-ctx.Done():
-			return s.stillRunning(out, job, polls, time.Since(start), key)
+			return s.stillRunning(ctx, t, a, out, job, polls, time.Since(start), key)
 		case <-time.After(wait):
 		}
 		polls++
-		resp, err := s.client.Do(pollRequest(t, orig, job.status))
-		if err != nil {
-			return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key) + "\nthe job was started (HTTP 202) and may still be running; restmcp did not send the request again"), failed: true, status: out.status}
-		}
+		next, end, err := s.pollJob(ctx, job, orig.URL.Host, follow, key, mapResp)
 		switch {
-		case resp.StatusCode == http.StatusAccepted:
-			next := readAsyncJob(resp)
-			drainClose(resp)
-			if next == nil {
-				next = &asyncJob{status: job.status}
-			}
-			next.retry = retryAfter(resp.Header)
-			job = next
-			continue
-		case resp.StatusCode == http.StatusSeeOther, resp.StatusCode == http.StatusCreated && resp.Header.Get("Location") != "":
-			loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
-			drainClose(resp)
-			if err != nil || loc.Host != orig.URL.Host {
-				return sent{res: errorResult(fmt.Sprintf("the job ended (HTTP %d) with its result on another host, which restmcp does not fetch", resp.StatusCode)), status: resp.StatusCode}
-			}
-			return s.fetchResult(ctx, t, orig, loc, key, mapResp)
-		case resp.StatusCode == http.StatusOK:
-			body, err := io.ReadAll(io.LimitReader(resp.Body, int64(s.opts.MaxResponseBytes)+1))
-			resp.Body.Close()
-			if err != nil {
-				return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key)), failed: true, status: resp.StatusCode}
-			}
-			state, loc := jobState(body)
-			switch state {
-			case "running":
-				job.retry = retryAfter(resp.Header)
-				continue
-			case "succeeded":
-				if u, err := resp.Request.URL.Parse(loc); loc != "" && err == nil && u.Host == orig.URL.Host {
-					return s.fetchResult(ctx, t, orig, u, key, mapResp)
-				}
-			case "failed":
-				return sent{res: errorResult("the job failed (its status at " + redact(job.status.String(), key) + "):\n" + redact(string(body), key)), status: resp.StatusCode}
-			}
-			resp.Body = io.NopCloser(bytes.NewReader(body))
-			return s.mapped(resp, key, mapResp)
-		default:
-			return s.mapped(resp, key, mapResp)
+		case err != nil:
+			return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key) + "\nthe job was started (HTTP 202) and may still be running; restmcp did not send the request again"), failed: true, status: out.status}
+		case end != nil:
+			return *end
 		}
+		job = next
+	}
+}
+
+// pollJob polls job once, with a request follow builds, and returns
+// either where and when to poll next (the job runs), or the call's answer
+// (the job ended: its final status, the result a 303, a 201 or a finished
+// status's resourceLocation on host points to, fetched, or the failure),
+// or the transport error of the poll (the job may still run).
+func (s *Server) pollJob(ctx context.Context, job *asyncJob, host string, follow follower, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) (*asyncJob, *sent, error) {
+	req, err := follow(http.MethodGet, job.status)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		next := readAsyncJob(resp)
+		drainClose(resp)
+		if next == nil {
+			next = &asyncJob{status: job.status}
+		}
+		next.retry = retryAfter(resp.Header)
+		return next, nil, nil
+	case resp.StatusCode == http.StatusSeeOther, resp.StatusCode == http.StatusCreated && resp.Header.Get("Location") != "":
+		loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
+		drainClose(resp)
+		if err != nil || loc.Host != host {
+			return nil, &sent{res: errorResult(fmt.Sprintf("the job ended (HTTP %d) with its result on another host, which restmcp does not fetch", resp.StatusCode)), status: resp.StatusCode}, nil
+		}
+		end := s.fetchResult(ctx, loc, follow, key, mapResp)
+		return nil, &end, nil
+	case resp.StatusCode == http.StatusOK:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(s.opts.MaxResponseBytes)+1))
+		resp.Body.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+		state, loc := jobState(body)
+		switch state {
+		case "running":
+			return &asyncJob{status: job.status, retry: retryAfter(resp.Header)}, nil, nil
+		case "succeeded":
+			if u, err := resp.Request.URL.Parse(loc); loc != "" && err == nil && u.Host == host {
+				end := s.fetchResult(ctx, u, follow, key, mapResp)
+				return nil, &end, nil
+			}
+		case "failed":
+			return nil, &sent{res: errorResult("the job failed (its status at " + redact(job.status.String(), key) + "):\n" + redact(string(body), key)), status: resp.StatusCode}, nil
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		end := s.mapped(resp, key, mapResp)
+		return nil, &end, nil
+	default:
+		end := s.mapped(resp, key, mapResp)
+		return nil, &end, nil
 	}
 }
 
 // fetchResult GETs a finished job's result and maps it.
-func (s *Server) fetchResult(ctx context.Context, t *openapi.Tool, orig *http.Request, u *url.URL, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
-	resp, err := s.client.Do(pollRequest(t, orig, u))
+func (s *Server) fetchResult(ctx context.Context, u *url.URL, follow follower, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
+	req, err := follow(http.MethodGet, u)
+	var resp *http.Response
+	if err == nil {
+		resp, err = s.client.Do(req)
+	}
 	if err != nil {
 		return sent{res: errorResult(transportFailure(ctx, err, s.opts.UpstreamTimeout, key) + "\nthe job has ended; its result is at " + redact(u.String(), key)), failed: true}
 	}
@@ -186,11 +227,20 @@ func (s *Server) mapped(resp *http.Response, key string, mapResp func(*http.Resp
 }
 
 // stillRunning is the answer when the wait passed: the 202's result, and
-// where the job is, since restmcp does not send the request again.
-func (s *Server) stillRunning(out sent, job *asyncJob, polls int, waited time.Duration, key string) sent {
-	out.res.Content = append(out.res.Content, &mcp.TextContent{Text: fmt.Sprintf(
-		"the API accepted the request and is still working on it: restmcp watched its status for %d s (%d polls) and did not send the request again; the job's status is at %s",
-		int(waited.Round(time.Second).Seconds()), polls, redact(job.status.String(), key))})
+// where the job is, since restmcp does not send the request again; with a
+// task store, a job handle too, which the companion tool (jobTool)
+// resumes watching with.
+func (s *Server) stillRunning(ctx context.Context, t *openapi.Tool, a *admission, out sent, job *asyncJob, polls int, waited time.Duration, key string) sent {
+	text := fmt.Sprintf("the API accepted the request and is still working on it: restmcp watched its status for %d s (%d polls) and did not send the request again; the job's status is at %s",
+		int(waited.Round(time.Second).Seconds()), polls, redact(job.status.String(), key))
+	if name := s.tableFor(ctx).jobTool; name != "" {
+		if tk, err := s.newTask(ctx, t, a, job, polls); err != nil {
+			text += "; " + err.Error()
+		} else if tk != nil {
+			text += fmt.Sprintf("\nto wait for its result, call the tool %s with {\"job\": %q}", name, tk.ID)
+		}
+	}
+	out.res.Content = append(out.res.Content, &mcp.TextContent{Text: text})
 	out.async = nil
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/restmcp/restmcp/adapter/task"
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -23,6 +24,11 @@ type exchange struct {
 	msg       *rpcMessage  // decode: restmcp's one reading of the body
 	handler   http.Handler // decode: the go-sdk handler chosen by Accept
 	admission *admission   // gate: the verdict on a tools/call
+	// takesTasks is set by fastCall for a 2026-07-28 tools/call that
+	// declares the tasks extension; task is the task the tool handler made of the call's job, for a
+	// client that takes tasks: fastCall answers it (tasks.go).
+	takesTasks bool
+	task       *task.Task
 	// inner is the operation call inside a compact-mode call_operation, as
 	// the gate read it; catalogPlan is the caller's plan for
 	// search_operations and describe_operation (nil: every operation).

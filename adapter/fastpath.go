@@ -167,7 +167,13 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 		return fastResult{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", m.tool)}}
 	}
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: m.tool, Arguments: m.arguments}}
+	ex := exchangeFrom(c.Request.Context())
+	ex.takesTasks = modern && m.tasksExt && s.tasksOn()
 	res, err := h(c.Request.Context(), req)
+	if err == nil && ex.task != nil {
+		// SEP-2663 "Task Creation": the task handle instead of the result.
+		return fastResult{result: s.taskWire(ex.task, "task")}
+	}
 	if err != nil {
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) {

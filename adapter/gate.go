@@ -305,6 +305,10 @@ func (s *Server) admitCall(ctx context.Context, ex *exchange, clientIP string, t
 // cost 0 (docs/security.md H4-H7).
 func (s *Server) gate(c *gin.Context) {
 	ex := exchangeFrom(c.Request.Context())
+	if ex.msg != nil && ex.msg.id != nil && taskMethods[ex.msg.method] && s.tasksOn() {
+		s.serveTaskMethod(c, ex)
+		return
+	}
 	if !ex.msg.isToolsCall() {
 		if s.opts.ResponseMeta && ex.msg != nil && ex.msg.id != nil {
 			// The vendor's envelope is on every answer (initialize,
@@ -346,7 +350,7 @@ func (s *Server) gate(c *gin.Context) {
 		}
 	}
 	tool := ex.table.tools[name]
-	if tool == nil && s.opts.UnknownToolNotFound && ex.inner == nil {
+	if tool == nil && s.opts.UnknownToolNotFound && ex.inner == nil && (name != ex.table.jobTool || name == "") {
 		a := &admission{start: start}
 		if r := s.admitCall(c.Request.Context(), ex, c.ClientIP(), nil, a); r != nil {
 			s.renderRefusal(c, ex.msg.id, r)

@@ -51,6 +51,13 @@ type rpcMessage struct {
 	// whether it has a "io.modelcontextprotocol/clientInfo" that is not an
 	// object (2026-07-28 requests need the first and may carry the second).
 	metaCapabilities, metaBadClientInfo bool
+	// tasksExt reports whether those capabilities declare the tasks
+	// extension (extensions["io.modelcontextprotocol/tasks"] an object):
+	// the caller may be answered with a task (tasks.go).
+	tasksExt bool
+	// taskID is params.taskId of tasks/get, tasks/update and tasks/cancel;
+	// "" when absent or not a string.
+	taskID string
 
 	// body is the message as read (surrounding white space trimmed);
 	// idStart and idEnd locate the id's bytes in it (0, 0 without an id).
@@ -203,6 +210,16 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 			return nil, err
 		}
 	}
+	if taskMethods[m.method] && m.params != nil {
+		// The task id decides whose task is read: once, a duplicate refused.
+		id, err := memberValue(m.params, "taskId", "params.")
+		if err != nil {
+			return nil, err
+		}
+		if id != nil && id[0] == '"' {
+			m.taskID = jsonString(id)
+		}
+	}
 	if m.method == "resources/read" && m.params != nil {
 		// The uri decides what is metered (Options.Resources): read once,
 		// a duplicate refused, as for tools/call.
@@ -303,6 +320,19 @@ func (m *rpcMessage) readCallParams() error {
 				}
 			case metaKeyClientCapabilities:
 				m.metaCapabilities = value[0] == '{'
+				if m.metaCapabilities {
+					ext, err := memberValue(value, "extensions", "params._meta.clientCapabilities.")
+					if err != nil {
+						return err
+					}
+					if ext != nil && ext[0] == '{' {
+						tasks, err := memberValue(ext, extTasks, "params._meta.clientCapabilities.extensions.")
+						if err != nil {
+							return err
+						}
+						m.tasksExt = tasks != nil && tasks[0] == '{'
+					}
+				}
 			case metaKeyClientInfo:
 				m.metaBadClientInfo = value[0] != '{'
 			}
@@ -313,6 +343,19 @@ func (m *rpcMessage) readCallParams() error {
 		}
 	}
 	return nil
+}
+
+// memberValue is the raw value of obj's member name (nil when absent),
+// refusing a duplicate of it as members does.
+func memberValue(obj []byte, name, where string) ([]byte, error) {
+	var v []byte
+	err := members(obj, []string{name}, where, func(member string, value []byte) error {
+		if member == name {
+			v = value
+		}
+		return nil
+	})
+	return v, err
 }
 
 // members calls f with the name and raw value of each member of obj, a valid

@@ -135,5 +135,9 @@ func capabilities(o Options) *mcp.ServerCapabilities {
 	if len(o.Resources) > 0 || o.BinaryLinkBytes > 0 {
 		c.Resources = &mcp.ResourceCapabilities{}
 	}
+	if o.Tasks != nil && o.AsyncWait > 0 {
+		// SEP-2663 "Capability Negotiation": no settings, an empty object.
+		c.Extensions = map[string]any{extTasks: map[string]any{}}
+	}
 	return c
 }

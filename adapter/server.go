@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/adapter/session"
+	"github.com/restmcp/restmcp/adapter/task"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -37,6 +39,11 @@ const (
 	DefaultMaxBinaryBytes   = 5 << 20   // 5 MiB
 	DefaultMaxDownloadBytes = 64 << 20  // 64 MiB
 	DefaultMeterTimeout     = 2 * time.Second
+
+	DefaultAsyncPollInterval = time.Second
+	DefaultTaskTTL           = time.Hour
+	DefaultMaxTasksPerKey    = 100
+	DefaultMaxTasks          = 10_000
 )
 
 // AnonymousKeyID is the key id under which calls without a key are metered
@@ -133,6 +140,23 @@ type Options struct {
 	// 202 with a status resource waits for the job to end (async.go),
 	// within UpstreamTimeout. Zero: the 202 is the answer.
 	AsyncWait time.Duration
+	// AsyncPollInterval is the shortest wait between two polls of a job,
+	// whatever its Retry-After says. Zero: DefaultAsyncPollInterval (1 s).
+	AsyncPollInterval time.Duration
+	// Tasks, with AsyncWait, lets jobs outlive their call (tasks.go): a
+	// client with the tasks extension gets an MCP task, any other a job
+	// handle for the companion tool. Nil: a job still running when the
+	// wait passes is left to the model with where it is watched.
+	Tasks task.Store
+	// TaskTTL is how long a task is kept from its creation (its ttlMs).
+	// Zero: DefaultTaskTTL (1 h).
+	TaskTTL time.Duration
+	// MaxTasksPerKey and MaxTasks cap the working tasks of one key and of
+	// all keys; past a cap a call is waited for and gets no handle, which
+	// its answer says. Zero: DefaultMaxTasksPerKey (100), DefaultMaxTasks
+	// (10,000); negative: no cap.
+	MaxTasksPerKey int
+	MaxTasks       int
 	// LinkSecret signs links (HMAC-SHA256); replicas that share it read
 	// each other's links. Empty: a random secret per process.
 	LinkSecret []byte
@@ -559,6 +583,10 @@ func (o Options) withDefaults() Options {
 	orDefault(&o.MaxResponseBytes, DefaultMaxResponseBytes)
 	orDefault(&o.MaxBinaryBytes, DefaultMaxBinaryBytes)
 	orDefault(&o.MaxDownloadBytes, DefaultMaxDownloadBytes)
+	orDefault(&o.AsyncPollInterval, DefaultAsyncPollInterval)
+	orDefault(&o.TaskTTL, DefaultTaskTTL)
+	orDefault(&o.MaxTasksPerKey, DefaultMaxTasksPerKey)
+	orDefault(&o.MaxTasks, DefaultMaxTasks)
 	orDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	orDefault(&o.SessionStreamLifetime, DefaultSessionStreamLifetime)
 	orDefault(&o.SessionKeepAlive, DefaultSessionKeepAlive)
@@ -654,6 +682,8 @@ type toolTable struct {
 	handlers   map[string]mcp.ToolHandler
 	opHandlers map[string]mcp.ToolHandler
 	compact    *compactTools // nil unless Options.Compact
+	// jobTool is the companion tool's name (tasks.go); "" when not listed.
+	jobTool string
 	// listBytes is the tools/list result, encoded once as the SDK encodes
 	// it (the fast path's answer).
 	listBytes []byte
@@ -719,6 +749,12 @@ func (s *Server) newTable(tools []*openapi.Tool) (*toolTable, []error) {
 		}
 	}
 	tbl.handlers = tbl.opHandlers
+	if tbl.jobTool = s.jobToolFor(tbl.tools); tbl.jobTool != "" {
+		tbl.handlers = maps.Clone(tbl.opHandlers)
+		tbl.handlers[tbl.jobTool] = s.jobToolHandler(tbl.jobTool)
+		tbl.listed = append(tbl.listed, jobTool(tbl.jobTool))
+		slices.SortFunc(tbl.listed, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	}
 	if s.opts.Compact {
 		tbl.compact = newCompactTools(tbl.tools)
 		tbl.listed, tbl.handlers = compactListed(), s.compactHandlers()

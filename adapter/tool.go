@@ -212,8 +212,14 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			mapResp = func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapFiltered(callCtx, resp, t, jq) }
 		}
 		out := s.send(callCtx, upReq, cred.key, mapResp)
-		if out.async != nil {
-			out = s.awaitJob(callCtx, t, upReq, out, cred.key, mapResp)
+		if out.async != nil && ex.takesTasks {
+			// The client takes tasks: the job is its task from now on,
+			// answered by fastCall as a CreateTaskResult. Past a cap (or
+			// for an anonymous caller) the call is waited for instead.
+			ex.task, _ = s.newTask(ctx, t, a, out.async, 0)
+		}
+		if out.async != nil && ex.task == nil {
+			out = s.awaitJob(callCtx, t, a, upReq, out, cred.key, mapResp)
 		}
 		endUpstreamSpan(span, out.status, out.failed)
 		if out.failed && halted.Load() {

@@ -45,7 +45,7 @@ func (s *Server) decode(c *gin.Context) {
 		c.AbortWithStatus(http.StatusAccepted)
 		return
 	}
-	if m.hasMethod && m.id != nil && !servedMethods[m.method] && !((len(s.opts.Resources) > 0 || s.opts.BinaryLinkBytes > 0) && resourceMethods[m.method]) {
+	if m.hasMethod && m.id != nil && !servedMethods[m.method] && !((len(s.opts.Resources) > 0 || s.opts.BinaryLinkBytes > 0) && resourceMethods[m.method]) && !(taskMethods[m.method] && s.tasksOn()) {
 		// A request for a method restmcp does not serve, or of a capability
 		// it does not declare (prompts, resources, logging, completion), is
 		// a JSON-RPC "method not found" (JSON-RPC 2.0 §5.1), on the

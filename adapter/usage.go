@@ -104,11 +104,12 @@ func (s *Server) listPlan(ctx context.Context, cred *credential) (*metering.Plan
 	return plan, true
 }
 
-// planTools returns the tools of list that plan allows, in order.
+// planTools returns the tools of list that plan allows, in order, and the
+// companion tool, which follows jobs the caller's own calls started.
 func (tbl *toolTable) planTools(plan *metering.Plan, list []*mcp.Tool) []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, len(list))
 	for _, t := range list {
-		if ot := tbl.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {
+		if ot := tbl.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) || t.Name == tbl.jobTool && t.Name != "" {
 			out = append(out, t)
 		}
 	}

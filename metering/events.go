@@ -42,6 +42,13 @@ const (
 	// OutcomeUnauthorized: no key, or an unknown or revoked one (401).
 	// Metrics only: no usage event is recorded for it.
 	OutcomeUnauthorized Outcome = "unauthorized"
+	// OutcomeJobOK, OutcomeJobError and OutcomeJobCancelled record, once,
+	// how a job that a call started (HTTP 202) ended when it ended after
+	// the call answered: its result, an error result (a failed job
+	// included), or cancelled. Cost 0: the starting call was metered.
+	OutcomeJobOK        Outcome = "job_ok"
+	OutcomeJobError     Outcome = "job_error"
+	OutcomeJobCancelled Outcome = "job_cancelled"
 )
 
 // Event is one tools/call, for billing pipelines.

@@ -226,6 +226,9 @@ type Tool struct {
 	// RequiresCredential is true when no alternative of the operation's
 	// security requirement can be satisfied without a caller key.
 	RequiresCredential bool
+	// StartsJobs is true when the operation declares a 202 Accepted
+	// response: it may start a job that runs after the call answers.
+	StartsJobs bool
 	// Cost is the operation's `x-restmcp-cost` extension: the units one call
 	// counts against a plan's quotas. Zero when the extension is absent; a
 	// plans file may override it per tool.

@@ -219,6 +219,7 @@ func (b *builder) tool(path string, item *openapi3.PathItem, method string, op *
 		ReadOnly:     method == http.MethodGet || method == http.MethodHead,
 		Destructive:  method == http.MethodDelete,
 		Idempotent:   method == http.MethodPut || method == http.MethodDelete,
+		StartsJobs:   op.Responses != nil && op.Responses.Value("202") != nil,
 	}
 	cost, err := extensionCost(op.Extensions)
 	if err != nil {
