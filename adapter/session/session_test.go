@@ -2,11 +2,9 @@ package session
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/restmcp/restmcp/internal/testenv"
 )
 
@@ -16,7 +14,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // with or without an owner, touched, claimed once (a second claim keeps the
 // first owner), deleted; an ended session is neither touched nor claimed.
 func TestStoresKeepOwners(t *testing.T) {
-	for name, store := range map[string]Store{"memory": NewMemoryStore(nil), "redis": NewRedisStore(testRedis(t))} {
+	for name, store := range map[string]Store{"memory": NewMemoryStore(nil), "redis": NewRedisStore(testenv.Redis(t))} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			owned, open := NewID(), NewID()
@@ -52,26 +50,4 @@ func TestStoresKeepOwners(t *testing.T) {
 			check("Claim(deleted)", o, ok, err, "", false)
 		})
 	}
-}
-
-// testRedis is the test Redis (RESTMCP_TEST_REDIS_URL, default
-// redis://127.0.0.1:6379/15); unreachable, a loud skip, or a failure when
-// RESTMCP_REQUIRE_REDIS=1.
-func testRedis(t *testing.T) *redis.Client {
-	url := os.Getenv("RESTMCP_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/15"
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		testenv.Unavailable(t, "RESTMCP_REQUIRE_REDIS", "Redis", "*** REDIS UNREACHABLE at "+url+": the Redis session store was NOT tested: "+err.Error())
-	}
-	return c
 }

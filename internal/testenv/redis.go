@@ -33,3 +33,15 @@ func RedisURL(tb testing.TB) string {
 	}
 	return url
 }
+
+// Redis is a client of the test Redis (RedisURL), closed when tb ends.
+func Redis(tb testing.TB) *redis.Client {
+	tb.Helper()
+	opt, err := redis.ParseURL(RedisURL(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
