@@ -349,8 +349,17 @@ func (s *Server) gate(c *gin.Context) {
 			name = "" // operations are called through call_operation only
 		}
 	}
+	if name != "" && name == ex.table.jobTool && ex.inner == nil {
+		// The companion tool: who the caller is, nothing metered.
+		if r := s.authenticateFollower(c.Request.Context(), ex, c.ClientIP()); r != nil {
+			s.renderRefusal(c, ex.msg.id, r)
+			return
+		}
+		c.Next()
+		return
+	}
 	tool := ex.table.tools[name]
-	if tool == nil && s.opts.UnknownToolNotFound && ex.inner == nil && (name != ex.table.jobTool || name == "") {
+	if tool == nil && s.opts.UnknownToolNotFound && ex.inner == nil {
 		a := &admission{start: start}
 		if r := s.admitCall(c.Request.Context(), ex, c.ClientIP(), nil, a); r != nil {
 			s.renderRefusal(c, ex.msg.id, r)

@@ -261,6 +261,20 @@ func (s *Server) taskOwner(ex *exchange) string {
 	return ex.cred.keyID
 }
 
+// authenticateFollower is the gate's check of a caller who follows a job
+// (tasks/*, the companion tool): a usable key, which the key registry
+// (Options.Keys) still knows; nothing is metered.
+func (s *Server) authenticateFollower(ctx context.Context, ex *exchange, clientIP string) *refusal {
+	if r := s.admitCall(ctx, ex, clientIP, nil, &admission{start: time.Now()}); r != nil {
+		return r
+	}
+	if s.opts.Keys == nil || ex.cred.key == "" || s.opts.PublicMode {
+		return nil
+	}
+	_, r := s.resolveKey(ctx, ex.cred, "")
+	return r
+}
+
 // serveTaskMethod answers tasks/get, tasks/update and tasks/cancel
 // (SEP-2663 "Task Polling", "Task Update Requests", "Task Cancellation")
 // for the authenticated caller: the gate's refusals for one without a
@@ -268,9 +282,10 @@ func (s *Server) taskOwner(ex *exchange) string {
 // tasks (another caller's is not found either), -32603 when the task
 // store does not answer.
 func (s *Server) serveTaskMethod(c *gin.Context, ex *exchange) {
+	defer c.Abort() // answered here: nothing after the gate runs
 	ctx := c.Request.Context()
 	m := ex.msg
-	if r := s.admitCall(ctx, ex, c.ClientIP(), nil, &admission{start: time.Now()}); r != nil {
+	if r := s.authenticateFollower(ctx, ex, c.ClientIP()); r != nil {
 		s.renderRefusal(c, m.id, r)
 		return
 	}
@@ -386,7 +401,8 @@ func cancelRequest(tbl *toolTable, started *openapi.Tool, status *url.URL) (stri
 }
 
 // taskWire encodes tk as the extension's Task (a DetailedTask: the result
-// of a completed task inlined), with resultType ("task" for a
+// of a completed task inlined, a 2026-07-28 CallToolResult with its
+// resultType), with resultType ("task" for a
 // CreateTaskResult, "complete" for tasks/get) and the server's identity in
 // _meta as every 2026-07-28 result has it.
 func (s *Server) taskWire(tk *task.Task, resultType string) []byte {
@@ -408,8 +424,9 @@ func (s *Server) taskWire(tk *task.Task, resultType string) []byte {
 		TTLMs: tk.ExpiresAt.Sub(tk.CreatedAt).Milliseconds(), PollIntervalMs: tk.PollEvery.Milliseconds(),
 		Meta: mcp.Meta{metaKeyServerInfo: s.impl},
 	}
-	if resultType != "task" && tk.Status == task.Completed {
-		w.Result = tk.Result
+	if resultType != "task" && tk.Status == task.Completed && len(tk.Result) > 0 {
+		// The tools/call result as the 2026-07-28 wire has it, typed.
+		w.Result = completeResult(slices.Clip(tk.Result))
 	}
 	b, _ := sdkJSON(w)
 	return b

@@ -128,6 +128,11 @@ func TestJobTasks(t *testing.T) {
 			t.Errorf("%s by another key:\n got %s\nwant %s", method, got.body, want)
 		}
 	}
+	// No key: the gate's 401, as for a tools/call.
+	body, h = taskRequest(12, "tasks/get", id, "")
+	if got := post(t, srv.URL+"/mcp", body, h); got.status != 401 || got.body != `{"jsonrpc":"2.0","id":12,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}` {
+		t.Errorf("tasks/get without a key: %d %s", got.status, got.body)
+	}
 	var final string
 	for i := 0; i < 10; i++ {
 		time.Sleep(1100 * time.Millisecond) // the client's poll interval: the task's pollIntervalMs
@@ -139,7 +144,7 @@ func TestJobTasks(t *testing.T) {
 		}
 	}
 	_, _, updated := taskOf(t, final)
-	if want := `"result":{"resultType":"complete","taskId":"` + id + `","status":"completed","createdAt":"` + created + `","lastUpdatedAt":"` + updated + `","ttlMs":3600000,"pollIntervalMs":1000,"result":{"content":[{"type":"text","text":"{\"status\":\"succeeded\",\"report\":\"report\"}"}],"structuredContent":{"status":"succeeded","report":"report"}},` + serverInfoMeta + `}}`; !strings.HasSuffix(final, want) {
+	if want := `"result":{"resultType":"complete","taskId":"` + id + `","status":"completed","createdAt":"` + created + `","lastUpdatedAt":"` + updated + `","ttlMs":3600000,"pollIntervalMs":1000,"result":{"content":[{"type":"text","text":"{\"status\":\"succeeded\",\"report\":\"report\"}"}],"structuredContent":{"status":"succeeded","report":"report"},"resultType":"complete"},` + serverInfoMeta + `}}`; !strings.HasSuffix(final, want) {
 		t.Fatalf("final tasks/get:\n got %s\nwant …%s", final, want)
 	}
 	wantLines := []string{"POST /v1/jobs/report key=k-1", "GET /v1/status/report key=k-1", "GET /v1/status/report key=k-1"}

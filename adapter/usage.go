@@ -3,7 +3,9 @@ package adapter
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -104,13 +106,23 @@ func (s *Server) listPlan(ctx context.Context, cred *credential) (*metering.Plan
 	return plan, true
 }
 
-// planTools returns the tools of list that plan allows, in order, and the
-// companion tool, which follows jobs the caller's own calls started.
+// planTools returns the tools of list that plan allows, in order, with the
+// companion tool when one of them may start a job.
 func (tbl *toolTable) planTools(plan *metering.Plan, list []*mcp.Tool) []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, len(list))
+	jobs := false
 	for _, t := range list {
-		if ot := tbl.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) || t.Name == tbl.jobTool && t.Name != "" {
+		if ot := tbl.tools[t.Name]; ot != nil && plan.Allows(t.Name, ot.Tags) {
 			out = append(out, t)
+			jobs = jobs || ot.StartsJobs
+		}
+	}
+	if jobs && tbl.jobTool != "" {
+		for _, t := range list {
+			if t.Name == tbl.jobTool {
+				out = append(out, t)
+				slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+			}
 		}
 	}
 	return out
