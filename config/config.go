@@ -223,6 +223,18 @@ type Config struct {
 	// AsyncWait is how long a call answered 202 with a status resource
 	// waits for the job to end (adapter.Options.AsyncWait). 0: off.
 	AsyncWait time.Duration
+	// AsyncPollInterval is the shortest wait between two polls of a job
+	// (adapter.Options.AsyncPollInterval).
+	AsyncPollInterval time.Duration
+	// Tasks is where jobs that outlive their call are kept: "auto"
+	// (redis with redis_url, else memory), "memory", "redis" or "off"
+	// (adapter.Options.Tasks).
+	Tasks Tasks
+	// TaskTTL is how long a task is kept from its start; MaxTasksPerKey
+	// and MaxTasks cap the working tasks of one key and of all.
+	TaskTTL        time.Duration
+	MaxTasksPerKey int
+	MaxTasks       int
 	// AllowedOrigins lists the browser origins allowed to call the MCP
 	// endpoint, each "scheme://host[:port]" (compared case-insensitively,
 	// stored lower-case) or "*" for any origin. Requests without an Origin
@@ -572,6 +584,11 @@ func Default() Config {
 		MaxResponseBytes:           DefaultMaxResponseBytes,
 		MaxDownloadBytes:           64 << 20,
 		AsyncWait:                  25 * time.Second,
+		AsyncPollInterval:          time.Second,
+		Tasks:                      TasksAuto,
+		TaskTTL:                    time.Hour,
+		MaxTasksPerKey:             100,
+		MaxTasks:                   10_000,
 		JQMaxMemoryBytes:           512 << 20,
 		AllowedOrigins:             nil,
 		MaxToolNameLength:          DefaultMaxToolNameLength,
@@ -679,6 +696,27 @@ func (c Config) checkLimits(bad problemFunc) {
 	}
 	if c.AsyncWait < 0 {
 		bad("async_wait", "must be 0 (off) or positive; got %s", c.AsyncWait)
+	}
+	if c.AsyncPollInterval < 100*time.Millisecond || c.AsyncPollInterval > time.Minute {
+		bad("async_poll_interval", "must be from 100ms to 1m; got %s", c.AsyncPollInterval)
+	}
+	switch c.Tasks {
+	case TasksAuto, TasksMemory, TasksOff:
+	case TasksRedis:
+		if c.RedisURL == "" {
+			bad("tasks", "redis needs redis_url")
+		}
+	default:
+		bad("tasks", "must be auto, memory, redis or off; got %q", c.Tasks)
+	}
+	if c.TaskTTL < time.Minute || c.TaskTTL > 7*24*time.Hour {
+		bad("task_ttl", "must be from 1m to 168h (7 days); got %s", c.TaskTTL)
+	}
+	if c.MaxTasksPerKey < 1 {
+		bad("max_tasks_per_key", "must be 1 or more; got %d", c.MaxTasksPerKey)
+	}
+	if c.MaxTasks < 1 {
+		bad("max_tasks", "must be 1 or more; got %d", c.MaxTasks)
 	}
 	if c.MaxDownloadBytes <= 0 {
 		bad("max_download_bytes", "must be positive; got %d", c.MaxDownloadBytes)

@@ -29,7 +29,8 @@ var settingGroups = []SettingGroup{{
 	Name:  "Upstream",
 	About: "Where calls go and how the caller's key and arguments are sent there.",
 	keys: []string{"upstream", "upstream_hosts", "server_variables", "default_security", "credential_parameters",
-		"forward_headers", "upstream_timeout", "max_response_bytes", "binary_link_bytes", "max_download_bytes", "async_wait", "max_concurrent_calls_per_host"},
+		"forward_headers", "upstream_timeout", "max_response_bytes", "binary_link_bytes", "max_download_bytes", "async_wait", "async_poll_interval",
+		"tasks", "task_ttl", "max_tasks_per_key", "max_tasks", "max_concurrent_calls_per_host"},
 }, {
 	Name:  "Keys and plans",
 	About: "Who may call, under which plan, rate limit and quota, and what a refused caller is told.",

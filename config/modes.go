@@ -37,6 +37,16 @@ const (
 	SessionsRedis  Sessions = "redis"  // sessions shared through Redis
 )
 
+// Tasks is where jobs that outlive their call are kept (tasks).
+type Tasks string
+
+const (
+	TasksAuto   Tasks = "auto"   // redis with redis_url, memory without
+	TasksMemory Tasks = "memory" // in this replica
+	TasksRedis  Tasks = "redis"  // shared through Redis
+	TasksOff    Tasks = "off"    // no tasks, no job handles
+)
+
 // ToolNameStyle is how operationIds become tool names (tool_name_style).
 type ToolNameStyle string
 
@@ -61,5 +71,7 @@ func (m *UpstreamErrors) setMode(v string) { *m = UpstreamErrors(v) }
 func (m *UpstreamErrors) mode() string     { return string(*m) }
 func (m *Sessions) setMode(v string)       { *m = Sessions(v) }
 func (m *Sessions) mode() string           { return string(*m) }
+func (m *Tasks) setMode(v string)          { *m = Tasks(v) }
+func (m *Tasks) mode() string              { return string(*m) }
 func (m *ToolNameStyle) setMode(v string)  { *m = ToolNameStyle(v) }
 func (m *ToolNameStyle) mode() string      { return string(*m) }

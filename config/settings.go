@@ -224,6 +224,26 @@ func table() []setting {
 			Usage: "When the upstream answers 202 with where to watch the job (Operation-Location, Azure-AsyncOperation or Location, same host), how long the call polls it (every Retry-After, 1 to 10 s) for the job's end, within upstream_timeout; past it the call answers the 202 and where the job is. The request is never sent again. 0: the 202 is the answer.",
 		}, field: func(c *Config) any { return &c.AsyncWait }},
 		{Setting: Setting{
+			Key: "async_poll_interval", Flag: "async-poll-interval", Env: "RESTMCP_ASYNC_POLL_INTERVAL", Type: "duration",
+			Usage: "The shortest wait between two polls of a job's status (100ms to 1m), whatever its Retry-After says; the longest is 10 s within a call, 1 min for a task (the task's pollIntervalMs).",
+		}, field: func(c *Config) any { return &c.AsyncPollInterval }},
+		{Setting: Setting{
+			Key: "tasks", Flag: "tasks", Env: "RESTMCP_TASKS", Type: "auto|memory|redis|off",
+			Usage: "Where jobs that outlive their call are kept. A 2026-07-28 client that declares the io.modelcontextprotocol/tasks extension gets a task for a call answered 202 (tasks/get, tasks/cancel); any other client gets the call waited for (async_wait) and, for a job still running, a handle for the companion tool job_status (listed when an operation declares a 202). Tasks belong to the key that started them. auto: redis with redis_url (every replica answers for every task), memory without. off: neither.",
+		}, field: func(c *Config) any { return &c.Tasks }},
+		{Setting: Setting{
+			Key: "task_ttl", Flag: "task-ttl", Env: "RESTMCP_TASK_TTL", Type: "duration",
+			Usage: "How long a task (or job handle) is kept from its start (1m to 168h): its ttlMs. Afterwards tasks/get and job_status no longer know it.",
+		}, field: func(c *Config) any { return &c.TaskTTL }},
+		{Setting: Setting{
+			Key: "max_tasks_per_key", Flag: "max-tasks-per-key", Env: "RESTMCP_MAX_TASKS_PER_KEY", Type: "int",
+			Usage: "Most jobs one key can have watched at once (tasks not yet ended); past it a call is waited for and its answer says it got no handle.",
+		}, field: func(c *Config) any { return &c.MaxTasksPerKey }},
+		{Setting: Setting{
+			Key: "max_tasks", Flag: "max-tasks", Env: "RESTMCP_MAX_TASKS", Type: "int",
+			Usage: "Most jobs watched at once for all keys (per replica with memory tasks, in all with redis); past it a call is waited for and its answer says it got no handle.",
+		}, field: func(c *Config) any { return &c.MaxTasks }},
+		{Setting: Setting{
 			Key: "allowed_origins", Flag: "allowed-origins", Env: "RESTMCP_ALLOWED_ORIGINS", Type: "list",
 			Usage: "Browser origins (scheme://host[:port], or *) allowed to call the MCP endpoint; requests without Origin are always allowed. Empty allows an Origin only when it and the request's Host are both loopback (localhost, 127.0.0.0/8, ::1); others get 403.",
 		}, field: func(c *Config) any { return &c.AllowedOrigins }},

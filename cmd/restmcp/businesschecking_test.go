@@ -168,8 +168,9 @@ func TestBusinessCheckingExample(t *testing.T) {
 	if got := send(http.MethodPost, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid, "Origin": "https://evil.example"}); got.status != 403 || got.body != "Forbidden: origin not allowed\n" {
 		t.Errorf("foreign Origin: %d %q", got.status, got.body)
 	}
-	// Nothing watches the document: no tools.listChanged.
-	if !strings.Contains(init.body, `"capabilities":{"tools":{}}`) {
+	// Nothing watches the document: no tools.listChanged. Tasks are on
+	// (the default): the tasks extension is declared.
+	if !strings.Contains(init.body, `"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"tools":{}}`) {
 		t.Errorf("initialize: %s, want tools without listChanged", init.body)
 	}
 	req, _ := http.NewRequest(http.MethodGet, root, nil)

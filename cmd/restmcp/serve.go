@@ -27,6 +27,7 @@ import (
 
 	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/adapter/session"
+	"github.com/restmcp/restmcp/adapter/task"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/examples"
 	"github.com/restmcp/restmcp/metering"
@@ -325,6 +326,13 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 	case config.SessionsRedis:
 		sessions = session.NewRedisStore(mw.redis)
 	}
+	var tasks task.Store
+	switch {
+	case cfg.Tasks == config.TasksRedis, cfg.Tasks == config.TasksAuto && mw.redis != nil:
+		tasks = task.NewRedisStore(mw.redis)
+	case cfg.Tasks == config.TasksMemory, cfg.Tasks == config.TasksAuto:
+		tasks = task.NewMemoryStore(nil)
+	}
 	var jqWorker string // jq filters run in processes of this executable
 	if cfg.JQFilter {
 		if jqWorker, err = os.Executable(); err != nil {
@@ -382,6 +390,11 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		BinaryLinkBytes:            cfg.BinaryLinkBytes,
 		MaxDownloadBytes:           cfg.MaxDownloadBytes,
 		AsyncWait:                  cfg.AsyncWait,
+		AsyncPollInterval:          cfg.AsyncPollInterval,
+		Tasks:                      tasks,
+		TaskTTL:                    cfg.TaskTTL,
+		MaxTasksPerKey:             cfg.MaxTasksPerKey,
+		MaxTasks:                   cfg.MaxTasks,
 		LinkSecret:                 linkSecret(cfg),
 		AllowedOrigins:             cfg.AllowedOrigins,
 		AllowAnonymous:             !cfg.RequireKey,

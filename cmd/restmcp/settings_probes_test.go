@@ -85,6 +85,27 @@ func settingProbes() map[string]settingProbe {
 			return nil
 		}
 	}
+	// Two calls that start a job that never ends: the second's answer says
+	// it got no job handle, naming the cap.
+	secondJob := func(cap string) func(r *settingsRun) error {
+		return func(r *settingsRun) error {
+			first, err := r.callOK("longjobs_start", `{}`)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(first.text, "call the tool job_status") {
+				return fmt.Errorf("first job: no handle: %q", first.text)
+			}
+			c, err := r.callOK("longjobs_start", `{}`)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(c.text, "restmcp keeps no handle for it") || !strings.Contains(c.text, cap) {
+				return fmt.Errorf("second job: %q, want no handle %s", c.text, cap)
+			}
+			return nil
+		}
+	}
 	noKey := []string{"X-Api-Key", ""}
 	noSecurity := map[string]string{"spec": "{dir}/nosec.yaml"}
 	twoAtOnce := func(r *settingsRun) error {
@@ -213,10 +234,11 @@ func settingProbes() map[string]settingProbe {
 		"exclude_tags":       {value: "items", check: lacksTools("items_", "status_get")},
 		"include_operations": {value: "items.get", check: names("items_get")},
 		"exclude_operations": {value: "items.*", check: lacksTools("items_", "status_get")},
-		"include_methods":    {value: "post", check: names("items_create", "jobs_start")},
-		"exclude_methods":    {value: "get", check: names("items_create", "jobs_start")},
-		"tool_names":         {value: "items.get=fetch_item", check: hasTool("fetch_item")},
-		"tool_name_style":    {value: "kebab", check: hasTool("items-get")},
+		// The POSTs, two of which start jobs: job_status waits for those.
+		"include_methods": {value: "post", check: names("items_create", "job_status", "jobs_start", "longjobs_start")},
+		"exclude_methods": {value: "get", check: names("items_create", "job_status", "jobs_start", "longjobs_start")},
+		"tool_names":      {value: "items.get=fetch_item", check: hasTool("fetch_item")},
+		"tool_name_style": {value: "kebab", check: hasTool("items-get")},
 		"tool_annotations": {value: "items.create=readOnly idempotent", check: toolField("items_create", "annotations",
 			map[string]any{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true})},
 		"max_tool_name_length": {value: "20", check: func(r *settingsRun) error {
@@ -402,6 +424,37 @@ func settingProbes() map[string]settingProbe {
 			}
 			return expect("jobs_start text", c.text, `{"accepted":true}`)
 		}},
+		// A job that never ends, watched 3 s: polls 1 s apart make 2, 2 s apart 1.
+		"async_poll_interval": {value: "2s", with: map[string]string{"async_wait": "3s"}, check: func(r *settingsRun) error {
+			c, err := r.callOK("longjobs_start", `{}`)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(c.text, "(1 polls)") {
+				return fmt.Errorf("a job watched 3 s with polls 2 s apart: %q", c.text)
+			}
+			return nil
+		}},
+		// On by default: off, no companion tool and no job handle.
+		"tasks": {value: "off", check: func(r *settingsRun) error {
+			names, err := r.toolNames()
+			if err != nil {
+				return err
+			}
+			if slices.Contains(names, "job_status") {
+				return fmt.Errorf("tasks off, yet tools/list has job_status: %v", names)
+			}
+			return nil
+		}},
+		"task_ttl": {value: "90s", check: func(r *settingsRun) error {
+			c, err := r.call("job_status", `{"job":"no-such-job"}`)
+			if err != nil {
+				return err
+			}
+			return expect("job_status of an unknown handle", c.text, `unknown job "no-such-job": no job of this caller has that handle (it may have ended more than 90s ago)`)
+		}},
+		"max_tasks_per_key": {value: "1", with: map[string]string{"async_wait": "1s"}, check: secondJob("(max_tasks_per_key)")},
+		"max_tasks":         {value: "1", with: map[string]string{"async_wait": "1s"}, check: secondJob("(max_tasks)")},
 		"binary_link_bytes": {value: "1000", check: func(r *settingsRun) error {
 			_, err := fileLink(r)
 			return err

@@ -642,6 +642,13 @@ func newSettingsUpstream(t *testing.T) *settingsUpstream {
 			w.Header().Set("Location", "/v1/jobs/1")
 			w.WriteHeader(http.StatusAccepted)
 			_, _ = io.WriteString(w, `{"accepted":true}`)
+		case p == "/v1/longjobs" && req.Method == http.MethodPost:
+			w.Header().Set("Location", "/v1/longjobs/1")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = io.WriteString(w, `{"accepted":true}`)
+		case p == "/v1/longjobs/1":
+			_, _ = io.WriteString(w, `{"status":"running"}`)
 		case p == "/v1/jobs/1":
 			_, _ = io.WriteString(w, `{"status":"succeeded","id":"1"}`)
 		case p == "/v1/file":

@@ -40,6 +40,13 @@ func TestTypeScriptSDKOverCorpus(t *testing.T) {
 			if err := os.WriteFile(callsFile, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
+			listed := len(doc.Tools) // and job_status when an operation declares a 202
+			for _, tl := range doc.Tools {
+				if tl.StartsJobs {
+					listed++
+					break
+				}
+			}
 			for _, version := range []string{"v1", "v2"} {
 				out := runTSClient(t, node, "call-all.mjs", version, mcpURL, "corpus-key", callsFile)
 				var got struct {
@@ -51,8 +58,8 @@ func TestTypeScriptSDKOverCorpus(t *testing.T) {
 				if err := json.Unmarshal(out, &got); err != nil {
 					t.Fatalf("call-all.mjs %s output: %v\n%s", version, err, out)
 				}
-				if got.Listed != len(doc.Tools) || got.Called != len(calls) {
-					t.Errorf("%s: listed %d tools, called %d; want %d and %d", version, got.Listed, got.Called, len(doc.Tools), len(calls))
+				if got.Listed != listed || got.Called != len(calls) {
+					t.Errorf("%s: listed %d tools, called %d; want %d and %d", version, got.Listed, got.Called, listed, len(calls))
 				}
 				if len(got.Failures) != 0 {
 					t.Errorf("%s: %d of %d calls failed in the TypeScript client; the first ones:\n%s", version, len(got.Failures), len(calls), firstN(got.Failures, 10))
