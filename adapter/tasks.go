@@ -53,6 +53,10 @@ const extTasks = "io.modelcontextprotocol/tasks"
 // operation has it.
 const jobToolName = "job_status"
 
+// maxTaskIDLength bounds the task ids looked up: restmcp's are 22
+// characters (task.NewID).
+const maxTaskIDLength = 64
+
 // taskMethods are the extension's methods, served when tasks are on.
 var taskMethods = map[string]bool{"tasks/get": true, "tasks/update": true, "tasks/cancel": true}
 
@@ -244,8 +248,8 @@ func (s *Server) saveTask(ctx context.Context, tk *task.Task) bool {
 
 // getTask reads owner's task id under MeterTimeout.
 func (s *Server) getTask(ctx context.Context, owner, id string) (*task.Task, error) {
-	if owner == "" || id == "" {
-		return nil, nil
+	if owner == "" || id == "" || len(id) > maxTaskIDLength {
+		return nil, nil // no task has such an id: the store is not asked
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
 	defer cancel()

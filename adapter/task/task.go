@@ -99,13 +99,19 @@ type Store interface {
 	Put(ctx context.Context, t *Task) (bool, error)
 }
 
-// MemoryStore is a Store in process memory.
+// MemoryStore is a Store in process memory. Expired tasks are dropped as
+// they are met and by a sweep every sweepEvery creations; the caps count
+// the working tasks not yet expired, in O(tasks of the owner).
 type MemoryStore struct {
 	mu      sync.Mutex
 	tasks   map[string]Task
 	working map[string]map[string]time.Time // owner → id → expiry
+	nWork   int                             // tasks in working
+	creates int
 	now     func() time.Time
 }
+
+const sweepEvery = 256
 
 // NewMemoryStore returns an empty store; now is its clock (nil: time.Now).
 func NewMemoryStore(now func() time.Time) *MemoryStore {
@@ -125,9 +131,22 @@ func (m *MemoryStore) sweep(now time.Time) {
 	}
 }
 
+// sweepOwner drops owner's expired working tasks; the caller holds m.mu.
+func (m *MemoryStore) sweepOwner(owner string, now time.Time) {
+	for id, exp := range m.working[owner] {
+		if !now.Before(exp) {
+			delete(m.tasks, id)
+			m.unwork(owner, id)
+		}
+	}
+}
+
 func (m *MemoryStore) unwork(owner, id string) {
 	if w := m.working[owner]; w != nil {
-		delete(w, id)
+		if _, ok := w[id]; ok {
+			delete(w, id)
+			m.nWork--
+		}
 		if len(w) == 0 {
 			delete(m.working, owner)
 		}
@@ -138,18 +157,17 @@ func (m *MemoryStore) unwork(owner, id string) {
 func (m *MemoryStore) Create(_ context.Context, t *Task, perKey, total int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sweep(m.now())
+	now := m.now()
+	if m.creates++; m.creates%sweepEvery == 0 || total > 0 && m.nWork >= total {
+		m.sweep(now)
+	} else {
+		m.sweepOwner(t.Owner, now)
+	}
 	if perKey > 0 && len(m.working[t.Owner]) >= perKey {
 		return &LimitError{PerKey: true, Limit: perKey}
 	}
-	if total > 0 {
-		n := 0
-		for _, w := range m.working {
-			n += len(w)
-		}
-		if n >= total {
-			return &LimitError{Limit: total}
-		}
+	if total > 0 && m.nWork >= total {
+		return &LimitError{Limit: total}
 	}
 	m.tasks[t.ID] = *t
 	if !t.Ended() {
@@ -157,6 +175,7 @@ func (m *MemoryStore) Create(_ context.Context, t *Task, perKey, total int) erro
 			m.working[t.Owner] = map[string]time.Time{}
 		}
 		m.working[t.Owner][t.ID] = t.ExpiresAt
+		m.nWork++
 	}
 	return nil
 }

@@ -85,22 +85,27 @@ func TestStores(t *testing.T) {
 	}
 }
 
-// TestTotalCap: the server-wide cap counts every owner's working tasks.
+// TestTotalCap: the server-wide cap counts every owner's working tasks;
+// expired ones free their places (memory store, on its own clock).
 func TestTotalCap(t *testing.T) {
-	for name, store := range map[string]Store{"memory": NewMemoryStore(nil)} {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			now := time.Now()
-			for i, owner := range []string{"x", "y", "z"} {
-				err := store.Create(ctx, &Task{ID: NewID(), Owner: owner, Status: Working, ExpiresAt: now.Add(time.Minute)}, 0, 2)
-				var le *LimitError
-				switch {
-				case i < 2 && err != nil:
-					t.Fatalf("task %d: %v", i, err)
-				case i == 2 && (!errors.As(err, &le) || le.PerKey || le.Error() != "this server already watches 2 jobs (max_tasks)"):
-					t.Fatalf("third task: %v, want the total cap", err)
-				}
-			}
-		})
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0)
+	store := NewMemoryStore(func() time.Time { return now })
+	for i, owner := range []string{"x", "y", "z"} {
+		err := store.Create(ctx, &Task{ID: NewID(), Owner: owner, Status: Working, ExpiresAt: now.Add(time.Minute)}, 0, 2)
+		var le *LimitError
+		switch {
+		case i < 2 && err != nil:
+			t.Fatalf("task %d: %v", i, err)
+		case i == 2 && (!errors.As(err, &le) || le.PerKey || le.Error() != "this server already watches 2 jobs (max_tasks)"):
+			t.Fatalf("third task: %v, want the total cap", err)
+		}
+	}
+	now = now.Add(2 * time.Minute)
+	if err := store.Create(ctx, &Task{ID: NewID(), Owner: "z", Status: Working, ExpiresAt: now.Add(time.Minute)}, 0, 2); err != nil {
+		t.Fatalf("after the first two expired: %v", err)
+	}
+	if store.nWork != 1 || len(store.tasks) != 1 {
+		t.Errorf("%d working, %d kept; want 1 and 1", store.nWork, len(store.tasks))
 	}
 }
