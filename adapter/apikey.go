@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"fmt"
+	"github.com/restmcp/restmcp/adapter/idp"
 	"net/http"
 	"strings"
 
@@ -21,6 +22,10 @@ type credential struct {
 	keyID  string // KeyID(key); "" when no key was presented
 	source string // "header", "bearer", "query" or "oauth" (an access token's key); "" when none
 	unsafe string // non-empty: what in key is unsafe (see unsafeKeyChar); such a key is refused
+	// idp is the caller an identity provider's access token stands for
+	// (Options.IdP, idpfront.go); key is then the upstream credential,
+	// set by the gate once the call is authenticated.
+	idp *idp.Identity
 }
 
 // extractCredential reads the caller's key from, in order of precedence, the

@@ -446,6 +446,14 @@ func (s *Server) authenticate(ctx context.Context, ex *exchange, clientIP string
 		return refuse("invalid API key: it contains " + cred.unsafe + ", which no API key has; send the key exactly as issued, in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>")
 	case cred.keyID != "":
 		a.call.KeyID = cred.keyID
+		if cred.idp != nil {
+			if tool == nil {
+				return nil
+			}
+			plan, r := s.idpAdmit(ctx, ex)
+			a.call.Plan = plan
+			return r
+		}
 	case s.opts.AllowAnonymous:
 		a.call.KeyID, a.anonymous = AnonymousKeyID, true
 	default:

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/restmcp/restmcp/adapter/idp"
 	"io"
 	"log/slog"
 	"net"
@@ -76,6 +77,10 @@ func (s *Server) newEngine() *gin.Engine {
 	// 405 and "Allow: POST" in stateless mode (C26 row 5); in sessions mode
 	// sessionGate answers GET and DELETE.
 	e.Any(s.opts.MCPPath, mcpChain...)
+	if s.opts.IdP != nil && s.opts.OAuth == nil {
+		e.GET("/.well-known/oauth-protected-resource"+s.opts.MCPPath, s.idpResourceMetadata)
+		e.GET("/.well-known/oauth-protected-resource", s.idpResourceMetadata)
+	}
 	if s.opts.OAuth != nil {
 		s.opts.OAuth.Mount(e)
 		// The same chain, with the caller taken from an access token.
@@ -374,6 +379,13 @@ func (s *Server) extractCredential(c *gin.Context) {
 	c.Request.Header.Del(apiKeyHeader)
 	if cred.source == "bearer" {
 		c.Request.Header.Del("Authorization")
+		if s.opts.IdP != nil && idp.LooksLikeJWT(cred.key) {
+			// An access token of the vendor's identity provider.
+			if s.resolveIdPToken(c, cred.key) {
+				c.Next()
+			}
+			return
+		}
 		if s.opts.OAuth != nil && oauth.IsAccessToken(cred.key) {
 			// An OAuth access token works here too, standing for its key.
 			if s.resolveAccessToken(c, cred.key) {

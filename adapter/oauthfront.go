@@ -91,6 +91,10 @@ func (s *Server) resolveAccessToken(c *gin.Context, token string) bool {
 func (s *Server) keyRefusal(cred *credential, msg, detail string, sent bool) *refusal {
 	r := &refusal{status: http.StatusUnauthorized, code: s.opts.ErrorCodes.Unauthorized, message: orMessage(s.opts.Messages.Unauthorized, msg), detail: detail}
 	switch {
+	case s.opts.IdP != nil && s.opts.OAuth == nil:
+		// Sign in at the vendor's identity provider, which the resource
+		// metadata names.
+		r.challenge = s.idpChallenge("", "")
 	case s.opts.OAuth == nil && sent && cred.unsafe == "":
 		r.challenge = `ApiKey realm="restmcp", Bearer realm="restmcp", error="invalid_token"`
 	case s.opts.OAuth == nil:

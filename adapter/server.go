@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/restmcp/restmcp/adapter/idp"
 	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/adapter/task"
@@ -143,6 +144,15 @@ type Options struct {
 	// AsyncPollInterval is the shortest wait between two polls of a job,
 	// whatever its Retry-After says. Zero: DefaultAsyncPollInterval (1 s).
 	AsyncPollInterval time.Duration
+	// IdP, when set, accepts access tokens of the vendor's identity
+	// provider on the MCP endpoint beside API keys (idpfront.go): the
+	// caller is metered under its identity claim and the plan its plan
+	// claim names, and the upstream gets the exchanged (or forwarded)
+	// token. IdPResource is the MCP URL tokens are for (their audience),
+	// IdPIssuer the provider the protected resource metadata names.
+	IdP         *idp.Verifier
+	IdPResource string
+	IdPIssuer   string
 	// Tasks, with AsyncWait, lets jobs outlive their call (tasks.go): a
 	// client with the tasks extension gets an MCP task, any other a job
 	// handle for the companion tool. Nil: a job still running when the

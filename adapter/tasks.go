@@ -138,7 +138,7 @@ func (s *Server) newTask(ctx context.Context, t *openapi.Tool, a *admission, job
 // deployment forwards.
 func (s *Server) taskFollower(ctx context.Context, t *openapi.Tool, ex *exchange) follower {
 	scheme := ""
-	if ex.cred.source == "bearer" {
+	if ex.cred.source == "bearer" || ex.cred.source == sourceIdP {
 		scheme = "Bearer"
 	}
 	return func(method string, u *url.URL) (*http.Request, error) {
@@ -270,6 +270,10 @@ func (s *Server) taskOwner(ex *exchange) string {
 // (Options.Keys) still knows; nothing is metered.
 func (s *Server) authenticateFollower(ctx context.Context, ex *exchange, clientIP string) *refusal {
 	if r := s.admitCall(ctx, ex, clientIP, nil, &admission{start: time.Now()}); r != nil {
+		return r
+	}
+	if ex.cred.idp != nil {
+		_, r := s.idpAdmit(ctx, ex)
 		return r
 	}
 	if s.opts.Keys == nil || ex.cred.key == "" || s.opts.PublicMode {

@@ -247,7 +247,7 @@ func (s *Server) buildUpstream(ctx, callCtx context.Context, t *openapi.Tool, re
 		args = json.RawMessage("{}")
 	}
 	scheme := ""
-	if cred.source == "bearer" {
+	if cred.source == "bearer" || cred.source == sourceIdP {
 		scheme = "Bearer"
 	}
 	var jq *jqFilter

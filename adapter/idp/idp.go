@@ -1,0 +1,407 @@
+// Package idp accepts access tokens that the API vendor's own identity
+// provider issued (resource-server mode): OpenID Connect discovery
+// (https://openid.net/specs/openid-connect-discovery-1_0.html) through
+// github.com/coreos/go-oidc/v3, the provider's signing keys (JWKS, RFC 7517)
+// fetched, cached and refreshed on an unknown key id at most once per
+// MinRefresh, and each token's signature and claims checked by
+// github.com/go-jose/go-jose/v4 (RFC 7519 §7.2; iss, aud as the RFC 8707
+// resource, exp and nbf with a small skew, algorithms pinned). It also
+// turns the inbound token into the upstream credential: an RFC 8693 token
+// exchange at the provider for the upstream API's audience, cached until
+// shortly before it expires, or the inbound token itself when the
+// deployment says so.
+package idp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// Upstream credential modes (Config.Upstream).
+const (
+	UpstreamExchange = "exchange" // RFC 8693 token exchange for ExchangeAudience
+	UpstreamForward  = "forward"  // the inbound token itself
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultSkew        = time.Minute
+	DefaultMinRefresh  = 5 * time.Second
+	DefaultMaxBytes    = 1 << 20 // a discovery document, a JWKS or a token answer
+	DefaultTimeout     = 5 * time.Second
+	DefaultCacheTokens = 10_000
+)
+
+// DefaultAlgorithms are the signature algorithms accepted when Config
+// names none: asymmetric only (RFC 8725 §3.1: never "none", never an HMAC
+// keyed with a public key).
+var DefaultAlgorithms = []string{"RS256", "ES256", "PS256"}
+
+// Config is what resource-server mode needs.
+type Config struct {
+	// Issuer is the provider's issuer URL; its discovery document must name
+	// the same issuer.
+	Issuer string
+	// Audience is the aud a token must carry: restmcp's MCP URL, the RFC
+	// 8707 resource its clients ask tokens for.
+	Audience string
+	// Algorithms are the accepted JWS algorithms; nil: DefaultAlgorithms.
+	// HS* are refused: a provider's keys are public.
+	Algorithms []string
+	// IdentityClaim names the claim that identifies the caller for
+	// metering ("sub" when empty); PlanClaim, when set, the claim whose
+	// value names the caller's plan.
+	IdentityClaim string
+	PlanClaim     string
+	// Upstream is UpstreamExchange or UpstreamForward; ExchangeAudience
+	// the audience asked for in the exchange, ClientID and ClientSecret
+	// restmcp's client at the provider (HTTP Basic, RFC 6749 §2.3.1).
+	Upstream         string
+	ExchangeAudience string
+	ClientID         string
+	ClientSecret     string
+	// Skew is the clock skew allowed on exp and nbf; MinRefresh the least
+	// time between two JWKS fetches; zero: the defaults.
+	Skew       time.Duration
+	MinRefresh time.Duration
+	// HTTPClient reaches the provider; nil: one with DefaultTimeout.
+	HTTPClient *http.Client
+}
+
+// Identity is a caller the provider vouched for.
+type Identity struct {
+	// ID is the IdentityClaim's value, Plan the PlanClaim's ("" when none).
+	ID, Plan string
+	// Token is the inbound access token, Expiry its exp.
+	Token  string
+	Expiry time.Time
+}
+
+// TokenError is a refused token; its text is the error_description
+// (RFC 6750 §3.1), naming what was wrong and never the token.
+type TokenError struct{ Description string }
+
+func (e *TokenError) Error() string { return e.Description }
+
+func refuse(format string, args ...any) error {
+	return &TokenError{Description: fmt.Sprintf(format, args...)}
+}
+
+// Verifier checks tokens of one provider. Safe for concurrent use.
+type Verifier struct {
+	cfg      Config
+	algs     []jose.SignatureAlgorithm
+	client   *http.Client
+	jwksURL  string
+	tokenURL string
+
+	mu      sync.Mutex
+	keys    jose.JSONWebKeySet
+	fetched time.Time
+	fetchMu sync.Mutex   // one fetch at a time
+	fetches atomic.Int64 // JWKS fetches made
+
+	cache   sync.Map // exchange cache: identity + audience → cachedToken
+	cacheN  atomic.Int64
+	now     func() time.Time
+	minWait time.Duration
+}
+
+type cachedToken struct {
+	token   string
+	expires time.Time
+}
+
+// New discovers the provider and fetches its keys once. It fails when the
+// discovery document cannot be read, names another issuer or no jwks_uri,
+// or the configuration is unusable.
+func New(ctx context.Context, cfg Config) (*Verifier, error) {
+	if cfg.Issuer == "" || cfg.Audience == "" {
+		return nil, errors.New("idp: the issuer and the audience are required")
+	}
+	if cfg.IdentityClaim == "" {
+		cfg.IdentityClaim = "sub"
+	}
+	if cfg.Skew == 0 {
+		cfg.Skew = DefaultSkew
+	}
+	if cfg.MinRefresh == 0 {
+		cfg.MinRefresh = DefaultMinRefresh
+	}
+	if len(cfg.Algorithms) == 0 {
+		cfg.Algorithms = DefaultAlgorithms
+	}
+	v := &Verifier{cfg: cfg, now: time.Now, minWait: cfg.MinRefresh}
+	for _, a := range cfg.Algorithms {
+		if a == "none" || strings.HasPrefix(a, "HS") {
+			return nil, fmt.Errorf("idp: algorithm %s is not accepted: a provider's signing keys are public (RFC 8725 §3.1)", a)
+		}
+		v.algs = append(v.algs, jose.SignatureAlgorithm(a))
+	}
+	switch cfg.Upstream {
+	case UpstreamForward:
+	case UpstreamExchange:
+		if cfg.ExchangeAudience == "" || cfg.ClientID == "" {
+			return nil, errors.New("idp: a token exchange needs the upstream audience and restmcp's client id at the provider")
+		}
+	default:
+		return nil, fmt.Errorf("idp: upstream credential %q is not exchange or forward", cfg.Upstream)
+	}
+	v.client = cfg.HTTPClient
+	if v.client == nil {
+		v.client = &http.Client{Timeout: DefaultTimeout}
+	}
+	bounded := &http.Client{Timeout: v.client.Timeout, Transport: boundedTransport{next: v.client.Transport}}
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, bounded), cfg.Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("idp: discovery at %s: %w", cfg.Issuer, err)
+	}
+	var meta struct {
+		JWKS  string `json:"jwks_uri"`
+		Token string `json:"token_endpoint"`
+	}
+	if err := p.Claims(&meta); err != nil || meta.JWKS == "" {
+		return nil, fmt.Errorf("idp: the discovery document of %s names no jwks_uri", cfg.Issuer)
+	}
+	if cfg.Upstream == UpstreamExchange && meta.Token == "" {
+		return nil, fmt.Errorf("idp: the discovery document of %s names no token_endpoint for the token exchange", cfg.Issuer)
+	}
+	v.jwksURL, v.tokenURL = meta.JWKS, meta.Token
+	if err := v.refresh(ctx); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Fetches reports how many times the JWKS was fetched.
+func (v *Verifier) Fetches() int64 { return v.fetches.Load() }
+
+// LooksLikeJWT reports whether token has a JWS compact form's three parts
+// (RFC 7515 §7.1), so that it is checked here and not taken as an API key.
+func LooksLikeJWT(token string) bool {
+	return strings.Count(token, ".") == 2 && strings.HasPrefix(token, "eyJ")
+}
+
+// Verify checks token and returns who it stands for, or a *TokenError
+// naming what was wrong: its form, its algorithm, an unknown key id (after
+// one JWKS refresh, at most once per MinRefresh), its signature, issuer,
+// audience, expiry, not-before time, or a missing identity claim.
+func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) {
+	tok, err := jwt.ParseSigned(token, v.algs)
+	if err != nil {
+		if strings.Contains(err.Error(), "unexpected signature algorithm") {
+			return nil, refuse("the access token is signed with an algorithm this server does not accept (accepted: %s)", strings.Join(v.cfg.Algorithms, ", "))
+		}
+		return nil, refuse("the access token is not a signed JWT")
+	}
+	kid := tok.Headers[0].KeyID
+	key, ok := v.key(kid)
+	if !ok && v.maybeRefresh(ctx) {
+		key, ok = v.key(kid)
+	}
+	if !ok {
+		return nil, refuse("the access token's signing key %q is not among the identity provider's keys", clip(kid))
+	}
+	var std jwt.Claims
+	var all map[string]any
+	if err := tok.Claims(key.Key, &std, &all); err != nil {
+		return nil, refuse("the access token's signature does not verify with the identity provider's key %q", clip(kid))
+	}
+	now := v.now()
+	switch {
+	case std.Issuer != v.cfg.Issuer:
+		return nil, refuse("the access token was issued by %q, not by %q", clip(std.Issuer), v.cfg.Issuer)
+	case !std.Audience.Contains(v.cfg.Audience):
+		return nil, refuse("the access token is for %q, not for this server (%s)", clip(strings.Join(std.Audience, " ")), v.cfg.Audience)
+	case std.Expiry == nil:
+		return nil, refuse("the access token has no expiry (exp)")
+	case now.Add(-v.cfg.Skew).After(std.Expiry.Time()):
+		return nil, refuse("the access token expired at %s", std.Expiry.Time().UTC().Format(time.RFC3339))
+	case std.NotBefore != nil && now.Add(v.cfg.Skew).Before(std.NotBefore.Time()):
+		return nil, refuse("the access token is not valid before %s", std.NotBefore.Time().UTC().Format(time.RFC3339))
+	}
+	id, _ := all[v.cfg.IdentityClaim].(string)
+	if id == "" {
+		return nil, refuse("the access token has no %q claim to identify its caller by", v.cfg.IdentityClaim)
+	}
+	out := &Identity{ID: id, Token: token, Expiry: std.Expiry.Time()}
+	if v.cfg.PlanClaim != "" {
+		out.Plan, _ = all[v.cfg.PlanClaim].(string)
+	}
+	return out, nil
+}
+
+// key is the cached key of kid that may verify a token.
+func (v *Verifier) key(kid string) (jose.JSONWebKey, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, k := range v.keys.Key(kid) {
+		if k.Use == "" || k.Use == "sig" {
+			return k, true
+		}
+	}
+	return jose.JSONWebKey{}, false
+}
+
+// maybeRefresh fetches the JWKS again unless it was fetched less than
+// MinRefresh ago (an unknown key id costs no fetch then); it reports
+// whether the keys may have changed.
+func (v *Verifier) maybeRefresh(ctx context.Context) bool {
+	v.fetchMu.Lock()
+	defer v.fetchMu.Unlock()
+	v.mu.Lock()
+	recent := v.now().Sub(v.fetched) < v.minWait
+	v.mu.Unlock()
+	if recent {
+		return false
+	}
+	return v.refresh(ctx) == nil
+}
+
+// refresh fetches the JWKS (bounded in size and time); on failure the
+// keys held stay.
+func (v *Verifier) refresh(ctx context.Context) error {
+	v.fetches.Add(1)
+	v.mu.Lock()
+	v.fetched = v.now()
+	v.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.jwksURL, nil)
+	if err != nil {
+		return fmt.Errorf("idp: jwks_uri %q: %w", v.jwksURL, err)
+	}
+	body, err := v.read(req)
+	if err != nil {
+		return fmt.Errorf("idp: fetching the keys at %s: %w", v.jwksURL, err)
+	}
+	var set jose.JSONWebKeySet
+	if err := json.Unmarshal(body, &set); err != nil {
+		return fmt.Errorf("idp: the keys at %s are not a JWK set: %w", v.jwksURL, err)
+	}
+	v.mu.Lock()
+	v.keys = set
+	v.mu.Unlock()
+	return nil
+}
+
+// read sends req and returns a 200 answer's body, at most DefaultMaxBytes.
+func (v *Verifier) read(req *http.Request) ([]byte, error) {
+	resp, err := v.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, DefaultMaxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > DefaultMaxBytes {
+		return nil, fmt.Errorf("the answer is larger than %d bytes", DefaultMaxBytes)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return body, fmt.Errorf("HTTP %d: %s", resp.StatusCode, clip(string(body)))
+	}
+	return body, nil
+}
+
+// UpstreamToken is the credential the upstream API gets for id: the
+// inbound token (UpstreamForward), or a token of ExchangeAudience the
+// provider issues for it (RFC 8693 §2.1), cached per identity and audience
+// until 30 s before it expires.
+func (v *Verifier) UpstreamToken(ctx context.Context, id *Identity) (string, error) {
+	if v.cfg.Upstream == UpstreamForward {
+		return id.Token, nil
+	}
+	sum := sha256.Sum256([]byte(id.ID + "\x00" + v.cfg.ExchangeAudience))
+	ck := hex.EncodeToString(sum[:16])
+	if c, ok := v.cache.Load(ck); ok && v.now().Before(c.(cachedToken).expires) {
+		return c.(cachedToken).token, nil
+	}
+	form := url.Values{
+		"grant_type":           {"urn:ietf:params:oauth:grant-type:token-exchange"},
+		"subject_token":        {id.Token},
+		"subject_token_type":   {"urn:ietf:params:oauth:token-type:access_token"},
+		"requested_token_type": {"urn:ietf:params:oauth:token-type:access_token"},
+		"audience":             {v.cfg.ExchangeAudience},
+	}
+	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, v.tokenURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(v.cfg.ClientID), url.QueryEscape(v.cfg.ClientSecret))
+	body, err := v.read(req)
+	if err != nil {
+		var e struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return "", refuse("the identity provider refused to exchange the token for %s: %s %s", v.cfg.ExchangeAudience, e.Error, clip(e.Description))
+		}
+		return "", fmt.Errorf("idp: token exchange at %s: %w", v.tokenURL, err)
+	}
+	var out struct {
+		AccessToken string `json:"access_token"`
+		ExpiresIn   int64  `json:"expires_in"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil || out.AccessToken == "" {
+		return "", fmt.Errorf("idp: token exchange at %s: no access_token in the answer", v.tokenURL)
+	}
+	expires := id.Expiry
+	if out.ExpiresIn > 0 {
+		expires = v.now().Add(time.Duration(out.ExpiresIn) * time.Second)
+	}
+	if expires = expires.Add(-30 * time.Second); v.now().Before(expires) {
+		if v.cacheN.Add(1) > DefaultCacheTokens {
+			v.cache.Clear() // bounded: start over rather than grow
+			v.cacheN.Store(1)
+		}
+		v.cache.Store(ck, cachedToken{token: out.AccessToken, expires: expires})
+	}
+	return out.AccessToken, nil
+}
+
+// boundedTransport caps the bodies go-oidc reads (discovery) at
+// DefaultMaxBytes.
+type boundedTransport struct{ next http.RoundTripper }
+
+func (t boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(r)
+	if err == nil {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(resp.Body, DefaultMaxBytes), resp.Body}
+	}
+	return resp, err
+}
+
+func clip(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/restmcp/restmcp/adapter/idp"
+	"github.com/restmcp/restmcp/metering"
+)
+
+// Resource-server mode (Options.IdP): an "Authorization: Bearer <JWT>" on
+// the MCP endpoint is an access token of the vendor's identity provider,
+// checked by idp.Verifier (issuer, audience = this server's MCP URL,
+// expiry, signature by a key of the provider's JWKS). The caller is its
+// identity claim: key id "idp-" + the claim's hash, metered like a key,
+// under the plan its plan claim names (the default plan without one). The
+// upstream never sees the inbound token unless the deployment forwards it:
+// by default it gets a token the provider issues for the upstream API's
+// audience (RFC 8693), obtained when a call is admitted. API keys keep
+// working beside it; a bearer value that is no JWT is an API key.
+
+// sourceIdP is the credential source of an identity provider's token.
+const sourceIdP = "idp"
+
+// idpKeyIDPrefix starts the key id of an identity provider's caller, so
+// that it never equals an API key's.
+const idpKeyIDPrefix = "idp-"
+
+// resolveIdPToken checks token and puts its caller in the exchange; a
+// refused token is answered 401 invalid_token with what was wrong (never
+// the token) and the resource metadata to sign in with.
+func (s *Server) resolveIdPToken(c *gin.Context, token string) bool {
+	id, err := s.opts.IdP.Verify(c.Request.Context(), token)
+	if err != nil {
+		desc := err.Error()
+		var te *idp.TokenError
+		if errors.As(err, &te) {
+			desc = te.Description
+		}
+		c.Header("WWW-Authenticate", s.idpChallenge("invalid_token", desc))
+		abortRPC(c, http.StatusUnauthorized, nil, s.opts.ErrorCodes.Unauthorized, "invalid access token: "+desc)
+		return false
+	}
+	exchangeFrom(c.Request.Context()).cred = &credential{keyID: idpKeyIDPrefix + metering.KeyID(id.ID), source: sourceIdP, idp: id}
+	return true
+}
+
+// idpChallenge is the WWW-Authenticate of a 401 in resource-server mode
+// (RFC 6750 §3, RFC 9728 §5.1): where the protected resource metadata is,
+// which names the vendor's authorization server.
+func (s *Server) idpChallenge(errCode, description string) string {
+	v := `Bearer resource_metadata="` + s.idpMetadataURL() + `"`
+	if errCode != "" {
+		v += `, error="` + errCode + `", error_description="` + strings.ReplaceAll(description, `"`, "'") + `"`
+	}
+	return v
+}
+
+// idpMetadataURL is the protected resource metadata URL of the MCP
+// endpoint (RFC 9728 §3.1: the well-known path, then the resource's path).
+func (s *Server) idpMetadataURL() string {
+	origin := strings.TrimSuffix(s.opts.IdPResource, s.opts.MCPPath)
+	return origin + "/.well-known/oauth-protected-resource" + s.opts.MCPPath
+}
+
+// idpResourceMetadata serves the protected resource metadata (RFC 9728 §2)
+// of the MCP endpoint in resource-server mode: the resource (the audience
+// tokens must carry) and the vendor's authorization server.
+func (s *Server) idpResourceMetadata(c *gin.Context) {
+	c.Header("Cache-Control", "public, max-age=3600")
+	writeJSON(c, http.StatusOK, map[string]any{
+		"resource":                 s.opts.IdPResource,
+		"authorization_servers":    []string{s.opts.IdPIssuer},
+		"bearer_methods_supported": []string{"header"},
+		"resource_name":            s.opts.Name,
+	})
+}
+
+// idpAdmit completes an identity provider's caller for a call: its plan
+// (plan claim, or the default plan; 403 for a plan the plans file does not
+// define) and its upstream credential (idp.Verifier.UpstreamToken: 401
+// when the provider refuses the exchange, 503 when it cannot be reached).
+// ex.cred becomes the caller with that credential.
+func (s *Server) idpAdmit(ctx context.Context, ex *exchange) (*metering.Plan, *refusal) {
+	cred := ex.cred
+	var plan *metering.Plan
+	if ps, ok := s.opts.Keys.(interface{ Plans() *metering.Plans }); ok && ps.Plans() != nil {
+		plans := ps.Plans()
+		if plan = plans.Default(); cred.idp.Plan != "" {
+			if plan = plans.Plan(cred.idp.Plan); plan == nil {
+				return nil, &refusal{status: http.StatusForbidden, code: s.opts.ErrorCodes.Unauthorized,
+					message: "the plan " + strconv.Quote(cred.idp.Plan) + " your access token names is not one this server defines"}
+			}
+		}
+	}
+	if cred.key != "" {
+		return plan, nil // already exchanged on this request
+	}
+	token, err := s.opts.IdP.UpstreamToken(ctx, cred.idp)
+	if err != nil {
+		var te *idp.TokenError
+		if errors.As(err, &te) {
+			return nil, &refusal{status: http.StatusUnauthorized, code: s.opts.ErrorCodes.Unauthorized, message: te.Description,
+				challenge: s.idpChallenge("invalid_token", te.Description)}
+		}
+		s.logger.Error("identity provider: token exchange failed; refusing the call", "key_id", cred.keyID, "error", err.Error())
+		return nil, &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
+			message: "the identity provider did not answer the token exchange for the upstream API; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
+	}
+	ex.cred = &credential{key: token, keyID: cred.keyID, source: sourceIdP, idp: cred.idp, unsafe: unsafeKeyChar(token)}
+	return plan, nil
+}
