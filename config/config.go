@@ -405,6 +405,22 @@ type Config struct {
 	// OAuthClientTTL is how long a registered client is kept unused; its
 	// tokens keep it as long as they live. Default 24h.
 	OAuthClientTTL time.Duration
+	// IdPIssuer, when set, turns on resource-server mode: access tokens of
+	// that OpenID provider are accepted (adapter/idp). IdPAudience is the
+	// aud they must carry ("": the MCP URL: public_url + mcp_path, or the
+	// listen address's); IdPAlgorithms the accepted JWS algorithms;
+	// IdPIdentityClaim and IdPPlanClaim the claims that name the caller
+	// and its plan; IdPUpstream "exchange" (RFC 8693, with IdPClientID,
+	// IdPClientSecret and IdPExchangeAudience) or "forward".
+	IdPIssuer           string
+	IdPAudience         string
+	IdPAlgorithms       []string
+	IdPIdentityClaim    string
+	IdPPlanClaim        string
+	IdPUpstream         string
+	IdPClientID         string
+	IdPClientSecret     string
+	IdPExchangeAudience string
 	// OAuthMaxClients caps the registered clients kept; past it, the
 	// longest unused are dropped. Default 10000.
 	OAuthMaxClients int
@@ -574,6 +590,9 @@ func Default() Config {
 		OAuthSignInLimit:           10,
 		OAuthClientTTL:             24 * time.Hour,
 		OAuthMaxClients:            10_000,
+		IdPAlgorithms:              []string{"RS256", "ES256", "PS256"},
+		IdPIdentityClaim:           "sub",
+		IdPUpstream:                "exchange",
 		RedisURL:                   DefaultRedisURL,
 		RedisMode:                  DefaultRedisMode,
 		RateLimit:                  DefaultRateLimit,
@@ -779,6 +798,7 @@ func (c Config) checkPolicies(bad problemFunc) {
 			bad("public_url", "must be an http or https URL; got %q", c.PublicURL)
 		}
 	}
+	c.validateIdP(bad)
 	if c.PublicGlobalPlan != "" && !c.PublicMode {
 		bad("public_global_plan", "needs public_mode: true")
 	}
@@ -1188,4 +1208,44 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// validateIdP checks the resource-server settings (idp_*).
+func (c *Config) validateIdP(bad func(key, format string, args ...any)) {
+	if c.IdPIssuer == "" {
+		return
+	}
+	if err := checkHTTPURL(c.IdPIssuer); err != nil {
+		bad("idp_issuer", "%v", err)
+	}
+	if c.IdPAudience != "" {
+		if err := checkHTTPURL(c.IdPAudience); err != nil {
+			bad("idp_audience", "%v", err)
+		}
+	}
+	for _, a := range c.IdPAlgorithms {
+		switch a {
+		case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA":
+		default:
+			bad("idp_algorithms", "%q is not an accepted algorithm: one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA (never none or HS*: a provider's keys are public)", a)
+		}
+	}
+	if len(c.IdPAlgorithms) == 0 {
+		bad("idp_algorithms", "must name at least one algorithm")
+	}
+	if c.IdPIdentityClaim == "" {
+		bad("idp_identity_claim", "must name a claim (sub, client_id, email, …)")
+	}
+	switch c.IdPUpstream {
+	case "forward":
+	case "exchange":
+		if c.IdPClientID == "" {
+			bad("idp_client_id", "is needed for idp_upstream: exchange (restmcp's client at the identity provider)")
+		}
+		if c.IdPExchangeAudience == "" {
+			bad("idp_exchange_audience", "is needed for idp_upstream: exchange (the audience of the token the upstream API accepts)")
+		}
+	default:
+		bad("idp_upstream", "must be exchange or forward; got %q", c.IdPUpstream)
+	}
 }

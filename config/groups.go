@@ -47,6 +47,11 @@ var settingGroups = []SettingGroup{{
 		"oauth_redirect_uris", "oauth_redirect_schemes", "oauth_register_limit", "oauth_signin_limit",
 		"oauth_client_ttl", "oauth_max_clients"},
 }, {
+	Name:  "Identity provider",
+	About: "Sign-in through the vendor's own OpenID provider: its access tokens accepted, metered by its claims, exchanged for the upstream call.",
+	keys: []string{"idp_issuer", "idp_audience", "idp_algorithms", "idp_identity_claim", "idp_plan_claim", "idp_upstream",
+		"idp_client_id", "idp_client_secret", "idp_exchange_audience"},
+}, {
 	Name:  "Sessions and transports",
 	About: "The MCP endpoint itself: its path, protocol versions, sessions, legacy SSE and JSON-RPC answers.",
 	keys: []string{"mcp_path", "server_name", "server_version", "protocol_versions", "sessions", "session_idle_timeout",

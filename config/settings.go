@@ -452,6 +452,42 @@ func table() []setting {
 			Usage: "32 bytes (openssl rand -base64 32) that seal the API keys behind access tokens in Redis and sign the sign-in form; the same on every replica. Required with redis_url; without Redis, empty makes a random key per process (tokens end at restart). No flag: it is a secret.",
 		}, field: func(c *Config) any { return &c.OAuthEncryptionKey }},
 		{Setting: Setting{
+			Key: "idp_issuer", Flag: "idp-issuer", Env: "RESTMCP_IDP_ISSUER", Type: "url",
+			Usage: "The vendor's OpenID provider (its issuer URL): its access tokens are accepted as Authorization: Bearer on the MCP endpoint beside API keys (resource-server mode). Discovery, JWKS (refetched on an unknown key id at most every 5 s), iss, aud, exp and nbf (60 s skew) are checked; /.well-known/oauth-protected-resource names the provider, so connectors sign in there. Empty: off.",
+		}, field: func(c *Config) any { return &c.IdPIssuer }},
+		{Setting: Setting{
+			Key: "idp_audience", Flag: "idp-audience", Env: "RESTMCP_IDP_AUDIENCE", Type: "url",
+			Usage: "The aud a token must carry (RFC 8707 resource). Empty: the MCP URL (public_url + mcp_path, or the listen address's).",
+		}, field: func(c *Config) any { return &c.IdPAudience }},
+		{Setting: Setting{
+			Key: "idp_algorithms", Flag: "idp-algorithms", Env: "RESTMCP_IDP_ALGORITHMS", Type: "list",
+			Usage: "The JWS algorithms accepted on the provider's tokens (asymmetric only; none and HS* are refused).",
+		}, field: func(c *Config) any { return &c.IdPAlgorithms }},
+		{Setting: Setting{
+			Key: "idp_identity_claim", Flag: "idp-identity-claim", Env: "RESTMCP_IDP_IDENTITY_CLAIM", Type: "string",
+			Usage: "The claim that identifies the caller for metering (sub, client_id, email, an organisation id): key id idp-<hash of its value>.",
+		}, field: func(c *Config) any { return &c.IdPIdentityClaim }},
+		{Setting: Setting{
+			Key: "idp_plan_claim", Flag: "idp-plan-claim", Env: "RESTMCP_IDP_PLAN_CLAIM", Type: "string",
+			Usage: "The claim whose value names the caller's plan in the plans file (a plan it does not define: 403). Empty, or a token without it: the default plan.",
+		}, field: func(c *Config) any { return &c.IdPPlanClaim }},
+		{Setting: Setting{
+			Key: "idp_upstream", Flag: "idp-upstream", Env: "RESTMCP_IDP_UPSTREAM", Type: "exchange|forward",
+			Usage: "What the upstream API gets for a provider's caller: exchange, a token the provider issues for idp_exchange_audience by RFC 8693 token exchange (cached until 30 s before it expires); forward, the inbound token itself (only for an upstream that accepts the same audience).",
+		}, field: func(c *Config) any { return &c.IdPUpstream }},
+		{Setting: Setting{
+			Key: "idp_client_id", Flag: "idp-client-id", Env: "RESTMCP_IDP_CLIENT_ID", Type: "string",
+			Usage: "restmcp's client id at the provider, for the token exchange (HTTP Basic).",
+		}, field: func(c *Config) any { return &c.IdPClientID }},
+		{Setting: Setting{
+			Key: "idp_client_secret", Flag: "idp-client-secret", Env: "RESTMCP_IDP_CLIENT_SECRET", Type: "string",
+			Usage: "restmcp's client secret at the provider, for the token exchange. Prefer the environment variable.",
+		}, field: func(c *Config) any { return &c.IdPClientSecret }},
+		{Setting: Setting{
+			Key: "idp_exchange_audience", Flag: "idp-exchange-audience", Env: "RESTMCP_IDP_EXCHANGE_AUDIENCE", Type: "string",
+			Usage: "The audience asked for in the token exchange: the upstream API's identifier at the provider.",
+		}, field: func(c *Config) any { return &c.IdPExchangeAudience }},
+		{Setting: Setting{
 			Key: "oauth_keys_url", Flag: "oauth-keys-url", Env: "RESTMCP_OAUTH_KEYS_URL", Type: "url",
 			Usage: "Where users get an API key, linked from the sign-in page. Empty: no link.",
 		}, field: func(c *Config) any { return &c.OAuthKeysURL }},

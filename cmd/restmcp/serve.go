@@ -26,6 +26,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/adapter/idp"
 	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/adapter/task"
 	"github.com/restmcp/restmcp/config"
@@ -326,6 +327,15 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 	case config.SessionsRedis:
 		sessions = session.NewRedisStore(mw.redis)
 	}
+	verifier, audience, err := newIdP(ctx, cfg, listenAddr)
+	if err != nil {
+		mw.close(ctx)
+		return nil, nil, err
+	}
+	if verifier != nil {
+		logger.Info("identity provider: its access tokens are accepted beside API keys", "issuer", cfg.IdPIssuer, "audience", audience,
+			"identity_claim", cfg.IdPIdentityClaim, "plan_claim", cfg.IdPPlanClaim, "upstream", cfg.IdPUpstream)
+	}
 	var tasks task.Store
 	switch {
 	case cfg.Tasks == config.TasksRedis, cfg.Tasks == config.TasksAuto && mw.redis != nil:
@@ -403,6 +413,9 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		PublicGlobalPlan:           global,
 		TrustedProxies:             cfg.TrustedProxies,
 		OAuth:                      front,
+		IdP:                        verifier,
+		IdPResource:                audience,
+		IdPIssuer:                  cfg.IdPIssuer,
 		Compact:                    cfg.ToolMode == config.ToolModeCompact,
 		TracerProvider:             tp,
 		Sessions:                   sessions,
@@ -523,4 +536,30 @@ func linkSecret(cfg config.Config) []byte {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte("restmcp download links"))
 	return mac.Sum(nil)
+}
+
+// newIdP builds the verifier of resource-server mode (idp_issuer; nil
+// when off) and the audience its tokens must carry: idp_audience, or the
+// MCP URL (public_url + mcp_path, or the listen address's).
+func newIdP(ctx context.Context, cfg config.Config, listenAddr string) (*idp.Verifier, string, error) {
+	if cfg.IdPIssuer == "" {
+		return nil, "", nil
+	}
+	audience := cfg.IdPAudience
+	if audience == "" {
+		if cfg.PublicURL != "" {
+			audience = strings.TrimSuffix(cfg.PublicURL, "/") + cfg.MCPPath
+		} else {
+			audience = "http://" + localHostPort(listenAddr) + cfg.MCPPath
+		}
+	}
+	v, err := idp.New(ctx, idp.Config{
+		Issuer: cfg.IdPIssuer, Audience: audience, Algorithms: cfg.IdPAlgorithms,
+		IdentityClaim: cfg.IdPIdentityClaim, PlanClaim: cfg.IdPPlanClaim, Upstream: cfg.IdPUpstream,
+		ClientID: cfg.IdPClientID, ClientSecret: cfg.IdPClientSecret, ExchangeAudience: cfg.IdPExchangeAudience,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("idp_issuer: %w", err)
+	}
+	return v, audience, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/restmcp/restmcp/adapter/idp/idptest"
 
 	"bufio"
 	"encoding/json"
@@ -107,6 +108,42 @@ func settingProbes() map[string]settingProbe {
 		}
 	}
 	noKey := []string{"X-Api-Key", ""}
+	// Resource-server mode: a token of the run's provider for its MCP URL
+	// (ada, one hour), changed by f; a call of items_get with it.
+	idpToken := func(r *settingsRun, f func(c *idptest.Claims)) string {
+		c := idptest.Claims{Issuer: r.idp.URL, Subject: "ada", Audience: []string{r.mcp}, Expiry: time.Now().Add(time.Hour)}
+		if f != nil {
+			f(&c)
+		}
+		return r.idp.Token(c)
+	}
+	idpCall := func(r *settingsRun, tok string) (callResult, error) {
+		if err := r.serving(); err != nil {
+			return callResult{}, err
+		}
+		return r.call("items_get", itemsArgs, "X-Api-Key", "", "Authorization", "Bearer "+tok)
+	}
+	idpCallOK := func(r *settingsRun, tok string) error {
+		c, err := idpCall(r, tok)
+		if err == nil && (c.result == nil || c.result["isError"] == true) {
+			err = fmt.Errorf("tools/call with the provider's token: HTTP %d %s", c.status, c.body)
+		}
+		return err
+	}
+	idpForward := map[string]string{"idp_issuer": "{idp}", "idp_upstream": "forward"}
+	idpExchange := func(without string) map[string]string {
+		m := map[string]string{"idp_issuer": "{idp}", "idp_client_id": "restmcp", "idp_exchange_audience": "https://items.example"}
+		delete(m, without)
+		return m
+	}
+	lastExchange := func(r *settingsRun, what, want string) error {
+		if err := idpCallOK(r, idpToken(r, nil)); err != nil {
+			return err
+		}
+		form, client, secret := r.idp.Last()
+		got := map[string]string{"client": client, "secret": secret, "audience": strings.Join(form["audience"], ",")}[what]
+		return expect("token exchange "+what, got, want)
+	}
 	noSecurity := map[string]string{"spec": "{dir}/nosec.yaml"}
 	twoAtOnce := func(r *settingsRun) error {
 		if err := r.serving(); err != nil {
@@ -423,6 +460,63 @@ func settingProbes() map[string]settingProbe {
 				return err
 			}
 			return expect("jobs_start text", c.text, `{"accepted":true}`)
+		}},
+		"idp_issuer": {value: "{idp}", with: map[string]string{"idp_upstream": "forward"}, check: func(r *settingsRun) error {
+			if err := r.serving(); err != nil {
+				return err
+			}
+			a, err := r.do(http.MethodGet, r.base+"/.well-known/oauth-protected-resource/mcp", "")
+			if err != nil {
+				return err
+			}
+			return expect("protected resource metadata", string(a.body), `{"authorization_servers":["`+r.idp.URL+`"],"bearer_methods_supported":["header"],"resource":"`+r.mcp+`","resource_name":"restmcp"}`)
+		}},
+		"idp_audience": {value: "https://mcp.example.com/mcp", with: idpForward, check: func(r *settingsRun) error {
+			return idpCallOK(r, idpToken(r, func(c *idptest.Claims) { c.Audience = []string{"https://mcp.example.com/mcp"} }))
+		}},
+		"idp_algorithms": {value: "ES256", with: idpForward, check: func(r *settingsRun) error {
+			c, err := idpCall(r, idpToken(r, nil))
+			if err != nil {
+				return err
+			}
+			if c.status != 401 || !strings.Contains(string(c.body), "(accepted: ES256)") {
+				return fmt.Errorf("an RS256 token with only ES256 accepted: HTTP %d %s", c.status, c.body)
+			}
+			return nil
+		}},
+		"idp_identity_claim": {value: "email", with: idpForward, check: func(r *settingsRun) error {
+			return idpCallOK(r, idpToken(r, func(c *idptest.Claims) { c.Subject, c.Extra = "", map[string]any{"email": "ada@example.com"} }))
+		}},
+		"idp_plan_claim": {value: "tier", with: map[string]string{"idp_issuer": "{idp}", "idp_upstream": "forward", "plans_file": "{dir}/plans.yaml"}, check: func(r *settingsRun) error {
+			c, err := idpCall(r, idpToken(r, func(c *idptest.Claims) { c.Extra = map[string]any{"tier": "platinum"} }))
+			if err != nil {
+				return err
+			}
+			if c.status != 403 || !strings.Contains(string(c.body), `the plan \"platinum\" your access token names`) {
+				return fmt.Errorf("a token naming an undefined plan: HTTP %d %s", c.status, c.body)
+			}
+			return nil
+		}},
+		// Exchange by default: forward hands the upstream the inbound token.
+		"idp_upstream": {value: "forward", with: idpExchange(""), check: func(r *settingsRun) error {
+			tok := idpToken(r, nil)
+			if err := idpCallOK(r, tok); err != nil {
+				return err
+			}
+			q, err := r.upstreamSaw("GET /v1/items/7")
+			if err != nil {
+				return err
+			}
+			return expect("the upstream's X-Api-Key", q.Header.Get("X-Api-Key"), tok)
+		}},
+		"idp_client_id": {value: "restmcp-probe", with: idpExchange("idp_client_id"), check: func(r *settingsRun) error {
+			return lastExchange(r, "client", "restmcp-probe")
+		}},
+		"idp_client_secret": {value: "s3cret", with: idpExchange(""), check: func(r *settingsRun) error {
+			return lastExchange(r, "secret", "s3cret")
+		}},
+		"idp_exchange_audience": {value: "https://ledger.example", with: idpExchange("idp_exchange_audience"), check: func(r *settingsRun) error {
+			return lastExchange(r, "audience", "https://ledger.example")
 		}},
 		// A job that never ends, watched 3 s: polls 1 s apart make 2, 2 s apart 1.
 		"async_poll_interval": {value: "2s", with: map[string]string{"async_wait": "3s"}, check: func(r *settingsRun) error {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/restmcp/restmcp/adapter/idp/idptest"
 	"io"
 	"log/slog"
 	"net"
@@ -182,6 +183,7 @@ type settingsRun struct {
 	exitErr  error
 	free     int
 	redisURL string
+	idp      *idptest.Provider // an OpenID provider of the run's own
 }
 
 var bannerURLRE = regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)(/\S*)?\n`)
@@ -192,7 +194,7 @@ var bannerURLRE = regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)(/\S*)?\n`)
 func newSettingsRun(t *testing.T, bin string, e settingsEnv, row settingRow, typ string, p settingProbe, way string) *settingsRun {
 	t.Helper()
 	r := &settingsRun{t: t, dir: t.TempDir(), up: newSettingsUpstream(t), bin: bin, out: &syncBuffer{}, err: &syncBuffer{},
-		done: make(chan struct{}), redisURL: e.redis}
+		done: make(chan struct{}), redisURL: e.redis, idp: idptest.New(t)}
 	if err := os.CopyFS(r.dir, os.DirFS("testdata/settings")); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +209,7 @@ func newSettingsRun(t *testing.T, bin string, e settingsEnv, row settingRow, typ
 	ln.Close()
 	mute := muteListener(t)
 	fill := strings.NewReplacer("{dir}", r.dir, "{upport}", r.up.port(), "{up}", r.up.host(), "{files}", r.files,
-		"{free}", strconv.Itoa(r.free), "{redis}", e.redis, "{cluster}", e.cluster, "{mute}", mute).Replace
+		"{free}", strconv.Itoa(r.free), "{redis}", e.redis, "{cluster}", e.cluster, "{mute}", mute, "{idp}", r.idp.URL).Replace
 
 	settings := map[string]string{}
 	for k, v := range baseSettings {

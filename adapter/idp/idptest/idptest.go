@@ -32,6 +32,7 @@ type Provider struct {
 	// LastExchange is the form of the last token exchange request.
 	LastExchange map[string][]string
 	LastClient   string // its Basic user
+	LastSecret   string // its Basic password
 }
 
 // New starts a provider with one signing key, kid "k1".
@@ -64,9 +65,9 @@ func New(t testing.TB) *Provider {
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		p.Exchanges.Add(1)
 		_ = r.ParseForm()
-		user, _, _ := r.BasicAuth()
+		user, pass, _ := r.BasicAuth()
 		p.mu.Lock()
-		p.LastExchange, p.LastClient = r.PostForm, user
+		p.LastExchange, p.LastClient, p.LastSecret = r.PostForm, user, pass
 		p.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		if r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" || r.PostForm.Get("subject_token") == "" {
@@ -173,4 +174,11 @@ func sign(sig jose.Signer, c Claims) string {
 		panic(err)
 	}
 	return s
+}
+
+// Last returns the last token exchange's form and client credentials.
+func (p *Provider) Last() (form map[string][]string, client, secret string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.LastExchange, p.LastClient, p.LastSecret
 }
