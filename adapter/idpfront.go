@@ -80,6 +80,25 @@ func (s *Server) idpResourceMetadata(c *gin.Context) {
 	})
 }
 
+// idpPlan is the plan of an identity provider's caller: the one its plan
+// claim names, or the default plan; a 403 refusal for a name the plans
+// file does not define. Nil without plans (no key registry).
+func (s *Server) idpPlan(cred *credential) (*metering.Plan, *refusal) {
+	ps, ok := s.opts.Keys.(interface{ Plans() *metering.Plans })
+	if !ok || ps.Plans() == nil {
+		return nil, nil
+	}
+	plans := ps.Plans()
+	if cred.idp.Plan == "" {
+		return plans.Default(), nil
+	}
+	if plan := plans.Plan(cred.idp.Plan); plan != nil {
+		return plan, nil
+	}
+	return nil, &refusal{status: http.StatusForbidden, code: s.opts.ErrorCodes.Unauthorized,
+		message: "the plan " + strconv.Quote(cred.idp.Plan) + " your access token names is not one this server defines"}
+}
+
 // idpAdmit completes an identity provider's caller for a call: its plan
 // (plan claim, or the default plan; 403 for a plan the plans file does not
 // define) and its upstream credential (idp.Verifier.UpstreamToken: 401
@@ -87,15 +106,9 @@ func (s *Server) idpResourceMetadata(c *gin.Context) {
 // ex.cred becomes the caller with that credential.
 func (s *Server) idpAdmit(ctx context.Context, ex *exchange) (*metering.Plan, *refusal) {
 	cred := ex.cred
-	var plan *metering.Plan
-	if ps, ok := s.opts.Keys.(interface{ Plans() *metering.Plans }); ok && ps.Plans() != nil {
-		plans := ps.Plans()
-		if plan = plans.Default(); cred.idp.Plan != "" {
-			if plan = plans.Plan(cred.idp.Plan); plan == nil {
-				return nil, &refusal{status: http.StatusForbidden, code: s.opts.ErrorCodes.Unauthorized,
-					message: "the plan " + strconv.Quote(cred.idp.Plan) + " your access token names is not one this server defines"}
-			}
-		}
+	plan, r := s.idpPlan(cred)
+	if r != nil {
+		return nil, r
 	}
 	if cred.key != "" {
 		return plan, nil // already exchanged on this request

@@ -30,13 +30,20 @@ func (s *Server) usage(c *gin.Context) {
 		writeJSON(c, http.StatusUnauthorized, gin.H{"error": "invalid API key: it contains " + cred.unsafe + ", which no API key has; send the key exactly as issued"})
 		return
 	}
-	if cred.key == "" {
+	if cred.key == "" && cred.idp == nil {
 		c.Header("WWW-Authenticate", `ApiKey realm="restmcp", Bearer realm="restmcp"`)
 		writeJSON(c, http.StatusUnauthorized, gin.H{"error": "authentication required: send your API key in the x-api-key header, as ?api_key=<key>, or as Authorization: Bearer <key>"})
 		return
 	}
 	var plan *metering.Plan
-	if s.opts.Keys != nil {
+	if cred.idp != nil {
+		// The provider's caller: the plan its token names (idpfront.go).
+		var r *refusal
+		if plan, r = s.idpPlan(cred); r != nil {
+			s.renderPlainRefusal(c, r)
+			return
+		}
+	} else if s.opts.Keys != nil {
 		var r *refusal
 		if plan, r = s.resolveKey(c.Request.Context(), cred, ""); r != nil {
 			s.renderPlainRefusal(c, r)

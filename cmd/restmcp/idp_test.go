@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/metering"
+)
+
+// idpProviderDir holds the real OpenID provider (examples/idp-provider).
+const idpProviderDir = "../../examples/idp-provider"
+
+// startOIDCProvider runs examples/idp-provider/provider.mjs (the
+// oidc-provider package) on a free port with tokens naming plan, and
+// returns its issuer once it listens.
+func startOIDCProvider(t *testing.T, node, plan string) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(idpProviderDir, "node_modules", "oidc-provider")); err != nil {
+		skipUnlessRequired(t, "RESTMCP_REQUIRE_NODE", "!!! SKIPPING the real OpenID provider test: needs `npm ci` in examples/idp-provider !!!")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, "provider.mjs", strconv.Itoa(port), plan)
+	cmd.Dir = idpProviderDir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if issuer, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
+				ready <- issuer
+			}
+		}
+	}()
+	select {
+	case issuer := <-ready:
+		return issuer
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the OpenID provider did not start: %s", stderr.String())
+		return ""
+	}
+}
+
+// TestRealOpenIDProvider: restmcp serve in resource-server mode in front
+// of a real OpenID provider (oidc-provider). The TypeScript SDK's OAuth
+// client (client credentials) is answered 401, finds the provider through
+// restmcp's protected resource metadata, gets a JWT access token for the
+// MCP URL there and calls a tool; the call is metered under the token's
+// client_id and the plan its plan claim names (GET /usage); the upstream
+// sees a token the provider issued by RFC 8693 token exchange for the
+// upstream's audience, never the inbound one.
+func TestRealOpenIDProvider(t *testing.T) {
+	node := requireTSClient(t)
+	issuer := startOIDCProvider(t, node, "pro")
+	var mu sync.Mutex
+	var auths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"who":"me"}`))
+	}))
+	t.Cleanup(up.Close)
+	mcpURL, _ := startServe(t, map[string]string{
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
+		"RESTMCP_IDP_ISSUER": issuer, "RESTMCP_IDP_IDENTITY_CLAIM": "client_id", "RESTMCP_IDP_PLAN_CLAIM": "plan",
+		"RESTMCP_IDP_CLIENT_ID": "restmcp", "RESTMCP_IDP_CLIENT_SECRET": "restmcp-secret", "RESTMCP_IDP_EXCHANGE_AUDIENCE": "https://accounts.example",
+	})
+	out := runTSClient(t, node, "idp-check.mjs", mcpURL, "connector", "connector-secret", "me_get", `{}`)
+	var got struct {
+		Tools  []string
+		Result map[string]any
+		Token  string
+		Usage  map[string]any
+		Seen   []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("idp-check.mjs output: %v\n%s", err, out)
+	}
+	wantResult := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"who":"me"}`}}, "structuredContent": map[string]any{"who": "me"}}
+	if diff := cmp.Diff(wantResult, got.Result); diff != "" || !slicesEqual(got.Tools, []string{"me_get"}) {
+		t.Errorf("tools %v, result (-want +got):\n%s", got.Tools, diff)
+	}
+	// initialize and tools/list need no credential; the tools/call is
+	// answered 401, and the SDK signs in: restmcp's resource metadata, the
+	// provider's metadata and token endpoint, the call again.
+	wantSeen := []string{"POST /mcp 200", "POST /mcp 202", "GET /mcp 405", "POST /mcp 200", "POST /mcp 401",
+		"GET /.well-known/oauth-protected-resource/mcp 200", "GET /.well-known/oauth-authorization-server 200", "POST /token 200", "POST /mcp 200"}
+	if diff := cmp.Diff(wantSeen, got.Seen); diff != "" {
+		t.Errorf("the client's requests (-want +got):\n%s", diff)
+	}
+	claims := jwtClaims(t, got.Token)
+	if claims["iss"] != issuer || claims["aud"] != mcpURL || claims["client_id"] != "connector" || claims["plan"] != "pro" {
+		t.Errorf("the inbound token's claims: %v (want iss %s, aud %s)", claims, issuer, mcpURL)
+	}
+	// Metered under the client_id, on the plan its token names.
+	if got.Usage["key_id"] != "idp-"+metering.KeyID("connector") || got.Usage["plan"] != "pro" {
+		t.Errorf("usage: %v", got.Usage)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auths) != 1 || !strings.HasPrefix(auths[0], "GET /v1/me Bearer ey") || strings.Contains(auths[0], got.Token) {
+		t.Fatalf("the upstream saw %q", auths)
+	}
+	ex := jwtClaims(t, strings.TrimPrefix(auths[0], "GET /v1/me Bearer "))
+	if ex["iss"] != issuer || ex["aud"] != "https://accounts.example" || ex["client_id"] != "restmcp" {
+		t.Errorf("the exchanged token's claims: %v", ex)
+	}
+}
+
+// jwtClaims decodes a JWT's payload (the signature was checked elsewhere).
+func jwtClaims(t *testing.T, tok string) map[string]any {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", tok)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	var m map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		t.Fatalf("JWT payload: %v", err)
+	}
+	return m
+}
+
+func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }

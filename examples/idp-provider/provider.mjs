@@ -1,0 +1,70 @@
+// A real OpenID provider (the oidc-provider package) for restmcp's
+// resource-server tests, on 127.0.0.1:<port>:
+//   - client "connector" (secret "connector-secret") gets JWT access tokens
+//     by client_credentials for the resource it names (RFC 8707; the MCP
+//     URL), with a "plan" claim;
+//   - client "restmcp" (secret "restmcp-secret") exchanges such a token
+//     (RFC 8693, grant urn:ietf:params:oauth:grant-type:token-exchange) for
+//     a JWT access token of the audience it asks for. oidc-provider has no
+//     token exchange of its own; this grant is registered here with its
+//     public registerGrantType, and mints the token with its own
+//     ClientCredentials model.
+// Prints "listening <issuer>" once ready.
+//
+//   node provider.mjs <port> <plan>
+import Provider from "oidc-provider";
+import { generateKeyPair, exportJWK, jwtVerify, createLocalJWKSet } from "jose";
+
+const [port, plan = "pro"] = process.argv.slice(2);
+const issuer = `http://127.0.0.1:${port}`;
+const { privateKey } = await generateKeyPair("RS256", { extractable: true });
+const jwk = { ...(await exportJWK(privateKey)), kid: "provider-1", alg: "RS256", use: "sig" };
+const { d, p, q, dp, dq, qi, ...publicJWK } = jwk;
+const localKeys = createLocalJWKSet({ keys: [publicJWK] });
+const exchange = "urn:ietf:params:oauth:grant-type:token-exchange";
+
+const provider = new Provider(issuer, {
+  jwks: { keys: [jwk] },
+  clients: [
+    { client_id: "connector", client_secret: "connector-secret", grant_types: ["client_credentials"], redirect_uris: [], response_types: [], scope: "mcp" },
+    { client_id: "restmcp", client_secret: "restmcp-secret", grant_types: [exchange], redirect_uris: [], response_types: [] },
+  ],
+  scopes: ["mcp", "api"],
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: (ctx) => undefined,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (ctx, resource) => ({ scope: "mcp", audience: resource, accessTokenFormat: "jwt", accessTokenTTL: 3600, jwt: { sign: { alg: "RS256" } } }),
+    },
+  },
+  extraTokenClaims: (ctx, token) => (token.clientId === "connector" ? { plan } : undefined),
+});
+
+provider.registerGrantType(exchange, async (ctx) => {
+  const { subject_token: subject, subject_token_type: subjectType, audience } = ctx.oidc.params;
+  if (subjectType !== "urn:ietf:params:oauth:token-type:access_token" || !subject || !audience) {
+    ctx.status = 400;
+    ctx.body = { error: "invalid_request", error_description: "subject_token, its type (access_token) and audience are required" };
+    return;
+  }
+  let claims;
+  try {
+    ({ payload: claims } = await jwtVerify(subject, localKeys, { issuer }));
+  } catch (err) {
+    ctx.status = 400;
+    ctx.body = { error: "invalid_grant", error_description: "the subject token does not verify: " + err.message };
+    return;
+  }
+  const { ClientCredentials, ResourceServer } = ctx.oidc.provider;
+  const token = new ClientCredentials({ client: ctx.oidc.client, scope: "api" });
+  token.resourceServer = new ResourceServer(audience, { audience, scope: "api", accessTokenFormat: "jwt", accessTokenTTL: 600, jwt: { sign: { alg: "RS256" } } });
+  token.extra = { act: { sub: "restmcp" }, on_behalf_of: claims.client_id ?? claims.sub };
+  ctx.oidc.entity("ClientCredentials", token);
+  const value = await token.save();
+  ctx.body = { access_token: value, issued_token_type: "urn:ietf:params:oauth:token-type:access_token", token_type: "Bearer", expires_in: token.expiration };
+}, ["subject_token", "subject_token_type", "audience", "requested_token_type", "resource"]);
+
+provider.listen(Number(port), "127.0.0.1", () => console.log(`listening ${issuer}`));
