@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/restmcp/restmcp/adapter/idp"
+	"github.com/restmcp/restmcp/adapter/idp/idptest"
 	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/internal/benchdata"
 	"github.com/restmcp/restmcp/openapi"
@@ -243,5 +245,33 @@ func BenchmarkBigAnswer(b *testing.B) {
 				drain(b, c, req)
 			}
 		})
+	}
+}
+
+// BenchmarkToolsCallIdP is BenchmarkToolsCall with the caller's identity
+// an access token of the vendor's identity provider (RS256, checked
+// against the cached JWKS on every call) instead of an API key, the
+// upstream credential forwarded: the difference is the token validation's
+// cost per call.
+func BenchmarkToolsCallIdP(b *testing.B) {
+	up := benchUpstream(b)
+	p := idptest.New(b)
+	v, err := idp.New(context.Background(), idp.Config{Issuer: p.URL, Audience: idpResource, Upstream: idp.UpstreamForward})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := serve(b, Options{Tools: loadTools(b, "testdata/c23.yaml", up.URL), Meter: allowAll(0), IdP: v, IdPResource: idpResource, IdPIssuer: p.URL})
+	tok := p.Token(idptest.Claims{Issuer: p.URL, Subject: "bench", Audience: []string{idpResource}, Expiry: time.Now().Add(time.Hour)})
+	c := benchClient()
+	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		req := mcpRequest(srv.URL+"/mcp", body)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		drain(b, c, req)
+	}
+	if v.Fetches() != 1 {
+		b.Fatalf("%d JWKS fetches, want the one at start", v.Fetches())
 	}
 }

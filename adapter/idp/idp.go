@@ -118,6 +118,8 @@ type Verifier struct {
 
 	cache   sync.Map // exchange cache: identity + audience → cachedToken
 	cacheN  atomic.Int64
+	checked sync.Map // verified tokens: SHA-256 of the token → checkedToken
+	checkN  atomic.Int64
 	now     func() time.Time
 	minWait time.Duration
 }
@@ -125,6 +127,14 @@ type Verifier struct {
 type cachedToken struct {
 	token   string
 	expires time.Time
+}
+
+// checkedToken is a token whose signature and claims were verified: it
+// is served again until its exp (plus skew), from its SHA-256, without a
+// second signature check.
+type checkedToken struct {
+	id       Identity
+	validTil time.Time
 }
 
 // New discovers the provider and fetches its keys once. It fails when the
@@ -202,6 +212,27 @@ func LooksLikeJWT(token string) bool {
 // one JWKS refresh, at most once per MinRefresh), its signature, issuer,
 // audience, expiry, not-before time, or a missing identity claim.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) {
+	sum := sha256.Sum256([]byte(token))
+	if c, ok := v.checked.Load(sum); ok {
+		if ct := c.(checkedToken); v.now().Before(ct.validTil) {
+			id := ct.id
+			return &id, nil
+		}
+		v.checked.Delete(sum)
+	}
+	id, err := v.verify(ctx, token)
+	if err == nil {
+		if v.checkN.Add(1) > DefaultCacheTokens {
+			v.checked.Clear() // bounded: start over rather than grow
+			v.checkN.Store(1)
+		}
+		v.checked.Store(sum, checkedToken{id: *id, validTil: id.Expiry.Add(v.cfg.Skew)})
+	}
+	return id, err
+}
+
+// verify is Verify without the cache of verified tokens.
+func (v *Verifier) verify(ctx context.Context, token string) (*Identity, error) {
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
 		if strings.Contains(err.Error(), "unexpected signature algorithm") {
