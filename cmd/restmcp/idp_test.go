@@ -156,3 +156,72 @@ func jwtClaims(t *testing.T, tok string) map[string]any {
 }
 
 func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
+
+// TestRealOpenIDProviderSignIn: a user signs in at the vendor's provider
+// (not on restmcp's page): the TypeScript SDK's OAuth client is answered
+// 401 on its tools/call, finds the provider through restmcp's protected
+// resource metadata, and sends the user to the provider's authorization
+// endpoint (PKCE, the MCP URL as RFC 8707 resource); the user signs in on
+// the provider's own login and consent pages; the SDK exchanges the code
+// and calls the tool, metered under the user's sub and the plan the token
+// names; the upstream gets an exchanged token.
+func TestRealOpenIDProviderSignIn(t *testing.T) {
+	node := requireTSClient(t)
+	issuer := startOIDCProvider(t, node, "pro")
+	var mu sync.Mutex
+	var auths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"who":"me"}`))
+	}))
+	t.Cleanup(up.Close)
+	mcpURL, _ := startServe(t, map[string]string{
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
+		"RESTMCP_IDP_ISSUER": issuer, "RESTMCP_IDP_PLAN_CLAIM": "plan",
+		"RESTMCP_IDP_CLIENT_ID": "restmcp", "RESTMCP_IDP_CLIENT_SECRET": "restmcp-secret", "RESTMCP_IDP_EXCHANGE_AUDIENCE": "https://accounts.example",
+	})
+	out := runTSClient(t, node, "idp-login-check.mjs", mcpURL, "ada", "me_get", `{}`)
+	var got struct {
+		Unauthorized   bool
+		Authorization  string
+		Resource, Pkce string
+		Pages          []string
+		Result         map[string]any
+		Token          string
+		Usage          map[string]any
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("idp-login-check.mjs output: %v\n%s", err, out)
+	}
+	if !got.Unauthorized || got.Authorization != issuer+"/auth" || got.Resource != mcpURL || got.Pkce != "S256" {
+		t.Errorf("the sign-in started: unauthorized %v at %q for resource %q, PKCE %q", got.Unauthorized, got.Authorization, got.Resource, got.Pkce)
+	}
+	// The provider's login page, its consent page, then the redirect back.
+	wantPages := []string{"GET /auth 303", "GET /interaction/… 200", "POST /interaction/… 303", "GET /auth/… 303",
+		"GET /interaction/… 200", "POST /interaction/… 303", "GET /auth/… 303"}
+	if diff := cmp.Diff(wantPages, got.Pages); diff != "" {
+		t.Errorf("the browser's pages at the provider (-want +got):\n%s", diff)
+	}
+	wantResult := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"who":"me"}`}}, "structuredContent": map[string]any{"who": "me"}}
+	if diff := cmp.Diff(wantResult, got.Result); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	claims := jwtClaims(t, got.Token)
+	if claims["iss"] != issuer || claims["aud"] != mcpURL || claims["sub"] != "ada" || claims["plan"] != "pro" {
+		t.Errorf("the user's token's claims: %v", claims)
+	}
+	if got.Usage["key_id"] != "idp-"+metering.KeyID("ada") || got.Usage["plan"] != "pro" {
+		t.Errorf("usage: %v", got.Usage)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auths) != 1 || strings.Contains(auths[0], got.Token) {
+		t.Fatalf("the upstream saw %q", auths)
+	}
+	if ex := jwtClaims(t, strings.TrimPrefix(auths[0], "Bearer ")); ex["aud"] != "https://accounts.example" || ex["iss"] != issuer {
+		t.Errorf("the exchanged token's claims: %v", ex)
+	}
+}

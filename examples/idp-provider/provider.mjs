@@ -3,6 +3,9 @@
 //   - client "connector" (secret "connector-secret") gets JWT access tokens
 //     by client_credentials for the resource it names (RFC 8707; the MCP
 //     URL), with a "plan" claim;
+//   - client "connector-app" (public, PKCE) signs a user in on the
+//     package's own login and consent pages (devInteractions: any login
+//     name) and gets a JWT access token for the resource it names;
 //   - client "restmcp" (secret "restmcp-secret") exchanges such a token
 //     (RFC 8693, grant urn:ietf:params:oauth:grant-type:token-exchange) for
 //     a JWT access token of the audience it asks for. oidc-provider has no
@@ -28,10 +31,14 @@ const provider = new Provider(issuer, {
   clients: [
     { client_id: "connector", client_secret: "connector-secret", grant_types: ["client_credentials"], redirect_uris: [], response_types: [], scope: "mcp" },
     { client_id: "restmcp", client_secret: "restmcp-secret", grant_types: [exchange], redirect_uris: [], response_types: [] },
+    // A connector that signs its user in (authorization code with PKCE).
+    { client_id: "connector-app", token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"],
+      redirect_uris: ["http://127.0.0.1:33418/callback"], response_types: ["code"], scope: "openid mcp offline_access" },
   ],
-  scopes: ["mcp", "api"],
+  scopes: ["openid", "mcp", "api", "offline_access"],
   features: {
-    devInteractions: { enabled: false },
+    // The package's own login and consent pages: any login name signs in.
+    devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
     resourceIndicators: {
       enabled: true,
@@ -40,7 +47,7 @@ const provider = new Provider(issuer, {
       getResourceServerInfo: (ctx, resource) => ({ scope: "mcp", audience: resource, accessTokenFormat: "jwt", accessTokenTTL: 3600, jwt: { sign: { alg: "RS256" } } }),
     },
   },
-  extraTokenClaims: (ctx, token) => (token.clientId === "connector" ? { plan } : undefined),
+  extraTokenClaims: (ctx, token) => (token.clientId === "restmcp" ? undefined : { plan }),
 });
 
 provider.registerGrantType(exchange, async (ctx) => {

@@ -1,0 +1,91 @@
+// Signs a user in to a running restmcp in resource-server mode the way a
+// connector built on the official TypeScript MCP SDK (v1) does, at the
+// vendor's own OpenID provider: the tools/call is answered 401 with
+// restmcp's protected resource metadata; the SDK finds the provider there
+// and sends the user to its authorization endpoint (authorization code,
+// PKCE, RFC 8707 resource); the user signs in on the provider's own login
+// and consent pages (followed here as a browser would: its forms posted,
+// its cookies kept, its redirects followed); the SDK exchanges the code and
+// calls the tool. Prints one JSON object on stdout for the Go test.
+//
+//   node idp-login-check.mjs <mcp-url> <login> <tool> '<arguments as JSON>'
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+
+const [url, login, tool, argsJSON] = process.argv.slice(2);
+const redirectUrl = "http://127.0.0.1:33418/callback";
+const store = {};
+const provider = {
+  get redirectUrl() { return redirectUrl; },
+  get clientMetadata() {
+    return { client_name: "restmcp IdP login check", redirect_uris: [redirectUrl], grant_types: ["authorization_code"], response_types: ["code"], token_endpoint_auth_method: "none", scope: "openid mcp" };
+  },
+  state() { return "state-idp-check"; },
+  // Registered with the provider beforehand, as a vendor registers its connectors.
+  clientInformation() { return { client_id: "connector-app" }; },
+  saveClientInformation() {},
+  tokens() { return store.tokens; },
+  saveTokens(t) { store.tokens = t; },
+  redirectToAuthorization(u) { store.authorizationURL = new URL(u); },
+  saveCodeVerifier(v) { store.verifier = v; },
+  codeVerifier() { return store.verifier; },
+};
+
+// The browser: cookies kept per host, redirects followed by hand, the
+// provider's login form (login, password) and consent form posted.
+const jar = new Map();
+const pages = [];
+async function browse(u, init = {}) {
+  for (let hop = 0; hop < 20; hop++) {
+    const target = new URL(u);
+    if (target.href.startsWith(redirectUrl)) return { callback: target };
+    const headers = { ...(init.headers ?? {}), Cookie: jar.get(target.host) ?? "" };
+    const res = await fetch(target, { ...init, headers, redirect: "manual" });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(";");
+      const [name] = pair.split("=");
+      const kept = (jar.get(target.host) ?? "").split("; ").filter((p) => p && !p.startsWith(name + "="));
+      jar.set(target.host, [...kept, pair].join("; "));
+    }
+    pages.push(`${init.method ?? "GET"} ${target.pathname.replace(/\/[A-Za-z0-9_-]{20,}/g, "/…")} ${res.status}`);
+    if (res.status >= 300 && res.status < 400) {
+      u = new URL(res.headers.get("location"), target).href;
+      init = {};
+      continue;
+    }
+    const html = await res.text();
+    const form = html.match(/<form[^>]*action="([^"]+)"[^>]*method="post"|<form[^>]*method="post"[^>]*action="([^"]+)"/i);
+    if (!form) throw new Error(`no form at ${target}: HTTP ${res.status} ${html.slice(0, 300)}`);
+    const body = new URLSearchParams();
+    for (const m of html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) body.set(m[1], m[2]);
+    if (/name="login"/.test(html)) { body.set("login", login); body.set("password", "any"); }
+    u = new URL(form[1] ?? form[2], target).href;
+    init = { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: body.toString() };
+  }
+  throw new Error("too many hops");
+}
+
+const first = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+const client = new Client({ name: "restmcp-idp-login-check", version: "1.0.0" });
+let unauthorized = false;
+try {
+  await client.connect(first);
+  await client.callTool({ name: tool, arguments: JSON.parse(argsJSON || "{}") });
+} catch (e) {
+  if (!(e instanceof UnauthorizedError)) throw e;
+  unauthorized = true;
+}
+const { callback } = await browse(store.authorizationURL.href);
+await first.finishAuth(callback.searchParams.get("code"));
+const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+const signedIn = new Client({ name: "restmcp-idp-login-check", version: "1.0.0" });
+await signedIn.connect(transport);
+const result = await signedIn.callTool({ name: tool, arguments: JSON.parse(argsJSON || "{}") });
+const usage = await (await fetch(new URL("/usage", url), { headers: { Authorization: `Bearer ${store.tokens.access_token}` } })).json();
+await signedIn.close();
+const q = store.authorizationURL.searchParams;
+process.stdout.write(JSON.stringify({
+  unauthorized, authorization: `${store.authorizationURL.origin}${store.authorizationURL.pathname}`,
+  resource: q.get("resource"), pkce: q.get("code_challenge_method"), pages, result, token: store.tokens.access_token, usage,
+}) + "\n");
