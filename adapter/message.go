@@ -205,16 +205,27 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 		}
 		m.params = params
 	}
+	if err := m.readMethodParams(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// readMethodParams reads the params members that decide what is admitted
+// and metered, once, a duplicate refused: tools/call's name, arguments
+// and _meta (readCallParams), the task id of tasks/*, resources/read's
+// uri.
+func (m *rpcMessage) readMethodParams() error {
 	if m.method == "tools/call" {
 		if err := m.readCallParams(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if taskMethods[m.method] && m.params != nil {
 		// The task id decides whose task is read: once, a duplicate refused.
 		id, err := memberValue(m.params, "taskId", "params.")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if id != nil && id[0] == '"' {
 			m.taskID = jsonString(id)
@@ -230,13 +241,13 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 			}
 			return nil
 		}); err != nil {
-			return nil, err
+			return err
 		}
 		if uri != nil && uri[0] == '"' {
 			m.uri = jsonString(uri)
 		}
 	}
-	return &m, nil
+	return nil
 }
 
 // initializeMembers are the members of initialize params (MCP 2025-11-25

@@ -860,6 +860,28 @@ func (c Config) checkPolicies(bad problemFunc) {
 			bad("legacy_sse_path", "%q is mcp_path too; each transport needs its own path", c.LegacySSEPath)
 		}
 	}
+	c.checkOAuth(bad)
+	for _, p := range c.TrustedProxies {
+		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
+			bad("trusted_proxies", "%q is not an IP address or CIDR range", p)
+		}
+	}
+	for _, h := range c.UpstreamHosts {
+		if h == "" || strings.ContainsAny(h, "/?#@ ") {
+			bad("upstream_hosts", "%q is not a host or host:port", h)
+		}
+	}
+	if strings.TrimSpace(c.PlansFile) != c.PlansFile {
+		bad("plans_file", "has leading or trailing spaces")
+	}
+	if c.EventMaxLen < 1 && c.EventMaxLen != -1 {
+		bad("event_max_len", "must be at least 1, or -1 to turn usage events off; got %d", c.EventMaxLen)
+	}
+}
+
+// checkOAuth checks the OAuth front's settings (oauth_*), and public_url's
+// scheme when the front is on.
+func (c Config) checkOAuth(bad problemFunc) {
 	if c.OAuth {
 		if err := checkPath(c.OAuthMCPPath); err != nil {
 			bad("oauth_mcp_path", "%v", err)
@@ -896,22 +918,6 @@ func (c Config) checkPolicies(bad problemFunc) {
 		if u, err := url.Parse(strings.TrimSuffix(r, "/*")); err != nil || u.Scheme != "https" || u.Host == "" || u.Fragment != "" || strings.Contains(r, "#") {
 			bad("oauth_redirect_uris", "%q is not an https URL without a fragment, or a pattern https://host/path/*", r)
 		}
-	}
-	for _, p := range c.TrustedProxies {
-		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
-			bad("trusted_proxies", "%q is not an IP address or CIDR range", p)
-		}
-	}
-	for _, h := range c.UpstreamHosts {
-		if h == "" || strings.ContainsAny(h, "/?#@ ") {
-			bad("upstream_hosts", "%q is not a host or host:port", h)
-		}
-	}
-	if strings.TrimSpace(c.PlansFile) != c.PlansFile {
-		bad("plans_file", "has leading or trailing spaces")
-	}
-	if c.EventMaxLen < 1 && c.EventMaxLen != -1 {
-		bad("event_max_len", "must be at least 1, or -1 to turn usage events off; got %d", c.EventMaxLen)
 	}
 }
 
@@ -1211,7 +1217,7 @@ func isLoopback(host string) bool {
 }
 
 // validateIdP checks the resource-server settings (idp_*).
-func (c *Config) validateIdP(bad func(key, format string, args ...any)) {
+func (c Config) validateIdP(bad problemFunc) {
 	if c.IdPIssuer == "" {
 		return
 	}

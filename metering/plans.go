@@ -734,43 +734,8 @@ func (pr *plansParser) plan(name string, raw planYAML) *Plan {
 		pr.errorf(at, "a plan name is 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
 	}
 	p := &Plan{Name: name}
-	if r := raw.RateLimits; r != nil {
-		sliding := false
-		switch r.Algorithm {
-		case "", AlgorithmGCRA:
-		case AlgorithmSlidingWindow:
-			sliding = true
-		default:
-			pr.errorf(at+".rate_limits.algorithm", "must be %s or %s, got %q", AlgorithmGCRA, AlgorithmSlidingWindow, r.Algorithm)
-		}
-		for _, l := range []struct {
-			name   string
-			limit  *int64
-			window time.Duration
-		}{
-			{LimitPerSecond, r.PerSecond, time.Second},
-			{LimitPerMinute, r.PerMinute, time.Minute},
-			{LimitPerHour, r.PerHour, time.Hour},
-		} {
-			if l.limit == nil {
-				continue
-			}
-			if *l.limit < 1 {
-				pr.errorf(at+".rate_limits."+l.name, "must be at least 1, got %d (leave it out for no limit)", *l.limit)
-				continue
-			}
-			rl := RateLimit{
-				Name: l.name, Limit: *l.limit, Window: l.window,
-				p: gcra(*l.limit, l.window), tag: windowTag(l.window),
-			}
-			if sliding {
-				// Its own key: a log (a sorted set), never a GCRA state.
-				rl.Sliding, rl.tag = true, "sw"+rl.tag
-			} else {
-				rl.field = "rl:" + rl.tag
-			}
-			p.RateLimits = append(p.RateLimits, rl)
-		}
+	if raw.RateLimits != nil {
+		p.RateLimits = pr.rateLimits(at, raw.RateLimits)
 	}
 	if q := raw.Quotas; q != nil {
 		for _, l := range []struct {
@@ -832,6 +797,48 @@ func (pr *plansParser) plan(name string, raw planYAML) *Plan {
 		}
 	}
 	return p
+}
+
+// rateLimits reads a plan's rate_limits (at names it in errors).
+func (pr *plansParser) rateLimits(at string, r *ratesYAML) []RateLimit {
+	var out []RateLimit
+	sliding := false
+	switch r.Algorithm {
+	case "", AlgorithmGCRA:
+	case AlgorithmSlidingWindow:
+		sliding = true
+	default:
+		pr.errorf(at+".rate_limits.algorithm", "must be %s or %s, got %q", AlgorithmGCRA, AlgorithmSlidingWindow, r.Algorithm)
+	}
+	for _, l := range []struct {
+		name   string
+		limit  *int64
+		window time.Duration
+	}{
+		{LimitPerSecond, r.PerSecond, time.Second},
+		{LimitPerMinute, r.PerMinute, time.Minute},
+		{LimitPerHour, r.PerHour, time.Hour},
+	} {
+		if l.limit == nil {
+			continue
+		}
+		if *l.limit < 1 {
+			pr.errorf(at+".rate_limits."+l.name, "must be at least 1, got %d (leave it out for no limit)", *l.limit)
+			continue
+		}
+		rl := RateLimit{
+			Name: l.name, Limit: *l.limit, Window: l.window,
+			p: gcra(*l.limit, l.window), tag: windowTag(l.window),
+		}
+		if sliding {
+			// Its own key: a log (a sorted set), never a GCRA state.
+			rl.Sliding, rl.tag = true, "sw"+rl.tag
+		} else {
+			rl.field = "rl:" + rl.tag
+		}
+		out = append(out, rl)
+	}
+	return out
 }
 
 // parseToolRule compiles one entry of a plan's tools list.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/adapter/idp"
+	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/adapter/session"
 	"github.com/restmcp/restmcp/adapter/task"
 	"github.com/restmcp/restmcp/config"
@@ -83,14 +84,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		servedSpec = "apis " + apis.joinNames()
 	}
 	logReport(logger, fitOutputSchemas(cfg, doc, logger))
-	logger.Info("hosts that receive callers' API keys", "hosts", strings.Join(doc.KeyHosts(), ","))
-	placements, noKey := doc.CredentialSummary()
-	for _, p := range placements {
-		logger.Info("credential placement", "placement", p)
-	}
-	if noKey && !cfg.PublicMode {
-		logger.Warn("callers' API keys reach no upstream operation: the document declares no security; name the placement with default_security (e.g. header:X-Api-Key) or credential_parameters")
-	}
+	logCredentials(cfg, doc, logger)
 
 	tp, stopTracing, err := setupTracing(ctx, getenv, logger)
 	if err != nil {
@@ -135,14 +129,35 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// keeps a registry.
 	printBanner(stdout, mcpURL, cfg.PublicURL, srv.OAuthURL(), doc, demoMode, mw.plans.KeyMode != metering.KeyModeRegistry)
 
+	rctx, stopReload := context.WithCancel(ctx)
+	defer stopReload()
+	startReloads(rctx, cfg, sources, apis, srv, logger)
+
+	return serveUntilDone(ctx, cfg, httpSrv, ln, srv, logger)
+}
+
+// logCredentials says where callers' keys go: the hosts that receive
+// them, each placement, and a warning when no operation takes one.
+func logCredentials(cfg config.Config, doc *openapi.Document, logger *slog.Logger) {
+	logger.Info("hosts that receive callers' API keys", "hosts", strings.Join(doc.KeyHosts(), ","))
+	placements, noKey := doc.CredentialSummary()
+	for _, p := range placements {
+		logger.Info("credential placement", "placement", p)
+	}
+	if noKey && !cfg.PublicMode {
+		logger.Warn("callers' API keys reach no upstream operation: the document declares no security; name the placement with default_security (e.g. header:X-Api-Key) or credential_parameters")
+	}
+}
+
+// startReloads starts one reloader per document (reloadInterval) and
+// hands each a SIGHUP, until rctx ends.
+func startReloads(rctx context.Context, cfg config.Config, sources []apiSource, apis *apiSet, srv *adapter.Server, logger *slog.Logger) {
 	// Reloads: watch (the spec file), reload_interval (the spec URL), and
 	// SIGHUP at any time, each document on its own (reloading one API swaps
 	// only its tools).
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	rctx, stopReload := context.WithCancel(ctx)
-	defer stopReload()
+	context.AfterFunc(rctx, func() { signal.Stop(hup) })
 	hups := make([]chan os.Signal, len(sources))
 	for i, src := range sources {
 		interval := reloadInterval(cfg, src.location)
@@ -181,7 +196,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			}
 		}
 	}()
+}
 
+// serveUntilDone serves ln until ctx ends, then shuts down within
+// shutdown_timeout: calls still running then are stopped and refunded.
+func serveUntilDone(ctx context.Context, cfg config.Config, httpSrv *http.Server, ln net.Listener, srv *adapter.Server, logger *slog.Logger) error {
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
 	select {
@@ -298,57 +317,10 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 	if err != nil {
 		return nil, nil, err
 	}
-	var global *metering.Plan
-	if cfg.PublicGlobalPlan != "" {
-		p := mw.plans.Plan(cfg.PublicGlobalPlan)
-		if p == nil {
-			mw.close(ctx)
-			return nil, nil, fmt.Errorf("public_global_plan: no plan %q in %s (plans: %s)", cfg.PublicGlobalPlan, cfg.PlansFile, strings.Join(mw.plans.Names(), ", "))
-		}
-		global = p
-	}
-	if cfg.PublicMode {
-		logger.Info("public mode: callers are metered by client address; presented credentials are ignored",
-			"public_global_plan", cfg.PublicGlobalPlan, "trusted_proxies", strings.Join(cfg.TrustedProxies, ","))
-	}
-	var docJSON []byte
-	if cfg.ServeOpenAPI && len(cfg.APIs) > 0 {
-		logger.Warn("serve_openapi serves one document; with several APIs GET /openapi.json is not served")
-	} else if cfg.ServeOpenAPI {
-		if docJSON, err = doc.JSON(); err != nil {
-			mw.close(ctx)
-			return nil, nil, fmt.Errorf("serve_openapi: encoding the document: %w", err)
-		}
-	}
-	var sessions session.Store
-	switch cfg.Sessions {
-	case config.SessionsMemory:
-		sessions = session.NewMemoryStore(nil)
-	case config.SessionsRedis:
-		sessions = session.NewRedisStore(mw.redis)
-	}
-	verifier, audience, err := newIdP(ctx, cfg, listenAddr)
+	p, err := newServerParts(ctx, cfg, doc, logger, listenAddr, mw)
 	if err != nil {
 		mw.close(ctx)
 		return nil, nil, err
-	}
-	if verifier != nil {
-		logger.Info("identity provider: its access tokens are accepted beside API keys", "issuer", cfg.IdPIssuer, "audience", audience,
-			"identity_claim", cfg.IdPIdentityClaim, "plan_claim", cfg.IdPPlanClaim, "upstream", cfg.IdPUpstream)
-	}
-	var tasks task.Store
-	switch {
-	case cfg.Tasks == config.TasksRedis, cfg.Tasks == config.TasksAuto && mw.redis != nil:
-		tasks = task.NewRedisStore(mw.redis)
-	case cfg.Tasks == config.TasksMemory, cfg.Tasks == config.TasksAuto:
-		tasks = task.NewMemoryStore(nil)
-	}
-	var jqWorker string // jq filters run in processes of this executable
-	if cfg.JQFilter {
-		if jqWorker, err = os.Executable(); err != nil {
-			mw.close(ctx)
-			return nil, nil, fmt.Errorf("jq_filter: finding restmcp's executable to run filters in: %w", err)
-		}
 	}
 	var srv *adapter.Server // set below; the OAuth key check calls it
 	front, err := newOAuthFront(cfg, doc, mw, listenAddr, logger, func() *adapter.Server { return srv })
@@ -356,7 +328,83 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		mw.close(ctx)
 		return nil, nil, err
 	}
-	srv, err = adapter.New(adapter.Options{
+	srv, err = adapter.New(adapterOptions(cfg, doc, mw, p, reg, front, tp, logger))
+	if err != nil {
+		mw.close(ctx)
+		return nil, nil, err
+	}
+	if op := cfg.OAuthVerifyOperation; front != nil && op != "" && !srv.HasTool(op) {
+		mw.close(ctx)
+		return nil, nil, fmt.Errorf("oauth_verify_operation: no tool %q in %s", op, doc.Title)
+	}
+	return srv, mw, nil
+}
+
+// serverParts are what the adapter's options need beyond the settings:
+// the public global plan, the document served at /openapi.json, the
+// session and task stores, the identity provider's verifier and the
+// audience of its tokens, the jq worker executable.
+type serverParts struct {
+	global   *metering.Plan
+	docJSON  []byte
+	sessions session.Store
+	tasks    task.Store
+	verifier *idp.Verifier
+	audience string
+	jqWorker string
+}
+
+// newServerParts builds the serverParts of cfg; an error names the
+// setting that could not be served.
+func newServerParts(ctx context.Context, cfg config.Config, doc *openapi.Document, logger *slog.Logger, listenAddr string, mw *meteringWiring) (serverParts, error) {
+	var p serverParts
+	var err error
+	if cfg.PublicGlobalPlan != "" {
+		if p.global = mw.plans.Plan(cfg.PublicGlobalPlan); p.global == nil {
+			return p, fmt.Errorf("public_global_plan: no plan %q in %s (plans: %s)", cfg.PublicGlobalPlan, cfg.PlansFile, strings.Join(mw.plans.Names(), ", "))
+		}
+	}
+	if cfg.PublicMode {
+		logger.Info("public mode: callers are metered by client address; presented credentials are ignored",
+			"public_global_plan", cfg.PublicGlobalPlan, "trusted_proxies", strings.Join(cfg.TrustedProxies, ","))
+	}
+	if cfg.ServeOpenAPI && len(cfg.APIs) > 0 {
+		logger.Warn("serve_openapi serves one document; with several APIs GET /openapi.json is not served")
+	} else if cfg.ServeOpenAPI {
+		if p.docJSON, err = doc.JSON(); err != nil {
+			return p, fmt.Errorf("serve_openapi: encoding the document: %w", err)
+		}
+	}
+	switch cfg.Sessions {
+	case config.SessionsMemory:
+		p.sessions = session.NewMemoryStore(nil)
+	case config.SessionsRedis:
+		p.sessions = session.NewRedisStore(mw.redis)
+	}
+	if p.verifier, p.audience, err = newIdP(ctx, cfg, listenAddr); err != nil {
+		return p, err
+	}
+	if p.verifier != nil {
+		logger.Info("identity provider: its access tokens are accepted beside API keys", "issuer", cfg.IdPIssuer, "audience", p.audience,
+			"identity_claim", cfg.IdPIdentityClaim, "plan_claim", cfg.IdPPlanClaim, "upstream", cfg.IdPUpstream)
+	}
+	switch {
+	case cfg.Tasks == config.TasksRedis, cfg.Tasks == config.TasksAuto && mw.redis != nil:
+		p.tasks = task.NewRedisStore(mw.redis)
+	case cfg.Tasks == config.TasksMemory, cfg.Tasks == config.TasksAuto:
+		p.tasks = task.NewMemoryStore(nil)
+	}
+	if cfg.JQFilter { // jq filters run in processes of this executable
+		if p.jqWorker, err = os.Executable(); err != nil {
+			return p, fmt.Errorf("jq_filter: finding restmcp's executable to run filters in: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// adapterOptions is every setting of cfg as the adapter takes it.
+func adapterOptions(cfg config.Config, doc *openapi.Document, mw *meteringWiring, p serverParts, reg *prometheus.Registry, front *oauth.Server, tp trace.TracerProvider, logger *slog.Logger) adapter.Options {
+	return adapter.Options{
 		Tools:                      doc.Tools,
 		Name:                       orDefault(cfg.ServerName, "restmcp"),
 		Version:                    orDefault(cfg.ServerVersion, version),
@@ -367,7 +415,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		UnknownToolNotFound:        cfg.UnknownToolNotFound,
 		UnknownMethodNotFound:      cfg.UnknownMethodNotFound,
 		JQFilter:                   cfg.JQFilter,
-		JQWorker:                   jqWorker,
+		JQWorker:                   p.jqWorker,
 		JQMaxMemoryBytes:           cfg.JQMaxMemoryBytes,
 		AcceptRequestsWithoutID:    cfg.AcceptRequestsWithoutID,
 		StreamAcceptStrict:         cfg.StreamAcceptStrict,
@@ -384,7 +432,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		ErrorStructuredContent:     cfg.ErrorStructuredContent,
 		UpstreamErrorsEmpty:        cfg.UpstreamErrors == config.UpstreamErrorsEmptyArray,
 		MaxConcurrentCallsPerHost:  cfg.MaxConcurrentCallsPerHost,
-		Document:                   docJSON,
+		Document:                   p.docJSON,
 		Instructions:               doc.Description,
 		MCPPath:                    cfg.MCPPath,
 		Keys:                       mw.registry,
@@ -401,7 +449,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		MaxDownloadBytes:           cfg.MaxDownloadBytes,
 		AsyncWait:                  cfg.AsyncWait,
 		AsyncPollInterval:          cfg.AsyncPollInterval,
-		Tasks:                      tasks,
+		Tasks:                      p.tasks,
 		TaskTTL:                    cfg.TaskTTL,
 		MaxTasksPerKey:             cfg.MaxTasksPerKey,
 		MaxTasks:                   cfg.MaxTasks,
@@ -410,31 +458,22 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		AllowAnonymous:             !cfg.RequireKey,
 		ErrorCodes:                 errorCodes(cfg.ErrorCodes),
 		PublicMode:                 cfg.PublicMode,
-		PublicGlobalPlan:           global,
+		PublicGlobalPlan:           p.global,
 		TrustedProxies:             cfg.TrustedProxies,
 		OAuth:                      front,
-		IdP:                        verifier,
-		IdPResource:                audience,
+		IdP:                        p.verifier,
+		IdPResource:                p.audience,
 		IdPIssuer:                  cfg.IdPIssuer,
 		Compact:                    cfg.ToolMode == config.ToolModeCompact,
 		TracerProvider:             tp,
-		Sessions:                   sessions,
+		Sessions:                   p.sessions,
 		SessionIdleTimeout:         cfg.SessionIdleTimeout,
 		MaxSessions:                noCap(cfg.MaxSessions),
 		MaxSessionsPerAddress:      noCap(cfg.MaxSessionsPerAddress),
 		MaxStreamsPerSession:       noCap(cfg.MaxStreamsPerSession),
 		MaxLegacyStreamsPerAddress: noCap(cfg.MaxLegacyStreamsPerAddress),
 		Logger:                     logger,
-	})
-	if err != nil {
-		mw.close(ctx)
-		return nil, nil, err
 	}
-	if op := cfg.OAuthVerifyOperation; front != nil && op != "" && !srv.HasTool(op) {
-		mw.close(ctx)
-		return nil, nil, fmt.Errorf("oauth_verify_operation: no tool %q in %s", op, doc.Title)
-	}
-	return srv, mw, nil
 }
 
 // printBanner writes the MCP URL, the tool count and ready-to-paste client
