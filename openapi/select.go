@@ -238,6 +238,37 @@ func (b *builder) selectOperations(paths []string) ([]*selected, []Problem, erro
 			kept = append(kept, e)
 		}
 	}
+	errs = append(errs, b.checkOverrides(ids)...)
+
+	owner := map[string]*selected{}
+	for _, kind := range []string{overrideConfig, ExtensionName} {
+		for _, e := range kept {
+			if e.override != kind {
+				continue
+			}
+			if first, dup := owner[e.wanted]; dup {
+				x, y := first, e
+				if y.path < x.path || y.path == x.path && slices.Index(methodOrder[:], y.method) < slices.Index(methodOrder[:], x.method) {
+					x, y = y, x // name both in N6 order
+				}
+				demote(e, fmt.Errorf("tool name %q is given to both %s and %s", e.wanted, x.label(), y.label()))
+				continue
+			}
+			owner[e.wanted] = e
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	return kept, problems, nil
+}
+
+// checkOverrides checks the configured names and annotations
+// (Select.Names, Select.Annotations) against the document's operationIds
+// (ids), and keeps the annotations it parses for the builder.
+func (b *builder) checkOverrides(ids map[string]bool) []error {
+	sel := &b.opts.Select
+	var errs []error
 	var unknown []string
 	for id := range sel.Names {
 		if id == "" || !ids[id] {
@@ -268,28 +299,7 @@ func (b *builder) selectOperations(paths []string) ([]*selected, []Problem, erro
 	for _, id := range unknown {
 		errs = append(errs, fmt.Errorf("tool annotations for operationId %q: no operation has that operationId", id))
 	}
-
-	owner := map[string]*selected{}
-	for _, kind := range []string{overrideConfig, ExtensionName} {
-		for _, e := range kept {
-			if e.override != kind {
-				continue
-			}
-			if first, dup := owner[e.wanted]; dup {
-				x, y := first, e
-				if y.path < x.path || y.path == x.path && slices.Index(methodOrder[:], y.method) < slices.Index(methodOrder[:], x.method) {
-					x, y = y, x // name both in N6 order
-				}
-				demote(e, fmt.Errorf("tool name %q is given to both %s and %s", e.wanted, x.label(), y.label()))
-				continue
-			}
-			owner[e.wanted] = e
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
-	}
-	return kept, problems, nil
+	return errs
 }
 
 // assignNames returns the final names of the operations that became tools
