@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,10 @@ type Options struct {
 	// well-known path followed by KeyPath). Tokens of either resource
 	// work on both: both are this deployment.
 	KeyPath string
+	// KeyPathAuthorizationServers are authorization servers whose tokens
+	// KeyPath's endpoint takes too (the vendor's own identity provider, in
+	// resource-server mode), named before this one in its metadata.
+	KeyPathAuthorizationServers []string
 	// ResourceName names the API on the sign-in page and in the resource
 	// metadata (the document's title). Empty: "this API".
 	ResourceName string
@@ -298,9 +303,10 @@ func (s *Server) ChallengeFor(path, errCode, description string) string {
 func (s *Server) Mount(r gin.IRoutes) {
 	r.GET(PathResourceMetadata, s.cors, s.resourceMetadata(s.resource))
 	r.GET(PathResourceMetadata+s.opts.ResourcePath, s.cors, s.resourceMetadata(s.resource))
+	// (The OAuth endpoint takes this server's tokens only.)
 	paths := []string{PathResourceMetadata, PathResourceMetadata + s.opts.ResourcePath, PathServerMetadata, PathOpenIDConfiguration, PathRegister, PathToken, PathRevoke}
 	if s.opts.KeyPath != "" {
-		r.GET(PathResourceMetadata+s.opts.KeyPath, s.cors, s.resourceMetadata(s.issuer+s.opts.KeyPath))
+		r.GET(PathResourceMetadata+s.opts.KeyPath, s.cors, s.resourceMetadata(s.issuer+s.opts.KeyPath, s.opts.KeyPathAuthorizationServers...))
 		paths = append(paths, PathResourceMetadata+s.opts.KeyPath)
 	}
 	r.GET(PathRegister+"/:client_id", s.cors, s.readClient)
@@ -336,12 +342,13 @@ func (s *Server) cors(c *gin.Context) {
 // resourceMetadata serves the Protected Resource Metadata (RFC 9728 §2)
 // of resource: exactly the URL a connector is given (O9; RFC 9728 §3.3
 // has clients compare it with that URL).
-func (s *Server) resourceMetadata(resource string) gin.HandlerFunc {
+func (s *Server) resourceMetadata(resource string, others ...string) gin.HandlerFunc {
+	servers := append(slices.Clone(others), s.issuer)
 	return func(c *gin.Context) {
 		c.Header("Cache-Control", "public, max-age=3600")
 		c.JSON(http.StatusOK, &oauthex.ProtectedResourceMetadata{
 			Resource:               resource,
-			AuthorizationServers:   []string{s.issuer},
+			AuthorizationServers:   servers,
 			ScopesSupported:        []string{Scope},
 			BearerMethodsSupported: []string{"header"},
 			ResourceName:           s.opts.ResourceName,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/restmcp/restmcp/adapter/idp/idptest"
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -235,4 +237,60 @@ func TestRealOpenIDProviderSignIn(t *testing.T) {
 	if ex := jwtClaims(t, strings.TrimPrefix(auths[0], "Bearer ")); ex["aud"] != "https://accounts.example" || ex["iss"] != issuer {
 		t.Errorf("the exchanged token's claims: %v", ex)
 	}
+}
+
+// TestIdPBesideOAuthFront: with restmcp's OAuth front on as well, mcp_path's
+// protected resource metadata names the vendor's provider first and
+// restmcp's own authorization server second; a provider token and an
+// API key both call on mcp_path.
+func TestIdPBesideOAuthFront(t *testing.T) {
+	p := idptest.New(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"who":"me"}`))
+	}))
+	t.Cleanup(up.Close)
+	mcpURL, _ := startServe(t, map[string]string{
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_OAUTH": "true",
+		"RESTMCP_IDP_ISSUER": p.URL, "RESTMCP_IDP_UPSTREAM": "forward",
+	})
+	origin := strings.TrimSuffix(mcpURL, "/mcp")
+	resp, err := http.Get(origin + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&meta)
+	resp.Body.Close()
+	if meta.Resource != mcpURL || !slicesEqual(meta.AuthorizationServers, []string{p.URL, origin}) {
+		t.Errorf("mcp_path's resource metadata: %+v, want resource %s and servers [%s %s]", meta, mcpURL, p.URL, origin)
+	}
+	tok := p.Token(idptest.Claims{Issuer: p.URL, Subject: "ada", Audience: []string{mcpURL}, Expiry: time.Now().Add(time.Hour)})
+	for _, h := range []map[string]string{{"Authorization": "Bearer " + tok}, {"X-Api-Key": "plain-key"}} {
+		got := postJSON(t, mcpURL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"me_get","arguments":{}}}`, h)
+		if !strings.Contains(got, `{\"who\":\"me\"}`) {
+			t.Errorf("%v: %s", h, got)
+		}
+	}
+}
+
+// postJSON posts body to url with headers h and returns the answer's body.
+func postJSON(t *testing.T, url, body string, h map[string]string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -62,14 +62,16 @@ func newOAuthFront(cfg config.Config, doc *openapi.Document, mw *meteringWiring,
 			}
 			return nil
 		},
-		KeyPath:         cfg.MCPPath,
-		RedirectURIs:    cfg.OAuthRedirectURIs,
-		RedirectSchemes: cfg.OAuthRedirectSchemes,
-		RegisterLimit:   noneIfZero(cfg.OAuthRegisterLimit),
-		SignInLimit:     noneIfZero(cfg.OAuthSignInLimit),
-		ClientTTL:       cfg.OAuthClientTTL,
-		MaxClients:      cfg.OAuthMaxClients,
-		Logger:          logger,
+		KeyPath: cfg.MCPPath,
+		// mcp_path takes the vendor's provider's tokens too (idp_issuer).
+		KeyPathAuthorizationServers: nonEmpty(cfg.IdPIssuer),
+		RedirectURIs:                cfg.OAuthRedirectURIs,
+		RedirectSchemes:             cfg.OAuthRedirectSchemes,
+		RegisterLimit:               noneIfZero(cfg.OAuthRegisterLimit),
+		SignInLimit:                 noneIfZero(cfg.OAuthSignInLimit),
+		ClientTTL:                   cfg.OAuthClientTTL,
+		MaxClients:                  cfg.OAuthMaxClients,
+		Logger:                      logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
@@ -103,4 +105,12 @@ func oauthIssuer(publicURL, listenAddr string) (string, error) {
 		return "", fmt.Errorf("oauth needs public_url: the https origin clients reach (e.g. https://mcp.example.com, behind your TLS proxy); the listen address %s is not loopback", listenAddr)
 	}
 	return "http://" + listenAddr, nil
+}
+
+// nonEmpty is []string{s}, or nil for "".
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
