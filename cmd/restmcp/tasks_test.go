@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,4 +142,64 @@ func TestTypeScriptClientTasks(t *testing.T) {
 	if diff := cmp.Diff(wantOld, old.Result); diff != "" {
 		t.Errorf("SDK v1 (2025-06-18) result (-want +got):\n%s", diff)
 	}
+}
+
+// TestTasksAcrossReplicas: two restmcp serve processes share Redis
+// (tasks: auto with redis_url): a task started through one is followed to
+// its result through the other, for its own key only (another key gets
+// -32602); one POST and two polls upstream.
+func TestTasksAcrossReplicas(t *testing.T) {
+	redisURL := testRedisURL(t)
+	up, upURL := newReportsUpstream(t)
+	env := map[string]string{"RESTMCP_SPEC": "testdata/jobs/jobs.yaml", "RESTMCP_UPSTREAM": upURL + "/v1", "RESTMCP_REDIS_URL": redisURL}
+	a, _ := startServe(t, env)
+	b, _ := startServe(t, env)
+	key := "k-replicas-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reports_start","arguments":{"name":"r1"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	got := postModern(t, a, call, key, "tools/call", "reports_start")
+	var created struct {
+		Result struct {
+			TaskID string `json:"taskId"`
+			Status string `json:"status"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(got), &created); err != nil || created.Result.TaskID == "" || created.Result.Status != "working" {
+		t.Fatalf("tools/call on replica A: %s", got)
+	}
+	id := created.Result.TaskID
+	get := `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"` + id + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	if got := postModern(t, b, get, "k-someone-else", "tasks/get", id); !strings.Contains(got, `"code":-32602`) {
+		t.Errorf("another key on replica B: %s", got)
+	}
+	var final string
+	for range 6 {
+		time.Sleep(1100 * time.Millisecond) // the task's pollIntervalMs (the API's Retry-After: 1)
+		final = postModern(t, b, get, key, "tasks/get", id)
+		if strings.Contains(final, `"status":"completed"`) {
+			break
+		}
+	}
+	if !strings.Contains(final, `"result":{"content":[{"type":"text","text":"{\"status\":\"succeeded\",\"report\":\"r1\",\"rows\":3}"}],"structuredContent":{"status":"succeeded","report":"r1","rows":3},"resultType":"complete"}`) {
+		t.Fatalf("tasks/get on replica B: %s", final)
+	}
+	if lines, _ := up.seen(); len(lines) != 3 || lines[0] != "POST /v1/reports/r1 key="+key {
+		t.Errorf("upstream: %q", lines)
+	}
+}
+
+// postModern posts a 2026-07-28 request (its standard headers) to url.
+func postModern(t *testing.T, url, body, key, method, name string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"X-Api-Key": key, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
