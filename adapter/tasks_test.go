@@ -257,3 +257,26 @@ func TestTaskCaps(t *testing.T) {
 	body, h = modernTaskCall(3, "c", "k-2")
 	taskOf(t, post(t, srv.URL+"/mcp", body, h).body)
 }
+
+// TestJobTasksCompact: in compact mode a call_operation whose operation
+// answers 202 becomes a task too (2026-07-28, tasks extension), followed
+// with tasks/get to the operation's result; no job_status is listed.
+func TestJobTasksCompact(t *testing.T) {
+	_, upURL := newJobsUpstream(t, map[string]int{"report": 1})
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/jobs.yaml", upURL), Meter: allowAll(0), Compact: true,
+		AsyncWait: 5 * time.Second, Tasks: task.NewMemoryStore(nil)})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_operation","arguments":{"name":"start_job","arguments":{"kind":"report"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	got := post(t, srv.URL+"/mcp", body, map[string]string{"X-API-Key": "k-1", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "call_operation"})
+	id, created, _ := taskOf(t, got.body)
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"` + id + `","status":"working","createdAt":"` + created + `","lastUpdatedAt":"` + created + `","ttlMs":3600000,"pollIntervalMs":1000,` + serverInfoMeta + `}}`; got.body != want {
+		t.Fatalf("call_operation:\n got %s\nwant %s", got.body, want)
+	}
+	time.Sleep(1100 * time.Millisecond) // the task's pollIntervalMs
+	b, h := taskRequest(2, "tasks/get", id, "k-1")
+	if got := post(t, srv.URL+"/mcp", b, h); !strings.Contains(got.body, `"status":"completed"`) || !strings.Contains(got.body, `"structuredContent":{"status":"succeeded","report":"report"}`) {
+		t.Errorf("tasks/get: %s", got.body)
+	}
+	if list := post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, nil); strings.Contains(list.body, "job_status") {
+		t.Errorf("compact mode lists job_status: %s", list.body)
+	}
+}
