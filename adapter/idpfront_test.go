@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restmcp/restmcp/adapter/idp"
 	"github.com/restmcp/restmcp/adapter/idp/idptest"
 	"github.com/restmcp/restmcp/metering"
@@ -200,5 +201,45 @@ func TestIdPJWKSFetches(t *testing.T) {
 	}
 	if n := v.Fetches() - start; n != 2 {
 		t.Errorf("%d JWKS fetches for 1,000 calls and 2 rotations, want 2", n)
+	}
+}
+
+// TestLegacySSEWithProviderToken: a legacy HTTP+SSE client whose every
+// request carries a provider token works end to end: its POSTs are the
+// opener's (the token resolves to the same caller), and the call reaches
+// the upstream with the forwarded token.
+func TestLegacySSEWithProviderToken(t *testing.T) {
+	p := idptest.New(t)
+	var mu sync.Mutex
+	var auths []string
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"who":"me"}`))
+	})
+	v, err := idp.New(context.Background(), idp.Config{Issuer: p.URL, Audience: idpResource, Upstream: idp.UpstreamForward})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, Options{Tools: loadTools(t, "testdata/idp_api.yaml", up.URL), Meter: allowAll(0), LegacySSEPath: "/sse",
+		IdP: v, IdPResource: idpResource, IdPIssuer: p.URL})
+	tok := p.Token(idptest.Claims{Issuer: p.URL, Subject: "ada", Audience: []string{idpResource}, Expiry: time.Now().Add(time.Hour)})
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.SSEClientTransport{Endpoint: srv.URL + "/sse", HTTPClient: &http.Client{Transport: addHeaders{base: http.DefaultTransport, h: map[string]string{"Authorization": "Bearer " + tok}}}}, nil)
+	if err != nil {
+		t.Fatalf("legacy SSE with a provider token: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_me", Arguments: map[string]any{}})
+	if err != nil || res.IsError || text(res) != `{"who":"me"}` {
+		t.Fatalf("tools/call: %v %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auths) != 1 || auths[0] != "Bearer "+tok {
+		t.Errorf("upstream Authorization: %q", auths)
 	}
 }

@@ -9,6 +9,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/adapter/idp"
+	"github.com/restmcp/restmcp/adapter/oauth"
+	"github.com/restmcp/restmcp/metering"
 )
 
 // Legacy HTTP+SSE transport (MCP 2024-11-05 §Transports,
@@ -47,7 +50,7 @@ func (s *Server) serveLegacySSE(c *gin.Context) {
 		ex := exchangeFrom(c.Request.Context())
 		ex.sse = &sseOrigin{header: c.Request.Header.Clone(), clientIP: c.ClientIP()}
 		w := &endpointCapture{ResponseWriter: c.Writer}
-		owner := sessionOwner(ex.cred)
+		owner := callerOwner(ex.cred)
 		w.found = func(id string) { s.legacyOwners.Store(id, owner) }
 		s.legacyHandler.ServeHTTP(w, c.Request)
 		if w.id != "" {
@@ -57,7 +60,7 @@ func (s *Server) serveLegacySSE(c *gin.Context) {
 		return
 	}
 	if cred := extractCredential(c.Request); cred.key != "" || cred.unsafe != "" {
-		if owner, ok := s.legacyOwners.Load(c.Query("sessionid")); ok && owner.(string) != sessionOwner(cred) {
+		if owner, ok := s.legacyOwners.Load(c.Query("sessionid")); ok && owner.(string) != s.postOwner(c.Request.Context(), cred) {
 			http.Error(c.Writer, "session not found", http.StatusNotFound) // the SDK's answer for an unknown one
 			c.Abort()
 			return
@@ -116,4 +119,42 @@ func (s *Server) admitLegacy(ctx context.Context, origin *exchange, name string)
 // newLegacyHandler is the go-sdk's SSE handler over s.mcp.
 func (s *Server) newLegacyHandler() http.Handler {
 	return mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.SSEOptions{MaxRequestBodyBytes: s.opts.MaxBodyBytes})
+}
+
+// callerOwner is who a resolved credential names, as a stream's owner: an
+// identity provider's caller by its key id, any other by sessionOwner (an
+// OAuth access token's caller by the key it stands for).
+func callerOwner(cred *credential) string {
+	if cred != nil && cred.idp != nil {
+		return "i:" + cred.keyID
+	}
+	return sessionOwner(cred)
+}
+
+// postOwner is callerOwner for the raw credential of a legacy SSE POST,
+// resolved as the GET's was (the credential middleware does not run on
+// these POSTs): a provider token to its caller, an OAuth access token to
+// its key. A credential that does not resolve names no one ("-"), so it
+// matches no stream.
+func (s *Server) postOwner(ctx context.Context, cred *credential) string {
+	if cred.source != "bearer" || cred.unsafe != "" {
+		return sessionOwner(cred)
+	}
+	switch {
+	case s.opts.IdP != nil && idp.LooksLikeJWT(cred.key):
+		id, err := s.opts.IdP.Verify(ctx, cred.key)
+		if err != nil {
+			return "-"
+		}
+		return "i:" + idpKeyIDPrefix + metering.KeyID(id.ID)
+	case s.opts.OAuth != nil && oauth.IsAccessToken(cred.key):
+		rctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
+		id, err := s.opts.OAuth.ResolveToken(rctx, cred.key)
+		cancel()
+		if err != nil {
+			return "-"
+		}
+		return sessionOwner(&credential{key: id.Key})
+	}
+	return sessionOwner(cred)
 }

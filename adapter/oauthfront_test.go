@@ -52,7 +52,7 @@ func (k *revocableKeys) revoke(key string) {
 // serveOAuth serves the tools of spec with the OAuth front on a loopback
 // issuer whose clock is now (nil: time.Now); keys are checked by keys at
 // sign-in and on each call.
-func serveOAuth(t testing.TB, keys *revocableKeys, upstreamURL, spec string, now func() time.Time) string {
+func serveOAuth(t testing.TB, keys *revocableKeys, upstreamURL, spec string, now func() time.Time, more ...func(*Options)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -70,7 +70,11 @@ func serveOAuth(t testing.TB, keys *revocableKeys, upstreamURL, spec string, now
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{Tools: loadTools(t, spec, upstreamURL), Keys: keys, OAuth: front, Meter: allowAll(0)})
+	opts := Options{Tools: loadTools(t, spec, upstreamURL), Keys: keys, OAuth: front, Meter: allowAll(0)}
+	for _, f := range more {
+		f(&opts)
+	}
+	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,5 +263,45 @@ func TestVerifyKey(t *testing.T) {
 	}
 	if err := s.VerifyKey(ctx, "no_such_tool", "good"); err == nil || err.Error() != `no tool "no_such_tool" to verify keys with` {
 		t.Errorf("unknown tool: %v", err)
+	}
+}
+
+// TestLegacySSEWithAccessTokens: a legacy HTTP+SSE client (the go-sdk's)
+// whose every request carries an access token works end to end: the
+// stream's POSTs resolve the token as its GET did (to the key an OAuth
+// token stands for; to the caller a provider token names), so they are
+// the opener's, and the call runs with the opener's upstream credential.
+func TestLegacySSEWithAccessTokens(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	})
+	keys := &revocableKeys{revoked: map[string]bool{}}
+	base := serveOAuth(t, keys, up.URL, "testdata/c25.yaml", nil, func(o *Options) { o.LegacySSEPath = "/sse" })
+	_, h := connectOAuth(t, base, "k-123")
+	ts, err := h.TokenSource(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.SSEClientTransport{Endpoint: base + "/sse", HTTPClient: &http.Client{Transport: addHeaders{base: http.DefaultTransport, h: map[string]string{"Authorization": "Bearer " + tok.AccessToken}}}}, nil)
+	if err != nil {
+		t.Fatalf("legacy SSE with an OAuth token: %v", err)
+	}
+	defer cs.Close()
+	up.take() // the sign-in's key check
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_me", Arguments: map[string]any{}})
+	if err != nil || res.IsError || text(res) != `{"ok":true}` {
+		t.Fatalf("tools/call over legacy SSE with an OAuth token: %v %v", res, err)
+	}
+	// The key the token stands for, as the operation's bearer scheme puts it; never the token.
+	got := up.take()
+	if len(got) != 1 || got[0].RequestURI != "/v1/me" || got[0].Header.Get("Authorization") != "Bearer k-123" {
+		t.Errorf("upstream: %+v", got)
 	}
 }
