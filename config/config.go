@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"slices"
@@ -782,7 +783,7 @@ func (c Config) checkLimits(bad problemFunc) {
 
 // checkPolicies checks error codes, the public URL, public mode, proxies, upstream hosts, plans and events.
 func (c Config) checkPolicies(bad problemFunc) {
-	for _, name := range sortedNames(c.ErrorCodes) {
+	for _, name := range slices.Sorted(maps.Keys(c.ErrorCodes)) {
 		v := c.ErrorCodes[name]
 		switch name {
 		case "unauthorized", "rate_limited", "unavailable":
@@ -1158,17 +1159,6 @@ func validToolName(s string, max int) bool {
 		}
 	}
 	return true
-}
-
-// sortedNames returns m's keys in order, for messages that must not depend
-// on map order.
-func sortedNames(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // DefaultOAuthRedirectURIs are the https redirect URIs OAuth clients may

@@ -1,6 +1,9 @@
 package examples
 
-import "sort"
+import (
+	"maps"
+	"slices"
+)
 
 // The demo's fixed data. Built by functions rather than held in package
 // variables, so nothing can change it between requests.
@@ -134,16 +137,7 @@ func ranked(hs []holding) []holding {
 }
 
 // symbols lists every symbol that has a quote, sorted.
-func (m *market) symbols() []string { return sortedKeys(m.quotes) }
+func (m *market) symbols() []string { return slices.Sorted(maps.Keys(m.quotes)) }
 
 // currencies lists the supported currencies, sorted.
-func (m *market) currencies() []string { return sortedKeys(m.usdRates) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (m *market) currencies() []string { return slices.Sorted(maps.Keys(m.usdRates)) }

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -150,7 +152,7 @@ func (d *demo) holdings(w http.ResponseWriter, r *http.Request) {
 	case found:
 	case d.market.quotes[sym].Symbol != "":
 		writeError(w, http.StatusNotFound, "not_found",
-			fmt.Sprintf("%s is not an ETF; known ETFs: %s", sym, strings.Join(sortedKeys(d.market.funds), ", ")))
+			fmt.Sprintf("%s is not an ETF; known ETFs: %s", sym, strings.Join(slices.Sorted(maps.Keys(d.market.funds)), ", ")))
 		return
 	default:
 		d.unknownSymbol(w, sym)

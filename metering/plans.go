@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"reflect"
@@ -698,7 +699,7 @@ func (pr *plansParser) build(raw *plansYAML) *Plans {
 	if len(raw.Plans) == 0 {
 		pr.errorf("plans", "at least one plan is required")
 	}
-	for _, name := range sortedKeys(raw.Plans) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Plans)) {
 		if p := pr.plan(name, raw.Plans[name]); p != nil {
 			ps.plans[name] = p
 		}
@@ -716,15 +717,6 @@ func (pr *plansParser) build(raw *plansYAML) *Plans {
 		pr.key(ps, fmt.Sprintf("keys[%d]", i), k, raw.Plans)
 	}
 	return ps
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // plan validates one plan.
@@ -775,7 +767,7 @@ func (pr *plansParser) plan(name string, raw planYAML) *Plan {
 	}
 	if len(raw.Costs) > 0 {
 		p.Costs = make(map[string]int64, len(raw.Costs))
-		for _, tool := range sortedKeys(raw.Costs) {
+		for _, tool := range slices.Sorted(maps.Keys(raw.Costs)) {
 			c := raw.Costs[tool]
 			switch {
 			case tool == "" || strings.ContainsAny(tool, "*?[]!"):

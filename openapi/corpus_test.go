@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +70,7 @@ func TestCorpusPetstore(t *testing.T) {
 func TestCorpusAll(t *testing.T) {
 	corpustest.Require(t)
 	entries := corpustest.Entries(t)
-	for _, folder := range sortedKeys(entries) {
+	for _, folder := range slices.Sorted(maps.Keys(entries)) {
 		t.Run(folder, func(t *testing.T) {
 			if raceEnabled && slowLenient[folder] {
 				// Each takes over a minute under -race on a 2-core machine,

@@ -3,8 +3,10 @@ package openapi
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,7 +37,7 @@ func TestCorpusServesWithUpstream(t *testing.T) {
 	corpustest.Require(t)
 	entries := corpustest.Entries(t)
 	const stub = "http://127.0.0.1:18999"
-	for _, folder := range sortedKeys(entries) {
+	for _, folder := range slices.Sorted(maps.Keys(entries)) {
 		t.Run(folder, func(t *testing.T) {
 			if raceEnabled && slowLenient[folder] {
 				t.Skipf("!!! SKIPPING %s under -race (TestCorpusAll's run without -race covers it)", folder)

@@ -3,6 +3,8 @@ package openapi
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/restmcp/restmcp/internal/jsonvalue"
@@ -22,7 +24,7 @@ func FuzzSchemaConversion(f *testing.F) {
 		if json.Unmarshal(schemas, &m) != nil || len(m) == 0 {
 			t.Skip()
 		}
-		names := sortedKeys(m)
+		names := slices.Sorted(maps.Keys(m))
 		if len(names) > 40 {
 			names = names[:40]
 		}
@@ -113,7 +115,7 @@ func portable(s map[string]any) string {
 func subschemas(s map[string]any) []map[string]any {
 	var subs []any
 	if p, ok := s["properties"].(map[string]any); ok {
-		for _, k := range sortedKeys(p) {
+		for _, k := range slices.Sorted(maps.Keys(p)) {
 			subs = append(subs, p[k])
 		}
 	}
@@ -136,7 +138,7 @@ func subschemas(s map[string]any) []map[string]any {
 // schema, that is not a valid input-schema property key, or "".
 func keysValid(s map[string]any) string {
 	if p, ok := s["properties"].(map[string]any); ok {
-		for _, k := range sortedKeys(p) {
+		for _, k := range slices.Sorted(maps.Keys(p)) {
 			if !validKey(k) {
 				return k
 			}

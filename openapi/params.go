@@ -365,7 +365,7 @@ func (in *inputSchema) paramSchema(c *converter, i int, p *openapi3.Parameter) *
 	c.request, c.base64 = true, false
 	sr := p.Schema
 	if sr == nil {
-		for _, mt := range sortedKeys(p.Content) {
+		for _, mt := range slices.Sorted(maps.Keys(p.Content)) {
 			if m := p.Content[mt]; m != nil && m.Schema != nil {
 				sr = m.Schema
 				break
@@ -510,13 +510,4 @@ func setEncodings(body *bodyPlan, media *openapi3.MediaType) {
 			f.explode = false
 		}
 	}
-}
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -518,7 +520,7 @@ func simpleValue(a *arg, pp *paramPlan) (string, error) {
 		return strings.Join(parts, ","), nil
 	case map[string]any:
 		var parts []string
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			s, ok := scalarText(x[k], false)
 			if !ok {
 				return "", &ArgumentError{Param: pp.key, Reason: "nested objects cannot be serialized here"}
@@ -621,7 +623,7 @@ func writeQuery(q *strings.Builder, pp *paramPlan, a *arg) error {
 		pair(name, strings.Join(items, sep))
 		return nil
 	case map[string]any:
-		keys := sortedKeys(x)
+		keys := slices.Sorted(maps.Keys(x))
 		if pp.style == "deepObject" {
 			return deepObject(pair, name, x, pp)
 		}
@@ -655,7 +657,7 @@ func writeQuery(q *strings.Builder, pp *paramPlan, a *arg) error {
 // an object or an array is an argument error, not a guess at a nested
 // encoding the API may not read.
 func deepObject(pair func(string, string), name string, x map[string]any, pp *paramPlan) error {
-	for _, k := range sortedKeys(x) {
+	for _, k := range slices.Sorted(maps.Keys(x)) {
 		s, ok := scalarText(x[k], false)
 		if !ok {
 			kind := "an object"
@@ -781,7 +783,7 @@ func (bp *bodyPlan) wholeBody(a arg) ([]byte, error) {
 			return nil, &ArgumentError{Param: a.key, Reason: "must be an object"}
 		}
 		vals := url.Values{}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if err := formValues(vals, arg{key: k, raw: m[k]}); err != nil {
 				return nil, err
 			}
@@ -850,13 +852,13 @@ func formField(vals url.Values, f arg, plan *bodyField) error {
 		vals.Add(f.key, strings.Join(parts, sep))
 	case map[string]any:
 		if plan.explode {
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				vals.Add(k, text(x[k]))
 			}
 			return nil
 		}
 		var parts []string
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			parts = append(parts, k, text(x[k]))
 		}
 		vals.Add(f.key, strings.Join(parts, sep))
@@ -871,7 +873,7 @@ func formField(vals url.Values, f arg, plan *bodyField) error {
 func deepForm(vals url.Values, name string, v any) {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			deepForm(vals, name+"["+k+"]", x[k])
 		}
 	case []any:

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,7 +133,7 @@ func (b *builder) security(op *openapi3.Operation) (*securityPlan, error) {
 		if found {
 			continue
 		}
-		names := sortedKeys(alt)
+		names := slices.Sorted(maps.Keys(alt))
 		var creds []credential
 		var descs []string
 		ok := true

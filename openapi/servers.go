@@ -3,6 +3,7 @@ package openapi
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -204,7 +205,7 @@ func (d *Document) CredentialSummary() (lines []string, noKeyReaches bool) {
 	for _, t := range d.Tools {
 		counts[t.CredentialPlacement]++
 	}
-	keys := sortedKeys(counts)
+	keys := slices.Sorted(maps.Keys(counts))
 	slices.SortStableFunc(keys, func(a, b string) int { return counts[b] - counts[a] })
 	noKeyReaches = len(d.Tools) > 0
 	for _, k := range keys {
@@ -271,12 +272,12 @@ func (b *builder) checkServerVariables() error {
 		}
 	}
 	var errs []error
-	for _, name := range sortedKeys(b.opts.ServerVariables) {
+	for _, name := range slices.Sorted(maps.Keys(b.opts.ServerVariables)) {
 		val := b.opts.ServerVariables[name]
 		v, ok := vars[name]
 		switch {
 		case !ok:
-			known := sortedKeys(vars)
+			known := slices.Sorted(maps.Keys(vars))
 			errs = append(errs, fmt.Errorf("server_variables: no server URL of the document has a variable %q (variables: %s)", name, strings.Join(known, ", ")))
 		case v != nil && len(v.Enum) > 0 && !slices.Contains(v.Enum, val):
 			errs = append(errs, fmt.Errorf("server variable %q: value %q is not allowed; allowed values: %s", name, val, strings.Join(v.Enum, ", ")))
