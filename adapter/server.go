@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -583,38 +584,30 @@ func New(opts Options) (*Server, error) {
 // withDefaults returns o with every zero field that has a default set to
 // it; PublicMode implies AllowAnonymous.
 func (o Options) withDefaults() Options {
-	orDefault(&o.Name, DefaultName)
-	orDefault(&o.Version, DefaultVersion)
-	orDefault(&o.MCPPath, DefaultMCPPath)
-	orDefault(&o.MeterTimeout, DefaultMeterTimeout)
-	orDefault(&o.UpstreamTimeout, DefaultUpstreamTimeout)
-	orDefault(&o.JQMaxMemoryBytes, DefaultJQMaxMemoryBytes)
-	orDefault(&o.MaxBodyBytes, DefaultMaxBodyBytes)
-	orDefault(&o.MaxResponseBytes, DefaultMaxResponseBytes)
-	orDefault(&o.MaxBinaryBytes, DefaultMaxBinaryBytes)
-	orDefault(&o.MaxDownloadBytes, DefaultMaxDownloadBytes)
-	orDefault(&o.AsyncPollInterval, DefaultAsyncPollInterval)
-	orDefault(&o.TaskTTL, DefaultTaskTTL)
-	orDefault(&o.MaxTasksPerKey, DefaultMaxTasksPerKey)
-	orDefault(&o.MaxTasks, DefaultMaxTasks)
-	orDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
-	orDefault(&o.SessionStreamLifetime, DefaultSessionStreamLifetime)
-	orDefault(&o.SessionKeepAlive, DefaultSessionKeepAlive)
-	orDefault(&o.ErrorCodes.Unauthorized, CodeUnauthorized)
-	orDefault(&o.ErrorCodes.RateLimited, CodeRateLimited)
-	orDefault(&o.ErrorCodes.Unavailable, CodeUnavailable)
+	o.Name = cmp.Or(o.Name, DefaultName)
+	o.Version = cmp.Or(o.Version, DefaultVersion)
+	o.MCPPath = cmp.Or(o.MCPPath, DefaultMCPPath)
+	o.MeterTimeout = cmp.Or(o.MeterTimeout, DefaultMeterTimeout)
+	o.UpstreamTimeout = cmp.Or(o.UpstreamTimeout, DefaultUpstreamTimeout)
+	o.JQMaxMemoryBytes = cmp.Or(o.JQMaxMemoryBytes, DefaultJQMaxMemoryBytes)
+	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
+	o.MaxResponseBytes = cmp.Or(o.MaxResponseBytes, DefaultMaxResponseBytes)
+	o.MaxBinaryBytes = cmp.Or(o.MaxBinaryBytes, DefaultMaxBinaryBytes)
+	o.MaxDownloadBytes = cmp.Or(o.MaxDownloadBytes, DefaultMaxDownloadBytes)
+	o.AsyncPollInterval = cmp.Or(o.AsyncPollInterval, DefaultAsyncPollInterval)
+	o.TaskTTL = cmp.Or(o.TaskTTL, DefaultTaskTTL)
+	o.MaxTasksPerKey = cmp.Or(o.MaxTasksPerKey, DefaultMaxTasksPerKey)
+	o.MaxTasks = cmp.Or(o.MaxTasks, DefaultMaxTasks)
+	o.SessionIdleTimeout = cmp.Or(o.SessionIdleTimeout, DefaultSessionIdleTimeout)
+	o.SessionStreamLifetime = cmp.Or(o.SessionStreamLifetime, DefaultSessionStreamLifetime)
+	o.SessionKeepAlive = cmp.Or(o.SessionKeepAlive, DefaultSessionKeepAlive)
+	o.ErrorCodes.Unauthorized = cmp.Or(o.ErrorCodes.Unauthorized, CodeUnauthorized)
+	o.ErrorCodes.RateLimited = cmp.Or(o.ErrorCodes.RateLimited, CodeRateLimited)
+	o.ErrorCodes.Unavailable = cmp.Or(o.ErrorCodes.Unavailable, CodeUnavailable)
 	if o.PublicMode {
 		o.AllowAnonymous = true
 	}
 	return o
-}
-
-// orDefault sets *p to v when *p is the zero value.
-func orDefault[T comparable](p *T, v T) {
-	var zero T
-	if *p == zero {
-		*p = v
-	}
 }
 
 // check returns every problem of o (after withDefaults).

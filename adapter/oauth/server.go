@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -227,13 +228,13 @@ func New(opts Options) (*Server, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	orDefault(&opts.AccessTokenTTL, DefaultAccessTokenTTL)
-	orDefault(&opts.RefreshTokenTTL, DefaultRefreshTokenTTL)
-	orDefault(&opts.TokenCacheTTL, DefaultTokenCacheTTL)
-	orDefault(&opts.RegisterLimit, DefaultRegisterLimit)
-	orDefault(&opts.SignInLimit, DefaultSignInLimit)
-	orDefault(&opts.ClientTTL, DefaultClientTTL)
-	orDefault(&opts.MaxClients, DefaultMaxClients)
+	opts.AccessTokenTTL = cmp.Or(opts.AccessTokenTTL, DefaultAccessTokenTTL)
+	opts.RefreshTokenTTL = cmp.Or(opts.RefreshTokenTTL, DefaultRefreshTokenTTL)
+	opts.TokenCacheTTL = cmp.Or(opts.TokenCacheTTL, DefaultTokenCacheTTL)
+	opts.RegisterLimit = cmp.Or(opts.RegisterLimit, DefaultRegisterLimit)
+	opts.SignInLimit = cmp.Or(opts.SignInLimit, DefaultSignInLimit)
+	opts.ClientTTL = cmp.Or(opts.ClientTTL, DefaultClientTTL)
+	opts.MaxClients = cmp.Or(opts.MaxClients, DefaultMaxClients)
 	if opts.ResourceName == "" {
 		opts.ResourceName = "this API"
 	}
@@ -261,13 +262,6 @@ func New(opts Options) (*Server, error) {
 	s.register = newAddressLimiter(opts.RegisterLimit, s.now)
 	s.signIn = newAddressLimiter(opts.SignInLimit, s.now)
 	return s, nil
-}
-
-func orDefault[T comparable](p *T, v T) {
-	var zero T
-	if *p == zero {
-		*p = v
-	}
 }
 
 // Resource is the protected resource's URL: Issuer + ResourcePath, the

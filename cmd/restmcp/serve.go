@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -406,8 +407,8 @@ func newServerParts(ctx context.Context, cfg config.Config, doc *openapi.Documen
 func adapterOptions(cfg config.Config, doc *openapi.Document, mw *meteringWiring, p serverParts, reg *prometheus.Registry, front *oauth.Server, tp trace.TracerProvider, logger *slog.Logger) adapter.Options {
 	return adapter.Options{
 		Tools:                      doc.Tools,
-		Name:                       orDefault(cfg.ServerName, "restmcp"),
-		Version:                    orDefault(cfg.ServerVersion, version),
+		Name:                       cmp.Or(cfg.ServerName, "restmcp"),
+		Version:                    cmp.Or(cfg.ServerVersion, version),
 		PublicURL:                  cfg.PublicURL,
 		LLMsTxt:                    cfg.LLMsTxt,
 		TimingMeta:                 cfg.TimingMeta,
@@ -535,14 +536,6 @@ func listenError(addr string, err error) error {
 		return fmt.Errorf("listening on %s: the address is already in use (another process, or another restmcp, has the port); choose another with --addr (RESTMCP_ADDR, addr in the config file)", addr)
 	}
 	return fmt.Errorf("listening on %s (--addr): %w", addr, err)
-}
-
-// orDefault is v, or def when v is empty.
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // resourcesOf is the resources setting as adapter resources, by URI.
