@@ -121,7 +121,6 @@ type Verifier struct {
 	checked sync.Map // verified tokens: SHA-256 of the token → checkedToken
 	checkN  atomic.Int64
 	now     func() time.Time
-	minWait time.Duration
 }
 
 type cachedToken struct {
@@ -156,7 +155,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if len(cfg.Algorithms) == 0 {
 		cfg.Algorithms = DefaultAlgorithms
 	}
-	v := &Verifier{cfg: cfg, now: time.Now, minWait: cfg.MinRefresh}
+	v := &Verifier{cfg: cfg, now: time.Now}
 	for _, a := range cfg.Algorithms {
 		if a == "none" || strings.HasPrefix(a, "HS") {
 			return nil, fmt.Errorf("idp: algorithm %s is not accepted: a provider's signing keys are public (RFC 8725 §3.1)", a)
@@ -296,7 +295,7 @@ func (v *Verifier) maybeRefresh(ctx context.Context) bool {
 	v.fetchMu.Lock()
 	defer v.fetchMu.Unlock()
 	v.mu.Lock()
-	recent := v.now().Sub(v.fetched) < v.minWait
+	recent := v.now().Sub(v.fetched) < v.cfg.MinRefresh
 	v.mu.Unlock()
 	if recent {
 		return false

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -190,16 +189,5 @@ func TestTasksAcrossReplicas(t *testing.T) {
 // postModern posts a 2026-07-28 request (its standard headers) to url.
 func postModern(t *testing.T, url, body, key, method, name string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"X-Api-Key": key, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	return postJSON(t, url, body, map[string]string{"X-Api-Key": key, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name})
 }
