@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -196,7 +196,7 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 		// A large answer is written as it is encoded: its text and its
 		// structuredContent are never copied into one buffer. What can
 		// fail (_meta) is encoded now, before anything is written.
-		e := &resultEncoder{buf: make([]byte, 0, writeChunkBytes+writeChunkBytes/4)}
+		e := &resultEncoder{buf: (*largeBuffers.Get().(*[]byte))[:0], pooled: true}
 		if err := e.open(res); err != nil {
 			return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
 		}
@@ -286,8 +286,9 @@ func textOnly(res *mcp.CallToolResult) bool {
 // compact structuredContent is written from its own bytes; the caller
 // writes what is left in buf.
 type resultEncoder struct {
-	buf []byte
-	w   io.Writer // nil: everything stays in buf
+	buf    []byte
+	w      io.Writer // nil: everything stays in buf
+	pooled bool      // buf is from largeBuffers, back there once written (writeLarge)
 }
 
 // open appends the result's opening brace and its _meta; the error is
@@ -325,9 +326,8 @@ func (e *resultEncoder) rest(res *mcp.CallToolResult) error {
 	}
 	if res.StructuredContent != nil {
 		e.buf = append(e.buf, `,"structuredContent":`...)
-		if sc, ok := res.StructuredContent.(jsonvalue.Compact); ok && sc != nil && e.w != nil {
-			e.flush()
-			_, _ = e.w.Write(sc)
+		if sc, ok := res.StructuredContent.(jsonvalue.Compact); ok && sc != "" && e.w != nil {
+			e.copyOut(string(sc))
 		} else {
 			var err error
 			if e.buf, err = jsonvalue.Append(e.buf, res.StructuredContent); err != nil {
@@ -342,23 +342,39 @@ func (e *resultEncoder) rest(res *mcp.CallToolResult) error {
 	return nil
 }
 
-// text appends text's JSON string content: at once without w, in pieces
-// of writeChunkBytes with it, writing buf out as it fills.
+// text appends text's JSON string content: at once without w; with it,
+// as much as buf has room for, writing buf out whenever it is full, so
+// that buf never grows.
 func (e *resultEncoder) text(text string) {
 	if e.w == nil {
 		e.buf = jsonvalue.AppendStringContent(e.buf, text, true)
 		return
 	}
+	if cap(e.buf) < writeChunkBytes {
+		e.buf = slices.Grow(e.buf, writeChunkBytes-len(e.buf)) // room for a piece after every flush
+	}
 	for len(text) > 0 {
-		n := min(len(text), writeChunkBytes)
-		for n < len(text) && !utf8.RuneStart(text[n]) {
-			n++ // end the piece where a rune starts
-		}
-		e.buf = jsonvalue.AppendStringContent(e.buf, text[:n], true)
-		text = text[n:]
-		if len(e.buf) >= writeChunkBytes {
+		var n int
+		e.buf, n = jsonvalue.AppendStringContentWithin(e.buf, text)
+		if text = text[n:]; len(text) > 0 {
 			e.flush()
 		}
+	}
+}
+
+// copyOut appends s through buf, writing buf out whenever it is full. A
+// string goes out through the buffer, not by WriteString: net/http's
+// response writes a large string in pieces of its 2 KiB buffer, each a
+// chunk of its own on a chunked answer, where a large []byte goes out
+// at once.
+func (e *resultEncoder) copyOut(s string) {
+	for len(s) > 0 {
+		if len(e.buf) == cap(e.buf) {
+			e.flush()
+		}
+		n := min(len(s), cap(e.buf)-len(e.buf))
+		e.buf = append(e.buf, s[:n]...)
+		s = s[n:]
 	}
 }
 
@@ -453,11 +469,18 @@ func streamable(res *mcp.CallToolResult) bool {
 	return false
 }
 
-// writeChunkBytes is the size of the pieces writeLarge writes text in.
+// writeChunkBytes is the size of writeLarge's buffer: it writes the text
+// in pieces of about that size.
 const writeChunkBytes = 256 << 10
 
+// largeBuffers are writeLarge's buffers, of writeChunkBytes: one for
+// each large answer being written, back in the pool once the last of it
+// is written (net/http's Write has copied or sent the bytes by the time
+// it returns).
+var largeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, writeChunkBytes); return &b }}
+
 // writeLarge writes l's result to w, byte for byte what appendToolResult
-// (and the modern resultType suffix) gives, through one buffer of about
+// (and the modern resultType suffix) gives, through one buffer of
 // writeChunkBytes (resultEncoder with w set).
 func writeLarge(w io.Writer, l *largeResult) {
 	e := l.enc
@@ -467,4 +490,9 @@ func writeLarge(w io.Writer, l *largeResult) {
 		e.buf = completeResult(e.buf)
 	}
 	e.flush()
+	if e.pooled && cap(e.buf) == writeChunkBytes {
+		buf := e.buf[:0]
+		e.buf, e.pooled = nil, false
+		largeBuffers.Put(&buf)
+	}
 }

@@ -258,7 +258,7 @@ func TestWriteLarge(t *testing.T) {
 		for _, res := range []*mcp.CallToolResult{
 			{Content: []mcp.Content{&mcp.TextContent{Text: text}}},
 			{Content: []mcp.Content{&mcp.TextContent{Text: "note"}, &mcp.TextContent{Text: text}}, StructuredContent: jsonvalue.Compact(sc)},
-			{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: jsonvalue.Compact(nil), IsError: true},
+			{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: jsonvalue.Compact(""), IsError: true},
 			{Meta: mcp.Meta{metaKeyServerInfo: impl}, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: jsonvalue.Compact(sc)},
 		} {
 			if !streamable(res) {
@@ -277,8 +277,14 @@ func TestWriteLarge(t *testing.T) {
 					t.Fatal(err)
 				}
 				l := &largeResult{enc: e, res: res, modern: modern}
-				var got bytes.Buffer
+				var got countingWriter
 				writeLarge(&got, l)
+				// Few large writes: a large []byte goes out at once on a
+				// chunked answer, where net/http's response cuts a string
+				// (WriteString) into a chunk per 2 KiB.
+				if most := got.Len()/(writeChunkBytes/2) + 3; got.writes > most || got.strings > 0 {
+					t.Fatalf("text %d, modern %v: %d writes of %d bytes and %d WriteString calls; want at most %d writes", i, modern, got.writes, got.Len(), got.strings, most)
+				}
 				w := want
 				if modern {
 					w = append(want[:len(want)-1:len(want)-1], `,"resultType":"complete"}`...)
@@ -304,6 +310,18 @@ func TestWriteLarge(t *testing.T) {
 			t.Errorf("streamable(%+v) = true; writeLarge cannot encode it", res)
 		}
 	}
+}
+
+// countingWriter is a bytes.Buffer that counts the calls it gets.
+type countingWriter struct {
+	bytes.Buffer
+	writes, strings int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.writes++; return w.Buffer.Write(p) }
+func (w *countingWriter) WriteString(s string) (int, error) {
+	w.strings++
+	return w.Buffer.WriteString(s)
 }
 
 // TestLargeAnswerMatchesSDK: a tools/call whose upstream answers a 1 MB

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -53,25 +54,26 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool, link func(med
 		return s.binaryAnswer(resp, kind, mediaType, link)
 	}
 
-	data, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes)
+	// The body is read once, into the string that is the text: the
+	// compact structuredContent of a compact answer is a part of it, not
+	// a copy.
+	body, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading response body: %w", err)
 	}
-	// The text is a copy: data is this call's own buffer, which
-	// structuredContent may share, and a string never aliases a buffer.
-	text := string(data)
+	text := body
 	if truncated {
-		text += fmt.Sprintf("\n[truncated: showing %d of %s bytes]", len(text), describeTotal(resp.ContentLength, s.opts.MaxResponseBytes))
+		text += fmt.Sprintf("\n[truncated: showing %d of %s bytes]", len(body), describeTotal(resp.ContentLength, s.opts.MaxResponseBytes))
 	}
 	if !ok {
-		return s.errorAnswer(resp, t, mediaType, data, text, truncated), nil
+		return s.errorAnswer(resp, t, mediaType, body, text, truncated), nil
 	}
 	if text == "" {
 		return textResult(statusLine(resp.StatusCode), false), nil // R2
 	}
 	res := textResult(text, false) // R1
 	if !truncated && isJSON(mediaType) {
-		if obj := compactObject(data, t); obj != nil {
+		if obj := compactObject(body, t); obj != nil {
 			res.StructuredContent = obj
 			if s.opts.TextReceipt {
 				res = textResult(receipt(resp.StatusCode, len(text), obj), false)
@@ -120,7 +122,7 @@ func (s *Server) binaryAnswer(resp *http.Response, kind kind, mediaType string, 
 // status, then, for 429 and 503, when to retry (the adapter itself never
 // waits) and what the rate-limit headers say, then the body; data is the
 // body read, text its text (with the truncation note).
-func (s *Server) errorAnswer(resp *http.Response, t *openapi.Tool, mediaType string, data []byte, text string, truncated bool) *mcp.CallToolResult {
+func (s *Server) errorAnswer(resp *http.Response, t *openapi.Tool, mediaType string, body, text string, truncated bool) *mcp.CallToolResult {
 	// R3: a non-2xx is a tool error whose text names the status, then,
 	// for 429, when to retry (the adapter itself never waits), then the
 	// body. A refused redirect also names where it pointed.
@@ -158,8 +160,8 @@ func (s *Server) errorAnswer(resp *http.Response, t *openapi.Tool, mediaType str
 		// any structuredContent against it, error results included, and
 		// rejects the whole result when it does not validate. One that
 		// does not fit stays in the text only, with a note saying so.
-		if obj := jsonObject(data); obj != nil {
-			if t == nil || t.FitsStructured(data) {
+		if obj := jsonObject([]byte(body)); obj != nil {
+			if t == nil || t.FitsStructured([]byte(body)) {
 				res.StructuredContent = obj
 			} else {
 				res.Content = append(res.Content, &mcp.TextContent{Text: errorObjectNote})
@@ -209,7 +211,7 @@ func addResponseHeaders(res *mcp.CallToolResult, t *openapi.Tool, resp *http.Res
 	}
 	switch sc := res.StructuredContent.(type) {
 	case jsonvalue.Compact:
-		res.StructuredContent = jsonvalue.Compact(withMember(sc, t.HeadersMember(), hs))
+		res.StructuredContent = jsonvalue.Compact(withMember([]byte(sc), t.HeadersMember(), hs))
 	case json.RawMessage:
 		res.StructuredContent = json.RawMessage(withMember(sc, t.HeadersMember(), hs))
 	case map[string]any:
@@ -239,21 +241,21 @@ func withMember(obj []byte, name string, v any) []byte {
 // without a tree (tokens as the upstream wrote them, members in its order:
 // openapi.Tool.CompactStructured). A body that is compact already, as most
 // APIs send it, is used as it is, without a copy; otherwise the compact
-// text goes to a new buffer. An object that does not fit the
+// text is a new string. An object that does not fit the
 // schema is decoded and made to fit (R8a). It is nil when the body is not
 // a JSON object.
-func compactObject(data []byte, t *openapi.Tool) any {
+func compactObject(body string, t *openapi.Tool) any {
 	if t == nil {
 		t = &openapi.Tool{}
 	}
-	out, fits, err := t.CompactStructured(data, newBuffer)
+	out, fits, err := t.CompactStructured(body)
 	switch {
 	case err != nil:
 		return nil
 	case fits:
-		return jsonvalue.Compact(out)
+		return out
 	}
-	if tree := jsonObject(out); tree != nil {
+	if tree := jsonObject([]byte(out)); tree != nil {
 		return t.ConformStructured(tree)
 	}
 	return nil
@@ -267,7 +269,7 @@ func receipt(status, size int, obj any) string {
 	var keys []string
 	switch o := obj.(type) {
 	case jsonvalue.Compact:
-		members, _ := jsonvalue.Members(o)
+		members, _ := jsonvalue.Members([]byte(o))
 		for _, m := range members {
 			keys = append(keys, m.Key)
 		}
@@ -304,23 +306,33 @@ func describeTotal(contentLength int64, limit int) string {
 	return "more than " + strconv.Itoa(limit)
 }
 
-// newBuffer is an empty buffer with room for n bytes, for
-// openapi.Tool.CompactStructured.
-func newBuffer(n int) []byte { return make([]byte, 0, n) }
-
 func textResult(text string, isError bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
 // readText reads at most limit+1 bytes (sizeHint, the Content-Length or
-// -1, sizes the buffer) and, past limit, cuts the text at the largest
-// UTF-8 boundary ≤ limit (R5). The bytes are the caller's, in a buffer of
-// their own that nothing else writes.
-func readText(r io.Reader, sizeHint int64, limit int) ([]byte, bool, error) {
-	data, err := readAtMost(r, sizeHint, int64(limit)+1)
-	if err != nil {
-		return nil, false, err
+// -1, sizes the string) into a string of its own and, past limit, cuts it
+// at the largest UTF-8 boundary ≤ limit (R5). The body is copied once,
+// from a pooled read buffer into the string: a result's text never
+// shares memory with a buffer that is used again.
+func readText(r io.Reader, sizeHint int64, limit int) (string, bool, error) {
+	var b strings.Builder
+	if sizeHint >= 0 {
+		b.Grow(int(min(sizeHint, int64(limit)) + 1)) // room to see the end without growing
 	}
+	chunk := readBuffers.Get().(*[]byte)
+	defer readBuffers.Put(chunk)
+	for b.Len() <= limit {
+		n, err := r.Read((*chunk)[:min(len(*chunk), limit+1-b.Len())])
+		b.Write((*chunk)[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return b.String(), false, err
+		}
+	}
+	data := b.String()
 	if len(data) <= limit {
 		return data, false, nil
 	}
@@ -335,6 +347,10 @@ func readText(r io.Reader, sizeHint int64, limit int) ([]byte, bool, error) {
 	}
 	return data[:cut], true, nil
 }
+
+// readBuffers are readText's buffers, 256 KiB each: what one read of a
+// body gives, copied out before the buffer goes back.
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 type kind int
 

@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -70,19 +69,19 @@ func (t *Tool) ConformStructured(v map[string]any) map[string]any {
 // alone. A tool without an output schema fits everything; raw that is not
 // a JSON object does not fit.
 func (t *Tool) FitsStructured(raw []byte) bool {
-	_, fits, err := t.CompactStructured(raw, nil)
+	_, fits, err := t.CompactStructured(string(raw))
 	return err == nil && fits
 }
 
 // CompactStructured compacts body, a JSON object, as jsonvalue.Compacted
-// does (body's own bytes when it is compact already, else a copy in
-// buffer(n)), and in the same pass, without a tree, reports whether the
-// result fits the tool's outputSchema as FitsStructured says. Every
-// occurrence of a repeated member is checked. The error is Compacted's
+// does (the part of body that holds it when it is compact already, else a
+// copy), and in the same pass, without a tree, reports whether the result
+// fits the tool's outputSchema as FitsStructured says. Every occurrence of
+// a repeated member is checked. The error is Compacted's
 // (jsonvalue.ErrNotJSON, jsonvalue.ErrTooDeep), or ErrNotObject.
-func (t *Tool) CompactStructured(body []byte, buffer func(n int) []byte) (compact []byte, fits bool, err error) {
-	if v := bytes.TrimLeft(body, " \t\r\n"); len(v) == 0 || v[0] != '{' {
-		return nil, false, ErrNotObject
+func (t *Tool) CompactStructured(body string) (compact jsonvalue.Compact, fits bool, err error) {
+	if v := strings.TrimLeft(body, " \t\r\n"); len(v) == 0 || v[0] != '{' {
+		return "", false, ErrNotObject
 	}
 	var w *fitWalker
 	var walker jsonvalue.Walker // nil, not a nil *fitWalker, without a schema to check against
@@ -93,7 +92,7 @@ func (t *Tool) CompactStructured(body []byte, buffer func(n int) []byte) (compac
 			walker = w
 		}
 	}
-	compact, err = jsonvalue.Compacted(body, buffer, walker)
+	compact, err = jsonvalue.Compacted(body, walker)
 	return compact, err == nil && (w == nil || w.fits), err
 }
 
@@ -124,7 +123,7 @@ type fitFrame struct {
 // Value is fits for one value: it picks the value's shape (the root's, a
 // property's or additionalProperties', or items'), follows $ref and the
 // first anyOf branch that accepts the value, and checks its type.
-func (w *fitWalker) Value(key []byte, kind byte, num []byte) bool {
+func (w *fitWalker) Value(key string, kind byte, num string) bool {
 	if !w.fits {
 		return false
 	}
@@ -180,36 +179,37 @@ func (w *fitWalker) Value(key []byte, kind byte, num []byte) bool {
 // escapes included) in an object of shape sh: the property's, or
 // additionalProperties'. A key without escapes, in valid UTF-8, is looked
 // up as it is, without allocating.
-func memberShape(key []byte, sh *shape) *shape {
+func memberShape(key string, sh *shape) *shape {
 	name := key[1 : len(key)-1]
 	plain, ascii := true, true
-	for _, c := range name {
-		if c == '\\' {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '\\' {
 			plain = false
 			break
+		} else {
+			ascii = ascii && c < utf8.RuneSelf
 		}
-		ascii = ascii && c < utf8.RuneSelf
 	}
 	if plain && !ascii {
-		plain = utf8.Valid(name)
+		plain = utf8.ValidString(name)
 	}
 	if !plain {
-		p := jsonvalue.Parser{B: key}
+		p := jsonvalue.Parser{B: []byte(key)}
 		s, err := p.Str() // escapes decoded, invalid UTF-8 as U+FFFD
 		if err != nil {
 			return sh.addl
 		}
-		name = []byte(s)
+		name = s
 	}
 	if sh.few != nil {
 		for _, p := range sh.few {
-			if len(p.name) == len(name) && p.name == string(name) {
+			if p.name == name {
 				return p.sh
 			}
 		}
 		return sh.addl
 	}
-	if child, ok := sh.props[string(name)]; ok {
+	if child, ok := sh.props[name]; ok {
 		return child
 	}
 	return sh.addl
@@ -230,14 +230,14 @@ func (t *Tool) shapes() (*shape, map[string]*shape) {
 // rawTypeMatches is typeMatches for a value of kind k, its first byte
 // ('{', '[', '"', 't' or 'f' for booleans, 'n', and '0' for numbers), lit
 // a number's literal; tk is the type's kind (typeKind).
-func rawTypeMatches(tk byte, k byte, lit []byte) bool {
+func rawTypeMatches(tk byte, k byte, lit string) bool {
 	switch tk {
 	case 0:
 		return true
 	case 'b':
 		return k == 't' || k == 'f'
 	case 'i':
-		return k == '0' && integerLiteral(string(lit))
+		return k == '0' && integerLiteral(lit)
 	}
 	return tk == k
 }
@@ -267,7 +267,7 @@ func typeKind(typ string) byte {
 }
 
 // acceptsRaw is accepts for a value of kind k (rawTypeMatches).
-func (sh *shape) acceptsRaw(k byte, lit []byte, defs map[string]*shape, depth int) bool {
+func (sh *shape) acceptsRaw(k byte, lit string, defs map[string]*shape, depth int) bool {
 	if depth > maxConformDepth {
 		return true
 	}

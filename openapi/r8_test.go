@@ -88,18 +88,18 @@ func TestFitsStructured(t *testing.T) {
 		if tl.FitsStructured([]byte(in)) {
 			t.Errorf("FitsStructured(%q) = true for text that is not a JSON object", in)
 		}
-		if _, _, err := tl.CompactStructured([]byte(in), nil); err == nil {
+		if _, _, err := tl.CompactStructured(in); err == nil {
 			t.Errorf("CompactStructured(%q): no error", in)
 		}
 	}
 	// White space is no matter: the check runs as the text is compacted.
 	for in, want := range map[string]string{"\n{ \"s\" : \"x\" , \"n\" : 1 }\n": `{"s":"x","n":1}`, `{"s":"x","n":1}`: `{"s":"x","n":1}`} {
-		got, fits, err := tl.CompactStructured([]byte(in), nil)
+		got, fits, err := tl.CompactStructured(in)
 		if err != nil || !fits || string(got) != want || !tl.FitsStructured([]byte(in)) {
 			t.Errorf("CompactStructured(%q) = %s, %v, %v; want %s, fits", in, got, fits, err, want)
 		}
 	}
-	if got, fits, err := tl.CompactStructured([]byte(` {"n": "1"} `), nil); err != nil || fits || string(got) != `{"n":"1"}` {
+	if got, fits, err := tl.CompactStructured(` {"n": "1"} `); err != nil || fits || string(got) != `{"n":"1"}` {
 		t.Errorf(`CompactStructured({"n": "1"}) = %s, %v, %v; want {"n":"1"}, not fitting`, got, fits, err)
 	}
 	if !(&Tool{}).FitsStructured([]byte(`{"any":1}`)) {
@@ -284,7 +284,7 @@ func FuzzCompactStructured(f *testing.F) {
 	}
 	tl := &Tool{OutputSchema: json.RawMessage(fitsSchema)}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		compact, fits, err := tl.CompactStructured(body, nil)
+		compact, fits, err := tl.CompactStructured(string(body))
 		tree, perr := jsonvalue.Parse(body)
 		obj, isObject := tree.(map[string]any)
 		if (err == nil) != (perr == nil && isObject) {
@@ -293,11 +293,11 @@ func FuzzCompactStructured(f *testing.F) {
 		if err != nil {
 			return
 		}
-		back, err := jsonvalue.Parse(compact)
+		back, err := jsonvalue.Parse([]byte(compact))
 		if err != nil || !reflect.DeepEqual(back, tree) {
 			t.Fatalf("CompactStructured(%q) = %q, which parses to %#v (%v)", body, compact, back, err)
 		}
-		if dup, _ := hasRepeatedMember(compact); dup {
+		if dup, _ := hasRepeatedMember([]byte(compact)); dup {
 			return // a tree keeps only the last member, so the check is stricter than conforming it
 		}
 		before, _ := json.Marshal(obj)

@@ -2,22 +2,29 @@ package jsonvalue
 
 import (
 	"errors"
+	"strings"
 	"unicode/utf8"
 )
 
 // Compact is JSON text as AppendCompact writes it: valid, without
 // insignificant white space, valid UTF-8. It encodes as itself
 // (MarshalJSON), so a result holding it is encoded without a tree, by
-// encoding/json and by Append alike.
-type Compact []byte
+// encoding/json and by Append alike. It is a string, so that it can be
+// the part of an answer's text that holds the value (Compacted), with
+// neither a copy nor an alias of a buffer.
+type Compact string
 
-// MarshalJSON returns c itself; a nil Compact is null.
+// MarshalJSON returns c itself; an empty Compact is null.
 func (c Compact) MarshalJSON() ([]byte, error) {
-	if c == nil {
+	if c == "" {
 		return []byte("null"), nil
 	}
-	return c, nil
+	return []byte(c), nil
 }
+
+// text is what the compactor reads: an answer's text as a string, or
+// bytes.
+type text interface{ string | []byte }
 
 // maxCompactDepth is the deepest nesting AppendCompact accepts, the bound
 // encoding/json's json.Valid (and so Parse) sets.
@@ -40,7 +47,7 @@ var ErrTooDeep = errors.New("JSON nested more than 10000 levels deep")
 // json.Valid rejects and ErrTooDeep past 10,000 levels; dst is then
 // returned unchanged.
 func AppendCompact(dst, src []byte) ([]byte, error) {
-	c := compactor{dst: dst, src: src}
+	c := compactor[[]byte]{dst: dst, src: src}
 	end, err := c.scan()
 	if err != nil {
 		return dst, err
@@ -48,25 +55,25 @@ func AppendCompact(dst, src []byte) ([]byte, error) {
 	return append(c.dst, src[c.from:end]...), nil
 }
 
-// Compacted is AppendCompact without a copy where none is needed: when
-// src's value has no white space between its tokens and its strings are
-// valid UTF-8 (an API's compact answer, with or without white space
-// around it), it returns the subslice of src that holds the value.
-// Otherwise it returns the compact text written to buffer(n), a buffer
-// with room for n bytes that it asks for once, or to a new one when
-// buffer is nil. When w is not nil, it is told of the values in the same
+// Compacted is AppendCompact for text, without a copy where none is
+// needed: when src's value has no white space between its tokens and its
+// strings are valid UTF-8 (an API's compact answer, with or without white
+// space around it), it returns the part of src that holds the value.
+// Otherwise it returns the compact text, built once in a new string of
+// len(src) bytes. When w is not nil, it is told of the values in the same
 // pass (see [Walker]); on an error, it may have been told of some. The
 // errors are AppendCompact's.
-func Compacted(src []byte, buffer func(n int) []byte, w Walker) ([]byte, error) {
-	c := compactor{src: src, buffer: buffer, walker: w}
+func Compacted(src string, w Walker) (Compact, error) {
+	c := compactor[string]{src: src, toString: true, walker: w}
 	end, err := c.scan()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if !c.copied {
-		return src[c.from:end:end], nil
+		return Compact(src[c.from:end]), nil
 	}
-	return append(c.dst, src[c.from:end]...), nil
+	c.out.WriteString(src[c.from:end])
+	return Compact(c.out.String()), nil
 }
 
 // A Walker follows the values of the text Compacted checks, in the
@@ -75,63 +82,65 @@ func Compacted(src []byte, buffer func(n int) []byte, w Walker) ([]byte, error) 
 type Walker interface {
 	// Value is told of each value at the top and in each container the
 	// walker entered. key is the member's key token as the text has it
-	// (quotes and escapes included) for an object member, else nil; kind
+	// (quotes and escapes included) for an object member, else empty; kind
 	// is the value's first byte ('{', '[', '"', 't', 'f', 'n', or '-' or
-	// a digit for a number); num is a number's literal, else nil. For '{'
+	// a digit for a number); num is a number's literal, else empty. For '{'
 	// and '[' it returns whether to enter the container: to be told of its
 	// values, then of its end.
-	Value(key []byte, kind byte, num []byte) (enter bool)
+	Value(key string, kind byte, num string) (enter bool)
 	// Close is the end of the innermost container the walker entered.
 	Close()
 }
 
-// compactor is the state of one compaction: the output is dst followed by
-// src[from:], less what later cuts remove.
-type compactor struct {
-	dst    []byte
-	src    []byte
-	from   int  // where the part of src not yet written to dst starts
-	copied bool // something was cut, so the output is in dst
-	// buffer, when not nil, gives dst at the first cut (Compacted).
-	buffer func(n int) []byte
+// compactor is the state of one compaction: the output is dst (or out)
+// followed by src[from:], less what later cuts remove.
+type compactor[T text] struct {
+	dst      []byte
+	toString bool            // the output goes to out, not to dst (Compacted)
+	out      strings.Builder // the output when toString
+	src      T
+	from     int  // where the part of src not yet written out starts
+	copied   bool // something was cut, so the output is in dst or out
 
 	walker           Walker
 	entered          int // open containers the walker entered: the outermost ones
 	keyStart, keyEnd int // the last key token read, src[keyStart:keyEnd]
 }
 
-// tell tells the walker of a value of kind b (num: a number's literal)
-// inside the containers of stack, and reports whether it enters the
-// value. The caller checks first that there is a walker and that it
-// entered every container of stack.
-func (c *compactor) tell(stack []byte, b byte, num []byte) bool {
-	var key []byte
+// tell tells the walker of a value of kind b (num: a number's literal,
+// src[numStart:numEnd]) inside the containers of stack, and reports
+// whether it enters the value. The caller checks first that there is a
+// walker and that it entered every container of stack. (Only Compacted
+// has a walker, so the conversions to string copy nothing.)
+func (c *compactor[T]) tell(stack []byte, b byte, numStart, numEnd int) bool {
+	var key string
 	if len(stack) > 0 && stack[len(stack)-1] == '{' {
-		key = c.src[c.keyStart:c.keyEnd]
+		key = string(c.src[c.keyStart:c.keyEnd])
 	}
-	return c.walker.Value(key, b, num)
+	return c.walker.Value(key, b, string(c.src[numStart:numEnd]))
 }
 
-// cut writes src[from:i] to dst and moves from to j: src[i:j] is not
+// cut writes src[from:i] out and moves from to j: src[i:j] is not
 // output, and rep is written in its place.
-func (c *compactor) cut(i, j int, rep string) {
-	if !c.copied {
-		c.copied = true
-		if c.buffer != nil {
-			c.dst = c.buffer(len(c.src))[:0]
+func (c *compactor[T]) cut(i, j int, rep string) {
+	if c.toString {
+		if !c.copied {
+			c.out.Grow(len(c.src))
 		}
-	}
-	c.dst = append(c.dst, c.src[c.from:i]...)
-	if rep != "" {
+		c.out.WriteString(string(c.src[c.from:i])) // T is string here: no copy
+		c.out.WriteString(rep)
+	} else {
+		c.dst = append(c.dst, c.src[c.from:i]...)
 		c.dst = append(c.dst, rep...)
 	}
+	c.copied = true
 	c.from = j
 }
 
 // space returns the offset after the white space at src[i:], cutting it.
 // Callers test src[i] <= ' ' first: compact text has none, and this test
 // inline is what makes it cheap.
-func (c *compactor) space(i int) int {
+func (c *compactor[T]) space(i int) int {
 	j := skipSpace(c.src, i)
 	if j > i {
 		c.cut(i, j, "")
@@ -141,7 +150,7 @@ func (c *compactor) space(i int) int {
 
 // scan checks the text and makes the cuts; the output is dst followed by
 // src[from:end].
-func (c *compactor) scan() (end int, err error) {
+func (c *compactor[T]) scan() (end int, err error) {
 	src := c.src
 	var small [64]byte
 	stack := small[:0] // '{' or '[' for each open container
@@ -154,7 +163,7 @@ func (c *compactor) scan() (end int, err error) {
 		}
 		b := src[i]
 		if c.walker != nil && len(stack) == c.entered && (b < '0' || b > '9') && b != '-' {
-			if c.tell(stack, b, nil) && (b == '{' || b == '[') {
+			if c.tell(stack, b, i, i) && (b == '{' || b == '[') {
 				c.entered++ // the container is pushed below
 			}
 		}
@@ -192,7 +201,7 @@ func (c *compactor) scan() (end int, err error) {
 		default:
 			start := i
 			if i = scanNumber(src, i); i > 0 && c.walker != nil && len(stack) == c.entered {
-				c.tell(stack, b, src[start:i])
+				c.tell(stack, b, start, i)
 			}
 		}
 		if i < 0 {
@@ -241,7 +250,7 @@ func (c *compactor) scan() (end int, err error) {
 
 // key checks an object member's key and colon at src[i] and returns the
 // offset of the member's value, or -1.
-func (c *compactor) key(i int) int {
+func (c *compactor[T]) key(i int) int {
 	if i >= len(c.src) || c.src[i] != '"' {
 		return -1
 	}
@@ -266,7 +275,7 @@ func (c *compactor) key(i int) int {
 // str checks the string token at src[i] (its opening quote) and returns
 // the offset after its closing quote, or -1. Each byte of invalid UTF-8 is
 // cut and written as \ufffd.
-func (c *compactor) str(i int) int {
+func (c *compactor[T]) str(i int) int {
 	src := c.src
 	i++
 	for {
@@ -288,7 +297,7 @@ func (c *compactor) str(i int) int {
 		case b < 0x20:
 			return -1
 		default:
-			r, size := utf8.DecodeRune(src[i:])
+			r, size := utf8.DecodeRune([]byte(src[i:min(i+utf8.UTFMax, len(src))])) // no copy for bytes; 4 on the stack for a string
 			if r == utf8.RuneError && size == 1 {
 				c.cut(i, i+1, `\ufffd`)
 			}
@@ -306,7 +315,7 @@ var verbatim = func() (t [256]bool) {
 	return t
 }()
 
-func skipSpace(src []byte, i int) int {
+func skipSpace[T text](src T, i int) int {
 	for i < len(src) {
 		switch src[i] {
 		case ' ', '\t', '\r', '\n':
@@ -319,7 +328,7 @@ func skipSpace(src []byte, i int) int {
 }
 
 // literal returns the offset after lit at src[i], or -1.
-func literal(src []byte, i int, lit string) int {
+func literal[T text](src T, i int, lit string) int {
 	if len(src)-i < len(lit) || string(src[i:i+len(lit)]) != lit {
 		return -1
 	}
@@ -327,7 +336,7 @@ func literal(src []byte, i int, lit string) int {
 }
 
 // scanNumber returns the end of the number at src[i] (RFC 8259 §6), or -1.
-func scanNumber(src []byte, i int) int {
+func scanNumber[T text](src T, i int) int {
 	if i < len(src) && src[i] == '-' {
 		i++
 	}

@@ -81,7 +81,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case Compact:
-		if x == nil {
+		if x == "" {
 			return append(dst, "null"...), nil
 		}
 		return append(dst, x...), nil // valid compact JSON already
@@ -275,45 +275,73 @@ var escKind, escChar = func() (k, e [256]byte) {
 // output bytes per input byte) reserved first, so that the loop over a
 // chunk's bytes never checks for room.
 func appendEscapedHTML(dst []byte, s string) []byte {
-	const chunk = 4096
 	n, i := len(dst), 0
 	for i < len(s) {
-		end := min(len(s), i+chunk)
+		end := min(len(s), i+escapeChunk)
 		// A rune that starts before end may end 3 bytes past it.
 		d := slices.Grow(dst[:n], 6*(end-i)+6)
-		d = d[:cap(d)]
-		for i < end {
-			c := s[i]
-			switch escKind[c] {
-			case 0:
-				d[n] = c
-				n++
-				i++
-			case 1:
-				d[n], d[n+1] = '\\', escChar[c]
-				n += 2
-				i++
-			case 2:
-				d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]
-				n += 6
-				i++
-			default:
-				r, size := utf8.DecodeRuneInString(s[i:])
-				switch {
-				case r == utf8.RuneError && size == 1:
-					n += copy(d[n:], "\uFFFD")
-				case r == '\u2028' || r == '\u2029':
-					d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '2', '0', '2', hexDigits[r&0xF]
-					n += 6
-				default:
-					n += copy(d[n:], s[i:i+size])
-				}
-				i += size
-			}
-		}
+		n, i = escapeHTMLChunk(d[:cap(d)], n, s, i, end)
 		dst = d
 	}
 	return dst[:n]
+}
+
+// escapeChunk is how many bytes of a string appendEscapedHTML escapes
+// between checks for room.
+const escapeChunk = 4096
+
+// AppendStringContentWithin is AppendStringContent with HTML escaping for
+// as much of s as fits in dst's capacity: it never grows dst. It returns
+// dst with what it wrote and how many bytes of s that was, always a
+// whole number of runes; fewer than len(s) means dst is nearly full (less
+// than 6 bytes of room per byte of a next piece). Written in pieces into a
+// buffer that is emptied in between, s gives the same bytes as the whole.
+func AppendStringContentWithin(dst []byte, s string) ([]byte, int) {
+	n, i := len(dst), 0
+	for i < len(s) {
+		piece := min(escapeChunk, len(s)-i, (cap(dst)-n-6)/6)
+		if piece <= 0 {
+			break
+		}
+		n, i = escapeHTMLChunk(dst[:cap(dst)], n, s, i, i+piece)
+	}
+	return dst[:n], i
+}
+
+// escapeHTMLChunk escapes the runes of s that start in s[i:end] into d
+// from d[n], and returns where it stopped in d and s. d has room for 6
+// bytes per byte of s[i:end] and 6 more.
+func escapeHTMLChunk(d []byte, n int, s string, i, end int) (int, int) {
+	for i < end {
+		c := s[i]
+		switch escKind[c] {
+		case 0:
+			d[n] = c
+			n++
+			i++
+		case 1:
+			d[n], d[n+1] = '\\', escChar[c]
+			n += 2
+			i++
+		case 2:
+			d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]
+			n += 6
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				n += copy(d[n:], "\uFFFD")
+			case r == '\u2028' || r == '\u2029':
+				d[n], d[n+1], d[n+2], d[n+3], d[n+4], d[n+5] = '\\', 'u', '2', '0', '2', hexDigits[r&0xF]
+				n += 6
+			default:
+				n += copy(d[n:], s[i:i+size])
+			}
+			i += size
+		}
+	}
+	return n, i
 }
 
 // AppendMember returns a new slice: obj, a JSON object (trailing space

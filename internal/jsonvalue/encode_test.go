@@ -123,3 +123,34 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendStringContentWithin: written in pieces into a buffer that
+// never grows and is emptied in between, a string gives the bytes
+// AppendStringContent gives for the whole (HTML escaping on), whatever
+// the buffer's size; every piece ends where a rune ends.
+func TestAppendStringContentWithin(t *testing.T) {
+	s := strings.Repeat("a\"<é\u2028日本\xff\x01\\z", 3000) + "\xe2\x80"
+	want := string(AppendStringContent(nil, s, true))
+	for _, size := range []int{12, 13, 17, 64, 1000, 24582, 100000} {
+		var got []byte
+		buf := make([]byte, 0, size)
+		rest := s
+		for len(rest) > 0 {
+			out, n := AppendStringContentWithin(buf[:0], rest)
+			if cap(out) != size || n == 0 {
+				t.Fatalf("size %d: grew to %d or wrote nothing (%d)", size, cap(out), n)
+			}
+			if n < len(rest) && !utf8.RuneStart(rest[n]) && utf8.FullRuneInString(rest[n-1:]) {
+				t.Fatalf("size %d: a piece ends inside a rune at %d", size, n)
+			}
+			got = append(got, out...)
+			rest = rest[n:]
+		}
+		if string(got) != want {
+			t.Fatalf("size %d: pieces differ from the whole", size)
+		}
+	}
+	if out, n := AppendStringContentWithin(make([]byte, 0, 11), "x"); n != 0 || len(out) != 0 {
+		t.Fatalf("room for less than 6 bytes a byte and 6: wrote %q (%d)", out, n)
+	}
+}

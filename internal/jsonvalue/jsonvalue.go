@@ -242,7 +242,7 @@ func unquote(s []byte) (string, bool) {
 // surrogate pair of \u escapes as one rune and a lone surrogate as U+FFFD.
 // n is the bytes it spans; ok is false for an unknown escape or a
 // malformed \u.
-func decodeEscape(s []byte) (r rune, n int, ok bool) {
+func decodeEscape[T text](s T) (r rune, n int, ok bool) {
 	if len(s) < 2 {
 		return 0, 0, false
 	}
@@ -280,12 +280,13 @@ func decodeEscape(s []byte) (r rune, n int, ok bool) {
 }
 
 // hex4 reads the 4 hex digits of a \u escape.
-func hex4(s []byte) (rune, bool) {
+func hex4[T text](s T) (rune, bool) {
 	if len(s) < 4 {
 		return 0, false
 	}
 	var r rune
-	for _, c := range s[:4] {
+	for i := range 4 {
+		c := s[i]
 		switch {
 		case c >= '0' && c <= '9':
 			c -= '0'
