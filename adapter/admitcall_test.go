@@ -75,7 +75,13 @@ func TestAdmitCall(t *testing.T) {
 			ex := &exchange{table: s.table.Load()}
 			ex.cred = &ex.noCred
 			if tt.key != "" {
-				ex.cred = newCredential(tt.key, "header")
+				// The caller as the credential middleware makes it
+				// (resolveCaller: public mode drops the key).
+				caller, r := s.resolveCaller(context.Background(), newCredential(tt.key, "header"))
+				if r != nil {
+					t.Fatalf("resolveCaller: %+v", r)
+				}
+				ex.cred = caller
 			}
 			a := &admission{start: time.Now()}
 			r := s.admitCall(context.Background(), ex, "2001:db8::7", tool, a)

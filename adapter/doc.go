@@ -12,15 +12,19 @@
 //
 //   - the HTTP edge (http.go): panic recovery, request id, the access log
 //     (keys and legacy session ids redacted), the Origin check, the body
-//     limit, the caller's credential (apikey.go: x-api-key, Bearer,
-//     ?api_key=; oauthfront.go: an OAuth access token's key);
+//     limit, then the caller, decided once (caller.go: resolveCaller makes
+//     of the request's credential, read by apikey.go from x-api-key, Bearer
+//     or ?api_key=, the one caller: an API key, the key an OAuth access
+//     token stands for, a vendor identity provider's identity, or no one in
+//     public mode; or a refusal, answered by the gate's renderer);
 //   - the transport (transport.go, message.go): the one JSON-RPC message
 //     decoded once, with the go-sdk's semantics, an ambiguous one refused;
 //     Accept settled; the checks the go-sdk would make after admission made
 //     before it (Content-Type, ids, MCP-Protocol-Version, the 2026-07-28
 //     headers and _meta);
 //   - sessions mode (sessions.go, caps.go, session/): a session issued by
-//     initialize, owned by its caller, capped per address and in total;
+//     initialize, owned by its caller, capped per address and in total
+//     (its refusals, too, answered by the gate's renderer);
 //   - the gate (gate.go): admitCall, the one admission of every call
 //     whatever its door (tools/call, call_operation in compact mode,
 //     resources/read, a legacy SSE message, the OAuth endpoint):
@@ -31,7 +35,8 @@
 //     tools/list and tools/call answered from restmcp's own table, the
 //     upstream call built by openapi and sent (upstream.go), its response
 //     mapped (result.go, encoding.go), then refunds and usage events written
-//     off the response path (plan.go, events.go, usage.go).
+//     off the response path (aftercall.go, events.go, usage.go); what an
+//     admission holds and the interfaces the gate uses are in admission.go.
 //
 // The package imports openapi, metering (for its value types: [Call],
 // [Decision], [Event], [Plan]), the go-sdk and the Prometheus client. It

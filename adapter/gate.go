@@ -468,11 +468,11 @@ func (s *Server) authenticate(ctx context.Context, ex *exchange, clientIP string
 }
 
 // authenticatePublic makes the caller of a public-mode call its client
-// address: whatever credential the request presented is dropped, so it
-// neither changes the budget the call is metered under nor reaches the
-// upstream API. The plan is the one Options.Keys gives to no key.
+// address. The caller has no credential (resolveCaller dropped whatever the
+// request presented), so none changes the budget the call is metered under
+// or reaches the upstream API. The plan is the one Options.Keys gives to no
+// key.
 func (s *Server) authenticatePublic(ctx context.Context, ex *exchange, clientIP string, tool *openapi.Tool, a *admission) *refusal {
-	ex.cred = &credential{}
 	a.call.KeyID = AddressKeyID(clientIP)
 	a.anonymous = true
 	if s.opts.Keys == nil || tool == nil {

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/restmcp/restmcp/adapter/idp"
 	"io"
 	"log/slog"
 	"net"
@@ -364,37 +363,6 @@ func (s *Server) bodyLimit(c *gin.Context) {
 	c.Request.Body = &bodyReader{Reader: bytes.NewReader(body)}
 	c.Request.ContentLength = int64(len(body))
 	exchangeFrom(c.Request.Context()).body = body
-	c.Next()
-}
-
-// extractCredential stores the caller's key (see extractCredential in
-// apikey.go) in the request context, where the tool handler finds it, and
-// removes every inbound copy of it from the request so that nothing below
-// (the SDK's RequestExtra.Header included) sees it.
-func (s *Server) extractCredential(c *gin.Context) {
-	if !s.readForwarded(c) {
-		return
-	}
-	cred := extractCredential(c.Request)
-	c.Request.Header.Del(apiKeyHeader)
-	if cred.source == "bearer" {
-		c.Request.Header.Del("Authorization")
-		if s.opts.IdP != nil && idp.LooksLikeJWT(cred.key) {
-			// An access token of the vendor's identity provider.
-			if s.resolveIdPToken(c, cred.key) {
-				c.Next()
-			}
-			return
-		}
-		if s.opts.OAuth != nil && oauth.IsAccessToken(cred.key) {
-			// An OAuth access token works here too, standing for its key.
-			if s.resolveAccessToken(c, cred.key) {
-				c.Next()
-			}
-			return
-		}
-	}
-	exchangeFrom(c.Request.Context()).cred = cred
 	c.Next()
 }
 

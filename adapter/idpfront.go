@@ -30,25 +30,6 @@ const sourceIdP = "idp"
 // that it never equals an API key's.
 const idpKeyIDPrefix = "idp-"
 
-// resolveIdPToken checks token and puts its caller in the exchange; a
-// refused token is answered 401 invalid_token with what was wrong (never
-// the token) and the resource metadata to sign in with.
-func (s *Server) resolveIdPToken(c *gin.Context, token string) bool {
-	id, err := s.opts.IdP.Verify(c.Request.Context(), token)
-	if err != nil {
-		desc := err.Error()
-		var te *idp.TokenError
-		if errors.As(err, &te) {
-			desc = te.Description
-		}
-		c.Header("WWW-Authenticate", s.idpChallenge("invalid_token", desc))
-		abortRPC(c, http.StatusUnauthorized, nil, s.opts.ErrorCodes.Unauthorized, "invalid access token: "+desc)
-		return false
-	}
-	exchangeFrom(c.Request.Context()).cred = &credential{keyID: idpKeyIDPrefix + metering.KeyID(id.ID), source: sourceIdP, idp: id}
-	return true
-}
-
 // idpChallenge is the WWW-Authenticate of a 401 in resource-server mode
 // (RFC 6750 §3, RFC 9728 §5.1): where the protected resource metadata is,
 // which names the vendor's authorization server.

@@ -9,9 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/restmcp/restmcp/adapter/idp"
-	"github.com/restmcp/restmcp/adapter/oauth"
-	"github.com/restmcp/restmcp/metering"
 )
 
 // Legacy HTTP+SSE transport (MCP 2024-11-05 §Transports,
@@ -131,30 +128,14 @@ func callerOwner(cred *credential) string {
 	return sessionOwner(cred)
 }
 
-// postOwner is callerOwner for the raw credential of a legacy SSE POST,
-// resolved as the GET's was (the credential middleware does not run on
-// these POSTs): a provider token to its caller, an OAuth access token to
-// its key. A credential that does not resolve names no one ("-"), so it
-// matches no stream.
+// postOwner is callerOwner for the credential of a legacy SSE POST,
+// resolved as the GET's was (resolveCaller: the credential middleware does
+// not run on these POSTs). A credential that does not resolve names no
+// one ("-"), so it matches no stream.
 func (s *Server) postOwner(ctx context.Context, cred *credential) string {
-	if cred.source != "bearer" || cred.unsafe != "" {
-		return sessionOwner(cred)
+	caller, r := s.resolveCaller(ctx, cred)
+	if r != nil {
+		return "-"
 	}
-	switch {
-	case s.opts.IdP != nil && idp.LooksLikeJWT(cred.key):
-		id, err := s.opts.IdP.Verify(ctx, cred.key)
-		if err != nil {
-			return "-"
-		}
-		return "i:" + idpKeyIDPrefix + metering.KeyID(id.ID)
-	case s.opts.OAuth != nil && oauth.IsAccessToken(cred.key):
-		rctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
-		id, err := s.opts.OAuth.ResolveToken(rctx, cred.key)
-		cancel()
-		if err != nil {
-			return "-"
-		}
-		return sessionOwner(&credential{key: id.Key})
-	}
-	return sessionOwner(cred)
+	return callerOwner(caller)
 }

@@ -56,10 +56,10 @@ func (s *Server) sessionGate(c *gin.Context) {
 	if ex.msg != nil {
 		rpcID = ex.msg.id
 	}
+	refuse := func(r *refusal) { s.renderRefusal(c, rpcID, r) }
 	unavailable := func(err error) {
 		s.logger.Error("session store failed; refusing request", "error", err.Error())
-		c.Header("Retry-After", strconv.Itoa(meterRetryAfterSeconds))
-		abortRPC(c, http.StatusServiceUnavailable, rpcID, s.opts.ErrorCodes.Unavailable, "sessions are temporarily unavailable; retry in "+strconv.Itoa(meterRetryAfterSeconds)+" seconds")
+		refuse(s.sessionsUnavailable())
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.opts.MeterTimeout)
 	defer cancel()
@@ -67,16 +67,8 @@ func (s *Server) sessionGate(c *gin.Context) {
 	if r.Method == http.MethodPost && ex.msg != nil && ex.msg.method == "initialize" {
 		id := session.NewID()
 		addr := AddressKeyID(c.ClientIP())
-		switch s.sessionCaps.admit(addr, id, time.Now(), s.opts.SessionIdleTimeout) {
-		case "address":
-			c.Header("Retry-After", strconv.Itoa(int(s.opts.SessionIdleTimeout.Seconds())))
-			abortRPC(c, http.StatusTooManyRequests, rpcID, s.opts.ErrorCodes.RateLimited,
-				"too many live sessions from this address ("+strconv.Itoa(s.sessionCaps.maxAddr)+"): end one with DELETE, or let one go unused for "+s.opts.SessionIdleTimeout.String())
-			return
-		case "total":
-			c.Header("Retry-After", "60")
-			abortRPC(c, http.StatusServiceUnavailable, rpcID, s.opts.ErrorCodes.Unavailable,
-				"this server holds its most live sessions ("+strconv.Itoa(s.sessionCaps.maxAll)+"); retry in 60 seconds")
+		if r := s.sessionCapRefusal(s.sessionCaps.admit(addr, id, time.Now(), s.opts.SessionIdleTimeout)); r != nil {
+			refuse(r)
 			return
 		}
 		if err := s.opts.Sessions.Create(sctx, id, owner, s.opts.SessionIdleTimeout); err != nil {
@@ -94,7 +86,7 @@ func (s *Server) sessionGate(c *gin.Context) {
 	}
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
-		abortRPC(c, http.StatusBadRequest, rpcID, codeInvalidRequest, msgMissingSession)
+		refuse(&refusal{status: http.StatusBadRequest, code: codeInvalidRequest, message: msgMissingSession})
 		return
 	}
 	stored, alive, err := s.opts.Sessions.Touch(sctx, id, s.opts.SessionIdleTimeout)
@@ -113,7 +105,7 @@ func (s *Server) sessionGate(c *gin.Context) {
 		// request without a key may still read on it (tools/list, ping,
 		// the stream), as before it was claimed: it can call no tool as
 		// the owner, and a keyless call is metered as anonymous.
-		abortRPC(c, http.StatusNotFound, rpcID, codeInvalidRequest, msgUnknownSession)
+		refuse(&refusal{status: http.StatusNotFound, code: codeInvalidRequest, message: msgUnknownSession})
 		return
 	}
 	switch r.Method {
@@ -136,6 +128,26 @@ func (s *Server) sessionGate(c *gin.Context) {
 	}
 }
 
+// sessionsUnavailable is the 503 for a session store that did not answer.
+func (s *Server) sessionsUnavailable() *refusal {
+	return &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
+		message: "sessions are temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
+}
+
+// sessionCapRefusal is the answer to a new session over a cap
+// (sessionCaps.admit: "address" 429, "total" 503), or nil.
+func (s *Server) sessionCapRefusal(over string) *refusal {
+	switch over {
+	case "address":
+		return &refusal{status: http.StatusTooManyRequests, code: s.opts.ErrorCodes.RateLimited, retryAfter: strconv.Itoa(int(s.opts.SessionIdleTimeout.Seconds())),
+			message: "too many live sessions from this address (" + strconv.Itoa(s.sessionCaps.maxAddr) + "): end one with DELETE, or let one go unused for " + s.opts.SessionIdleTimeout.String()}
+	case "total":
+		return &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: "60",
+			message: "this server holds its most live sessions (" + strconv.Itoa(s.sessionCaps.maxAll) + "); retry in 60 seconds"}
+	}
+	return nil
+}
+
 // sessionOwner is who a session belongs to: "k:" and the first 128 bits of
 // the SHA-256 of the caller's key (an OAuth access token's key), or "" for
 // a request without a usable key. The key itself is never stored.
@@ -153,9 +165,8 @@ func sessionOwner(cred *credential) string {
 // one), when the client leaves, or at shutdown.
 func (s *Server) serveSessionStream(c *gin.Context, id string) {
 	if !s.streamCaps.open(id) {
-		c.Header("Retry-After", "1")
-		abortRPC(c, http.StatusTooManyRequests, nil, s.opts.ErrorCodes.RateLimited,
-			"this session has its most open streams ("+strconv.Itoa(s.streamCaps.max)+"); close one first")
+		s.renderRefusal(c, nil, &refusal{status: http.StatusTooManyRequests, code: s.opts.ErrorCodes.RateLimited, retryAfter: "1",
+			message: "this session has its most open streams (" + strconv.Itoa(s.streamCaps.max) + "); close one first"})
 		return
 	}
 	defer s.streamCaps.close(id)
