@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/restmcp/restmcp/internal/testenv"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -82,19 +84,11 @@ func (m *fakeMeter) settledEvents(t testing.TB, s *Server, n int) []metering.Eve
 // their order waits for each call's event before it makes the next call.
 func (m *fakeMeter) awaitEvents(t testing.TB, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testenv.Eventually(t, 5*time.Second, fmt.Sprintf("%d usage events", n), func() bool {
 		m.evMu.Lock()
-		got := len(m.events)
-		m.evMu.Unlock()
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d usage events after 5 s, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer m.evMu.Unlock()
+		return len(m.events) >= n
+	})
 }
 
 func (m *fakeMeter) takeEvents() []metering.Event {

@@ -160,10 +160,12 @@ func TestIdPTokenRefusals(t *testing.T) {
 	// A JWKS endpoint that hangs, then one that answers 10 MB: an unknown
 	// kid costs at most the fetch timeout, the token is refused, the old
 	// keys keep serving.
+	hung := make(chan struct{})
+	t.Cleanup(func() { close(hung) }) // before the provider's server closes: it waits for its handlers
 	for _, fault := range []string{"hang", "10 MB"} {
 		p.ServeJWKS(func(w http.ResponseWriter) bool {
 			if fault == "hang" {
-				time.Sleep(idp.DefaultTimeout + time.Second) // past the fetch timeout: the verifier gives up first
+				<-hung // never answers while the test runs: the verifier gives up at its fetch timeout
 				return true
 			}
 			_, _ = w.Write([]byte(`{"keys":[` + strings.Repeat(" ", 10<<20) + `]}`))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/restmcp/restmcp/internal/testenv"
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -150,9 +152,12 @@ func TestLegacySSEPostBelongsToTheOpener(t *testing.T) {
 	// The calls run on the stream's goroutine: wait for them (a behaviour,
 	// not a timing), up to 10 s.
 	var got []recorded
-	for deadline := time.Now().Add(10 * time.Second); len(got) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		got = append(got, up.take()...)
-	}
+	_ = testenv.Poll(10*time.Second, func() error {
+		if got = append(got, up.take()...); len(got) < 2 {
+			return errors.New("fewer than 2 upstream requests") // the diff below names them
+		}
+		return nil
+	})
 	if diff := cmp.Diff([]recorded{wantUp, wantUp}, got); diff != "" {
 		t.Errorf("upstream (-want +got):\n%s", diff)
 	}

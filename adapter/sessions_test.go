@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/restmcp/restmcp/adapter/session"
+	"github.com/restmcp/restmcp/internal/testenv"
 	"github.com/restmcp/restmcp/openapi"
 )
 
@@ -138,12 +139,11 @@ func TestSessionStreamListChanged(t *testing.T) {
 	}
 
 	// Wait until the client's stream is open, then reload.
-	deadline := time.Now().Add(5 * time.Second)
-	for n := 0; n == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	testenv.Eventually(t, 5*time.Second, "the client's stream", func() bool {
 		s.streams.mu.Lock()
-		n = len(s.streams.subs)
-		s.streams.mu.Unlock()
-	}
+		defer s.streams.mu.Unlock()
+		return len(s.streams.subs) > 0
+	})
 	renamed := *tools[0]
 	renamed.Name = "fetch_pet"
 	if err := s.Reload([]*openapi.Tool{&renamed}); err != nil {

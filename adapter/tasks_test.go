@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/restmcp/restmcp/adapter/task"
+	"github.com/restmcp/restmcp/internal/testenv"
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -133,16 +134,16 @@ func TestJobTasks(t *testing.T) {
 	if got := post(t, srv.URL+"/mcp", body, h); got.status != 401 || got.body != `{"jsonrpc":"2.0","id":12,"error":{"code":-31401,"message":"authentication required: send your API key in the x-api-key header, as ?api_key=<key> on the MCP URL, or as Authorization: Bearer <key>"}}` {
 		t.Errorf("tasks/get without a key: %d %s", got.status, got.body)
 	}
+	// Asked far more often than pollIntervalMs, restmcp still polls the
+	// API only when Retry-After says (the polls are checked below).
 	var final string
-	for i := 0; i < 10; i++ {
-		time.Sleep(1100 * time.Millisecond) // the client's poll interval: the task's pollIntervalMs
-		body, h = taskRequest(20+i, "tasks/get", id, "k-1")
-		got = post(t, srv.URL+"/mcp", body, h)
-		if strings.Contains(got.body, `"status":"completed"`) {
-			final = got.body
-			break
-		}
-	}
+	asks := 20
+	testenv.Eventually(t, 10*time.Second, "the task completed", func() bool {
+		body, h = taskRequest(asks, "tasks/get", id, "k-1")
+		asks++
+		final = post(t, srv.URL+"/mcp", body, h).body
+		return strings.Contains(final, `"status":"completed"`)
+	})
 	_, _, updated := taskOf(t, final)
 	if want := `"result":{"resultType":"complete","taskId":"` + id + `","status":"completed","createdAt":"` + created + `","lastUpdatedAt":"` + updated + `","ttlMs":3600000,"pollIntervalMs":1000,"result":{"content":[{"type":"text","text":"{\"status\":\"succeeded\",\"report\":\"report\"}"}],"structuredContent":{"status":"succeeded","report":"report"},"resultType":"complete"},` + serverInfoMeta + `}}`; !strings.HasSuffix(final, want) {
 		t.Fatalf("final tasks/get:\n got %s\nwant …%s", final, want)
@@ -271,10 +272,14 @@ func TestJobTasksCompact(t *testing.T) {
 	if want := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"` + id + `","status":"working","createdAt":"` + created + `","lastUpdatedAt":"` + created + `","ttlMs":3600000,"pollIntervalMs":1000,` + serverInfoMeta + `}}`; got.body != want {
 		t.Fatalf("call_operation:\n got %s\nwant %s", got.body, want)
 	}
-	time.Sleep(1100 * time.Millisecond) // the task's pollIntervalMs
-	b, h := taskRequest(2, "tasks/get", id, "k-1")
-	if got := post(t, srv.URL+"/mcp", b, h); !strings.Contains(got.body, `"status":"completed"`) || !strings.Contains(got.body, `"structuredContent":{"status":"succeeded","report":"report"}`) {
-		t.Errorf("tasks/get: %s", got.body)
+	var last string
+	testenv.Eventually(t, 10*time.Second, "the task completed", func() bool {
+		b, h := taskRequest(2, "tasks/get", id, "k-1")
+		last = post(t, srv.URL+"/mcp", b, h).body
+		return strings.Contains(last, `"status":"completed"`)
+	})
+	if !strings.Contains(last, `"structuredContent":{"status":"succeeded","report":"report"}`) {
+		t.Errorf("tasks/get: %s", last)
 	}
 	if list := post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, nil); strings.Contains(list.body, "job_status") {
 		t.Errorf("compact mode lists job_status: %s", list.body)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 // faultProxy stands between the meter and Redis and breaks the link on
@@ -18,12 +19,34 @@ import (
 // proxyPartition commands are held and delivered only when the link heals,
 // and replies are swallowed meanwhile.
 type faultProxy struct {
-	t     *testing.T
-	ln    net.Listener
-	to    string
-	mode  atomic.Int32
-	mu    sync.Mutex
-	conns []net.Conn
+	t      *testing.T
+	ln     net.Listener
+	to     string
+	mode   atomic.Int32
+	mu     sync.Mutex
+	conns  []net.Conn
+	healed chan struct{} // closed when a partition ends (setMode)
+}
+
+// setMode switches the link's behaviour; leaving proxyPartition releases
+// the requests it held.
+func (p *faultProxy) setMode(m int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	was := p.mode.Swap(m)
+	switch {
+	case m == proxyPartition && was != proxyPartition:
+		p.healed = make(chan struct{})
+	case m != proxyPartition && was == proxyPartition:
+		close(p.healed)
+	}
+}
+
+// partitionEnded is closed once the current partition ends.
+func (p *faultProxy) partitionEnded() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.healed
 }
 
 const (
@@ -82,9 +105,7 @@ func (p *faultProxy) pipe(src, dst net.Conn, toRedis bool) {
 				}
 				continue // partition: swallowed
 			case toRedis && m == proxyPartition:
-				for p.mode.Load() == proxyPartition { // held until the link heals
-					time.Sleep(5 * time.Millisecond)
-				}
+				<-p.partitionEnded() // held until the link heals
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
@@ -114,11 +135,11 @@ var faults = []fault{
 		break_: func(rp *redisProc, _ *faultProxy) { _ = rp.cmd.Process.Signal(syscall.SIGSTOP) },
 		heal:   func(rp *redisProc, _ *faultProxy) { _ = rp.cmd.Process.Signal(syscall.SIGCONT) }},
 	{name: "replies-lost",
-		break_: func(_ *redisProc, fp *faultProxy) { fp.mode.Store(proxyCut) },
-		heal:   func(_ *redisProc, fp *faultProxy) { fp.mode.Store(proxyOK) }},
+		break_: func(_ *redisProc, fp *faultProxy) { fp.setMode(proxyCut) },
+		heal:   func(_ *redisProc, fp *faultProxy) { fp.setMode(proxyOK) }},
 	{name: "network-partition",
-		break_: func(_ *redisProc, fp *faultProxy) { fp.mode.Store(proxyPartition) },
-		heal:   func(_ *redisProc, fp *faultProxy) { fp.mode.Store(proxyOK) }},
+		break_: func(_ *redisProc, fp *faultProxy) { fp.setMode(proxyPartition) },
+		heal:   func(_ *redisProc, fp *faultProxy) { fp.setMode(proxyOK) }},
 }
 
 // TestCountsExactUnderFaults runs six callers against an OutageMeter while
@@ -159,13 +180,17 @@ func runFault(t *testing.T, f fault, policy Outage) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for phase.Load() < 3 {
+			pace := time.NewTicker(2 * time.Millisecond) // each client calls at most every 2 ms
+			defer pace.Stop()
+			for ; phase.Load() < 3; <-pace.C {
 				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 				d, err := o.AdmitCall(ctx, c)
 				cancel()
 				if err != nil || !d.Allowed {
 					refused.Add(1)
-					time.Sleep(10 * time.Millisecond)
+					for range 5 { // and backs off 10 ms after a refusal
+						<-pace.C
+					}
 					continue
 				}
 				if n := served.Add(1); n%4 == 0 {
@@ -176,17 +201,17 @@ func runFault(t *testing.T, f fault, policy Outage) {
 					rcancel()
 					refunded.Add(1)
 				}
-				time.Sleep(2 * time.Millisecond)
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	testenv.Eventually(t, 10*time.Second, "calls served before the fault", func() bool { return served.Load() >= 50 })
 	phase.Store(1)
 	f.break_(rp, fp)
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // the fault lasts 1.5 s under load
 	f.heal(rp, fp)
 	phase.Store(2)
-	time.Sleep(500 * time.Millisecond)
+	healedAt := served.Load()
+	testenv.Eventually(t, 20*time.Second, "calls served after the fault", func() bool { return served.Load() >= healedAt+50 })
 	phase.Store(3)
 	wg.Wait()
 
@@ -201,14 +226,16 @@ func runFault(t *testing.T, f fault, policy Outage) {
 	t.Logf("%s/%s: served %d (refunded %d), refused %d; settled by id %d, replayed %d, degraded %d",
 		f.name, policy, served.Load(), refunded.Load(), refused.Load(), s.Settled, s.Replayed, s.Degraded)
 	// Scripts held by a stopped Redis or a partition run when it resumes:
-	// read until the counters have held still, checking every read.
+	// read every 20 ms for 200 ms, checking every read.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	for i := range 10 {
 		r := mustReport(t, NewRedis(direct, Options{}), keyID, p)
 		if r.Periods[0].Used != 2*net || r.Periods[1].Used != 2*net || r.Periods[1].Tools["two"] != (ToolUsage{net, 2 * net}) {
 			t.Fatalf("read %d: day %d, month %d, tool %+v; want %d units and %d calls (the calls served less those refunded)",
 				i, r.Periods[0].Used, r.Periods[1].Used, r.Periods[1].Tools["two"], 2*net, net)
 		}
-		time.Sleep(20 * time.Millisecond)
+		<-tick.C
 	}
 	if served.Load() == 0 || s.UnsettledDropped != 0 || s.Dropped != 0 {
 		t.Errorf("served %d, unsettled dropped %d, dropped %d; want calls served and nothing dropped", served.Load(), s.UnsettledDropped, s.Dropped)

@@ -69,15 +69,9 @@ func (p *redisProc) start() {
 	}
 	c := redis.NewClient(&redis.Options{Addr: p.addr, DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
 	defer c.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c.Ping(context.Background()).Err() == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("redis-server on %s not answering after 10 s", p.addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Eventually(p.t, 10*time.Second, "redis-server on "+p.addr+" to answer", func() bool {
+		return c.Ping(context.Background()).Err() == nil
+	})
 }
 
 // kill9 kills the server at once (SIGKILL): it saves nothing more.
@@ -111,12 +105,7 @@ const outagePlan = "default_plan: p\nplans:\n  p:\n    rate_limits: {per_hour: 1
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, what, cond)
 }
 
 // TestOutageFailClosed stops and restarts Redis during a run of calls:

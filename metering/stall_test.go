@@ -66,14 +66,16 @@ func TestIssue8RedisStallSettles(t *testing.T) {
 				return o.Ping(ctx) == nil && !s.Down && s.Buffered == 0
 			})
 			// The stalled scripts reach Redis when it resumes, in no order
-			// relative to this client's commands: read the counters until
-			// they have held still for 200 ms, and check them every time.
+			// relative to this client's commands: read the counters every
+			// 20 ms for 200 ms, and check them every time.
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
 			for i := range 10 {
 				r := mustReport(t, rm, "stall", p)
 				if r.Periods[0].Used != 2*tt.served || r.Periods[1].Tools["two"] != (ToolUsage{tt.served, 2 * tt.served}) {
 					t.Fatalf("read %d: usage %+v, want %d calls and %d units (the calls served)", i, r.Periods, tt.served, 2*tt.served)
 				}
-				time.Sleep(20 * time.Millisecond)
+				<-tick.C
 			}
 			t.Cleanup(func() { deleteKeys(t, proc.client(), "stall") })
 		})
@@ -98,7 +100,7 @@ func TestScriptDeadlineWithinReadTimeout(t *testing.T) {
 	if err := proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	go func() { time.Sleep(1500 * time.Millisecond); _ = proc.cmd.Process.Signal(syscall.SIGCONT) }()
+	time.AfterFunc(1500*time.Millisecond, func() { _ = proc.cmd.Process.Signal(syscall.SIGCONT) }) // the stall lasts 1.5 s
 	t.Cleanup(func() { _ = proc.cmd.Process.Signal(syscall.SIGCONT) })
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
@@ -110,7 +112,9 @@ func TestScriptDeadlineWithinReadTimeout(t *testing.T) {
 	if took := time.Since(start); took > 1400*time.Millisecond {
 		t.Errorf("the refusal took %v, want about the 1 s read timeout", took)
 	}
-	time.Sleep(1500 * time.Millisecond) // Redis resumes and runs the script waiting on its socket
+	// Redis resumes and runs the script waiting on its socket; that it
+	// counted nothing cannot be polled for, so wait past the resume.
+	time.Sleep(1500 * time.Millisecond)
 	if r := mustReport(t, rm, "paused", p); r.Periods[0].Used != 2 || r.Periods[1].Tools["two"] != (ToolUsage{1, 2}) {
 		t.Errorf("usage %+v, want only the call before the pause (1 call, 2 units)", r.Periods)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 // TestClientIDMetadataDocument: a client_id that is an https URL names the
@@ -133,13 +135,19 @@ func TestMetadataFetchOncePerID(t *testing.T) {
 		return "The app asking to connect could not be identified: its client metadata document " + id + " could not be fetched (it must answer 200 with JSON, from a public address, within 5 seconds)"
 	}
 	var wg sync.WaitGroup
+	var started atomic.Int64
 	bodies := make([]string, 100)
 	for i := range 50 {
 		wg.Go(func() {
+			started.Add(1)
 			bodies[i] = h.do("GET", PathAuthorize+"?"+url.Values{"client_id": {id}}.Encode(), nil).Body.String()
 		})
 	}
-	time.Sleep(100 * time.Millisecond) // let the 50 pile up on the one fetch
+	// The 50 pile up while the one fetch hangs: wait until it has begun
+	// and all 50 are under way. (One that reaches the fetcher after the
+	// fetch ended finds its result cached, so the count below holds
+	// whatever the timing; the wait is what makes them concurrent.)
+	testenv.Eventually(t, 10*time.Second, "the fetch and 50 requests under way", func() bool { return fetches.Load() == 1 && started.Load() == 50 })
 	close(release)
 	wg.Wait()
 	for i := 50; i < 100; i++ {

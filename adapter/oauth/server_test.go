@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 // TestMetadataDocuments checks the three discovery documents whole:
@@ -229,7 +232,17 @@ func TestClientStoreBounded(t *testing.T) {
 			var ids []string
 			for i := range 3 {
 				h.clock.add(time.Minute)
-				time.Sleep(3 * time.Millisecond) // Redis scores by its own clock
+				if rs, ok := store.(*RedisStore); ok { // Redis scores by its own clock: let it move on a millisecond
+					rdb := rs.rdb.(redis.Cmdable)
+					t0, err := rdb.Time(ctx).Result()
+					if err != nil {
+						t.Fatal(err)
+					}
+					testenv.Eventually(t, time.Second, "Redis's clock to move", func() bool {
+						t1, err := rdb.Time(ctx).Result()
+						return err == nil && t1.Sub(t0) >= time.Millisecond
+					})
+				}
 				ids = append(ids, h.register(fmt.Sprintf("http://127.0.0.1:%d/cb", 5000+i)))
 			}
 			for i, id := range ids {

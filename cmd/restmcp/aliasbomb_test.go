@@ -101,7 +101,9 @@ func watchPeakRSS(cmd *exec.Cmd) func() int64 {
 	go func() {
 		defer close(done)
 		path := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status"
-		for {
+		tick := time.NewTicker(2 * time.Millisecond) // the sampling rate
+		defer tick.Stop()
+		for ; ; <-tick.C {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return
@@ -117,7 +119,6 @@ func watchPeakRSS(cmd *exec.Cmd) func() int64 {
 			if strings.Contains(string(b), "State:\tZ") {
 				return
 			}
-			time.Sleep(2 * time.Millisecond)
 		}
 	}()
 	return func() int64 {

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"golang.org/x/oauth2"
 
+	"github.com/restmcp/restmcp/internal/testenv"
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -252,16 +253,14 @@ func signInInBrowser(t *testing.T, browser context.Context, authURL, key string)
 	do(t, ctx, chromedp.WaitVisible("#api_key"))
 	do(t, ctx, chromedp.SendKeys("#api_key", key))
 	do(t, ctx, chromedp.Click(`button[value="allow"]`))
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	testenv.Eventually(t, 15*time.Second, "the sign-in's redirect", func() bool {
 		mu.Lock()
-		l := location
-		mu.Unlock()
-		if l != "" {
-			return l
-		}
-	}
-	t.Fatal("the sign-in never redirected")
-	return ""
+		defer mu.Unlock()
+		return location != ""
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	return location
 }
 
 // tokenRequest posts form to the token endpoint as connector cn

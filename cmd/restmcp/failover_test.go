@@ -102,13 +102,9 @@ func (c *sixNodeCluster) start(i int) {
 	c.mu.Unlock()
 	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(c.ports[i]), DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	defer rc.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for rc.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("redis-server on %d does not answer", c.ports[i])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Eventually(c.t, 5*time.Second, fmt.Sprintf("redis-server on %d to answer", c.ports[i]), func() bool {
+		return rc.Ping(context.Background()).Err() == nil
+	})
 }
 
 // url is the cluster in redis_mode cluster syntax: every node a seed.
@@ -158,14 +154,8 @@ func (c *sixNodeCluster) restart(port int) {
 // with a connected replica each.
 func (c *sixNodeCluster) awaitHealthy(limit time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		if err := c.health(); err == nil {
-			return
-		} else if time.Now().After(deadline) {
-			c.t.Fatalf("cluster not healthy after %v: %v", limit, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := testenv.Poll(limit, c.health); err != nil {
+		c.t.Fatalf("cluster not healthy: %v", err)
 	}
 }
 
@@ -262,7 +252,11 @@ func failoverLoad(t *testing.T, apps []*testApp, keys []string, callers int, sto
 						r.mu.Lock()
 						r.refusedAt = append(r.refusedAt, time.Now())
 						r.mu.Unlock()
-						time.Sleep(20 * time.Millisecond) // as a client honouring Retry-After would, roughly
+						select { // back off, as a client honouring Retry-After would, roughly
+						case <-stop:
+							return
+						case <-time.After(20 * time.Millisecond):
+						}
 					case resp.StatusCode == 429:
 						r.limited.Add(1)
 					default:
@@ -336,18 +330,16 @@ func (c *sixNodeCluster) masterOfKey(cc *redis.ClusterClient, key string) int {
 func counted(t *testing.T, app *testApp, key string) int64 {
 	t.Helper()
 	var used int64
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	if err := testenv.Poll(15*time.Second, func() error {
 		r, err := app.mw.meter.Report(context.Background(), metering.KeyID(key), app.mw.plans.Plan("pro"))
 		if err == nil {
 			used = r.Periods[0].Used
-			return used
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("report of %s: %v", key, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err
+	}); err != nil {
+		t.Fatalf("report of %s: %v", key, err)
 	}
+	return used
 }
 
 // TestRedisClusterFailover runs three restmcp replicas on a six-node Redis
@@ -413,21 +405,35 @@ func TestRedisClusterFailover(t *testing.T) {
 			apps := []*testApp{startApp(t, plans, env), startApp(t, plans, env), startApp(t, plans, env)}
 			// The last fault moved masters: read the slot map afresh.
 			cc.ReloadState(context.Background())
-			time.Sleep(500 * time.Millisecond)
+			c.awaitHealthy(30 * time.Second)
 			keys, masterOf := failoverKeys(t, c, cc, fmt.Sprintf("fo%d-%d", fi, time.Now().UnixNano()), 20)
 			// The victim holds the usage event stream too, and at least two
 			// of the keys.
 			victim := c.masterOfKey(cc, metering.DefaultEventStream)
 			stop := make(chan struct{})
 			res, wg := failoverLoad(t, apps, keys, 8, stop)
-			time.Sleep(2 * time.Second)
+			testenv.Eventually(t, 30*time.Second, "every key served before the fault", func() bool {
+				for _, k := range keys {
+					if res[k].served.Load() == 0 {
+						return false
+					}
+				}
+				return true
+			})
 			broke := time.Now()
 			after := f.break_(victim)
-			time.Sleep(12 * time.Second)
+			time.Sleep(12 * time.Second) // the fault lasts 12 s under load: long enough for the cluster to fail over (node timeout 1 s) and settle
 			close(stop)
 			wg.Wait()
 			after()
-			time.Sleep(2 * time.Second) // settles and replays land
+			testenv.Eventually(t, 30*time.Second, "every replica to settle its counts and replay its events", func() bool {
+				for _, app := range apps {
+					if s := app.mw.meter.(*metering.OutageMeter).Stats(); s.Buffered != 0 || s.Unsettled != 0 || s.EventsKept != 0 || s.Down {
+						return false
+					}
+				}
+				return true
+			})
 
 			var stats metering.OutageStats
 			for _, app := range apps {

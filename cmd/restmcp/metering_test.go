@@ -229,16 +229,13 @@ func (a *testApp) report(t *testing.T, keyID, plan string) metering.Report {
 // fails the test with the last count seen when they never do.
 func (a *testApp) awaitDayUsed(t *testing.T, keyID, plan string, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r := a.report(t, keyID, plan)
-		if r.Periods[0].Used == want {
-			return
+	if err := testenv.Poll(10*time.Second, func() error {
+		if used := a.report(t, keyID, plan).Periods[0].Used; used != want {
+			return fmt.Errorf("day used %d, want %d", used, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("day used %d after 10 s, want %d", r.Periods[0].Used, want)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 

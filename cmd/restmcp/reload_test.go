@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restmcp/restmcp/internal/testenv"
 )
 
 // syncBuffer is a log sink safe for concurrent use.
@@ -44,16 +45,11 @@ func startLogged(t *testing.T, env map[string]string) (string, *syncBuffer) {
 	return mcpURL, logs
 }
 
-// waitFor polls cond every 20 ms for up to 10 s (a behaviour to wait for,
-// not a timing to assert).
+// waitFor polls cond for up to 10 s (a behaviour to wait for, not a
+// timing to assert).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	testenv.Eventually(t, 10*time.Second, what, cond)
 }
 
 const reloadExtraOp = `

@@ -589,9 +589,12 @@ func settingProbes() map[string]settingProbe {
 			if err := secondCall(429, "")(r); err != nil {
 				return err
 			}
-			time.Sleep(1200 * time.Millisecond) // past the 1 s window
-			_, err := r.callOK("items_get", itemsArgs)
-			return err
+			// Admitted again once the 1 s window has passed (refused
+			// calls count nothing).
+			return pollUntil(3*time.Second, func() error {
+				_, err := r.callOK("items_get", itemsArgs)
+				return err
+			})
 		}},
 		"list_by_plan": {value: "true", with: map[string]string{"plans_file": "{dir}/plans.yaml"}, check: names("items_create", "items_get")},
 		"public_mode": {value: "true", with: noSecurity, check: func(r *settingsRun) error {
@@ -765,7 +768,9 @@ func settingProbes() map[string]settingProbe {
 			if err != nil {
 				return err
 			}
-			time.Sleep(1500 * time.Millisecond) // past the 1 s idle timeout
+			// Past the 1 s idle timeout. A real wait: any request on the
+			// session would keep it alive, so there is nothing to poll.
+			time.Sleep(1500 * time.Millisecond)
 			b, err := r.rpc(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", a.header.Get("Mcp-Session-Id"))
 			if err != nil {
 				return err
@@ -889,7 +894,13 @@ func settingProbes() map[string]settingProbe {
 				return err
 			}
 			defer held.Close()
-			time.Sleep(100 * time.Millisecond) // the held connection is accepted first
+			// The held connection is accepted first: it is answered, and
+			// then kept open (keep-alive), holding the one place.
+			_, _ = held.Write([]byte("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"))
+			_ = held.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if line, err := bufio.NewReader(held).ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 200 ") {
+				return fmt.Errorf("the first connection: %q, %v", line, err)
+			}
 			c := &http.Client{Timeout: time.Second}
 			resp, err := c.Get(r.base + "/health")
 			if err == nil {

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/restmcp/restmcp/adapter/idp/idptest"
 	"io"
 	"log/slog"
 	"net"
@@ -28,6 +27,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/restmcp/restmcp/adapter/idp/idptest"
+	"github.com/restmcp/restmcp/internal/testenv"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
@@ -574,36 +576,24 @@ func expect(what string, got, want any) error {
 // upstreamSaw waits up to 5 s for the upstream to have received a request
 // whose line (method and URI) is line, and returns it.
 func (r *settingsRun) upstreamSaw(line string) (*http.Request, error) {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var found *http.Request
+	err := testenv.Poll(5*time.Second, func() error {
+		var lines []string
 		for _, q := range r.up.requests() {
 			if q.Method+" "+q.URL.RequestURI() == line {
-				return q, nil
+				found = q
+				return nil
 			}
+			lines = append(lines, q.Method+" "+q.URL.RequestURI())
 		}
-		if time.Now().After(deadline) {
-			var lines []string
-			for _, q := range r.up.requests() {
-				lines = append(lines, q.Method+" "+q.URL.RequestURI())
-			}
-			return nil, fmt.Errorf("upstream never got %q; it got %q", line, lines)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("upstream never got %q; it got %q", line, lines)
+	})
+	return found, err
 }
 
-// pollUntil calls f every 100 ms until it returns nil or d has passed,
-// and returns its last error.
-func pollUntil(d time.Duration, f func() error) error {
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+// pollUntil calls f until it returns nil or d has passed, and returns its
+// last error.
+func pollUntil(d time.Duration, f func() error) error { return testenv.Poll(d, f) }
 
 // settingsUpstream is the REST API behind the runs: it answers the paths
 // of testdata/settings/settings.yaml and records every request.

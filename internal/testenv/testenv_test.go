@@ -1,10 +1,13 @@
 package testenv
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 func TestUnavailableRecordsTheSkip(t *testing.T) {
@@ -21,4 +24,27 @@ func TestUnavailableRecordsTheSkip(t *testing.T) {
 	mu.Lock()
 	clear(skipped)
 	mu.Unlock()
+}
+
+// TestPoll: Poll looks every 10 ms until the condition holds, and gives up
+// with the condition's last error past its deadline (on synctest's clock).
+func TestPoll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		n := 0
+		err := Poll(time.Second, func() error {
+			if n++; n < 5 {
+				return errors.New("not yet")
+			}
+			return nil
+		})
+		if err != nil || n != 5 || time.Since(start) != 40*time.Millisecond {
+			t.Fatalf("Poll = %v after %d looks and %v; want nil after 5 and 40ms", err, n, time.Since(start))
+		}
+		start = time.Now()
+		err = Poll(100*time.Millisecond, func() error { return errors.New("never") })
+		if err == nil || err.Error() != "after 100ms: never" || time.Since(start) != 110*time.Millisecond {
+			t.Fatalf("Poll = %v after %v; want the last error after 110ms", err, time.Since(start))
+		}
+	})
 }
