@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/restmcp/restmcp/internal/clip"
+	"github.com/restmcp/restmcp/internal/jsonvalue"
 
 	"github.com/gin-gonic/gin"
 )
@@ -142,7 +143,7 @@ func decodeMessage(body []byte) (*rpcMessage, error) {
 	default:
 		return nil, invalidRequest("invalid request: a JSON-RPC message is a JSON object")
 	}
-	if depthExceeds(body, maxMessageDepth) {
+	if jsonvalue.DeeperThan(body, maxMessageDepth) {
 		return nil, invalidRequest("invalid request: JSON nested deeper than %d levels", maxMessageDepth)
 	}
 
@@ -370,22 +371,16 @@ func memberValue(obj []byte, name, where string) ([]byte, error) {
 }
 
 // members calls f with the name and raw value of each member of obj, a valid
-// JSON object, in order. Names are compared exactly, as the go-sdk compares
-// them: "Method" is an unknown member, not "method". A known member that
-// appears twice is an error naming it (where is the path prefix for the
-// message). Unknown members reach f too.
+// JSON object, in order (jsonvalue.Parser.ObjectRaw, the one object walk).
+// Names are compared exactly, as the go-sdk compares them: "Method" is an
+// unknown member, not "method". A known member that appears twice is an
+// error naming it (where is the path prefix for the message). Unknown
+// members reach f too.
 func members(obj []byte, known []string, where string, f func(name string, value []byte) error) error {
 	var seen uint64 // bit i: known[i] seen
-	i := skipSpace(obj, 1)
-	if obj[i] == '}' {
-		return nil
-	}
-	for {
-		end := skipString(obj, i)
-		name := memberName(obj[i:end], known)
-		i = skipSpace(obj, end)
-		i = skipSpace(obj, i+1) // ':'
-		vend := skipValue(obj, i)
+	p := jsonvalue.Parser{B: obj}
+	return p.ObjectRaw(func(key []byte) error {
+		name := memberName(key, known)
 		for k, kn := range known {
 			if name == kn {
 				if seen&(1<<k) != 0 {
@@ -394,15 +389,12 @@ func members(obj []byte, known []string, where string, f func(name string, value
 				seen |= 1 << k
 			}
 		}
-		if err := f(name, obj[i:vend]); err != nil {
-			return err
+		start := p.I
+		if !p.Skip() {
+			return jsonvalue.ErrNotJSON
 		}
-		i = skipSpace(obj, vend)
-		if obj[i] == '}' {
-			return nil
-		}
-		i = skipSpace(obj, i+1) // ','
-	}
+		return f(name, obj[start:p.I])
+	})
 }
 
 func objectName(where string) string {
@@ -446,87 +438,9 @@ func methodName(tok []byte) string {
 	return jsonString(tok)
 }
 
-// jsonString decodes a JSON string token (valid JSON: checked by the caller).
-func jsonString(tok []byte) string {
-	if bytes.IndexByte(tok, '\\') < 0 {
-		return string(tok[1 : len(tok)-1])
-	}
-	var s string
-	_ = json.Unmarshal(tok, &s)
-	return s
-}
-
-// The scanners below walk JSON that json.Valid has accepted: they find
-// token boundaries without validating again.
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string token starting at i.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index just past the value starting at i.
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = skipString(b, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	j := i
-	for j < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[j])) {
-		j++
-	}
-	return j
-}
-
-// depthExceeds reports whether valid JSON b nests objects and arrays deeper
-// than max.
-func depthExceeds(b []byte, max int) bool {
-	depth := 0
-	for j := 0; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			j = skipString(b, j) - 1
-		case '{', '[':
-			depth++
-			if depth > max {
-				return true
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return false
-}
+// jsonString decodes a JSON string token (valid JSON: checked by the
+// caller) as encoding/json does.
+func jsonString(tok []byte) string { return jsonvalue.Token(tok) }
 
 // isJSONInteger reports whether b, a valid JSON value, is a number without
 // a fraction or an exponent.

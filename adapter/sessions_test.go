@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -396,4 +397,54 @@ func (s *countingStore) Create(ctx context.Context, id, owner string, idle time.
 func (s *countingStore) Delete(ctx context.Context, id string) error {
 	s.live.Add(-1)
 	return s.MemoryStore.Delete(ctx, id)
+}
+
+// TestSessionIdleExpiry: a session unused for SessionIdleTimeout is gone
+// (404, as an unknown one), and its place under the per-address cap is
+// free again; one in use stays. On synctest's clock: the 30 minutes pass
+// at once, and the server is driven in-process, without a socket.
+func TestSessionIdleExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := New(Options{Tools: loadTools(t, "testdata/c23.yaml", "http://127.0.0.1:9"), Sessions: session.NewMemoryStore(nil),
+			SessionIdleTimeout: 30 * time.Minute, MaxSessionsPerAddress: 1, MaxSessions: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = s.Close(context.Background()) }()
+		rpc := func(body, sid string) *httptest.ResponseRecorder {
+			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if sid != "" {
+				req.Header.Set("Mcp-Session-Id", sid)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			return rec
+		}
+		const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+		sid := rpc(initializeBody, "").Header().Get("Mcp-Session-Id")
+		if sid == "" {
+			t.Fatal("no session")
+		}
+		if got := rpc(initializeBody, ""); got.Code != 429 {
+			t.Fatalf("a second session from the address: %d, want 429", got.Code)
+		}
+		time.Sleep(29 * time.Minute)
+		if got := rpc(list, sid); got.Code != 200 {
+			t.Fatalf("after 29 idle minutes: %d %s", got.Code, got.Body)
+		}
+		time.Sleep(29 * time.Minute) // 58 minutes old, 29 idle: still alive
+		if got := rpc(list, sid); got.Code != 200 {
+			t.Fatalf("used 29 minutes ago: %d %s", got.Code, got.Body)
+		}
+		time.Sleep(30*time.Minute + time.Second)
+		got := rpc(list, sid)
+		if want := `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"` + msgUnknownSession + `"}}`; got.Code != 404 || strings.TrimSpace(got.Body.String()) != want {
+			t.Fatalf("idle past 30 minutes: %d %s\nwant 404 %s", got.Code, got.Body, want)
+		}
+		if got := rpc(initializeBody, ""); got.Code != 200 || got.Header().Get("Mcp-Session-Id") == "" {
+			t.Fatalf("a new session once the old one expired: %d %s", got.Code, got.Body)
+		}
+	})
 }

@@ -336,15 +336,33 @@ func Members(data []byte) ([]Member, bool) {
 // walk of the package and of its users (Value, Members, openapi's
 // argument splitting). Anything else is ErrNotJSON, or member's error.
 func (p *Parser) Object(member func(key string) error) error {
+	return p.ObjectRaw(func(token []byte) error {
+		k, err := (&Parser{B: token}).Str()
+		if err != nil {
+			return err
+		}
+		return member(k)
+	})
+}
+
+// ObjectRaw is Object with each member's key as its token, quotes and
+// escapes included, undecoded: for a caller that compares keys with the
+// few it knows without making a string of each (adapter's JSON-RPC
+// message reading).
+func (p *Parser) ObjectRaw(member func(token []byte) error) error {
 	if empty, err := p.open('{', '}'); empty || err != nil {
 		return err
 	}
 	for {
 		p.Space()
-		k, err := p.Str()
+		if p.I >= len(p.B) || p.B[p.I] != '"' {
+			return ErrNotJSON
+		}
+		start, err := p.StrRaw()
 		if err != nil {
 			return err
 		}
+		k := p.B[start:p.I]
 		p.Space()
 		if p.I >= len(p.B) || p.B[p.I] != ':' {
 			return ErrNotJSON
@@ -412,6 +430,36 @@ func (p *Parser) next(close byte) (closed bool, err error) {
 		return true, nil
 	}
 	return false, ErrNotJSON
+}
+
+// DeeperThan reports whether b, JSON that json.Valid has accepted, nests
+// objects and arrays deeper than max.
+func DeeperThan(b []byte, max int) bool {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			p := Parser{B: b, I: i}
+			if _, err := p.StrRaw(); err != nil {
+				return false
+			}
+			i = p.I - 1
+		case '{', '[':
+			if depth++; depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// Token is the string a JSON string token (quotes included) holds, decoded
+// as encoding/json decodes it; "" for a token that is not a valid string.
+func Token(tok []byte) string {
+	s, _ := (&Parser{B: tok}).Str()
+	return s
 }
 
 // Elements splits a JSON array into its elements without decoding

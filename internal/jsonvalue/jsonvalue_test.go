@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -63,6 +64,44 @@ func TestWriteString(t *testing.T) {
 		_ = e.Encode(s)
 		if got, w := b.String(), string(bytes.TrimSpace(want.Bytes())); got != w {
 			t.Errorf("WriteString(%q) = %s, want %s", s, got, w)
+		}
+	}
+}
+
+// TestObjectRawDeeperThanToken: the raw object walk gives each key's
+// token as written and leaves the parser at its value; DeeperThan counts
+// nesting outside strings only; Token decodes as encoding/json does.
+func TestObjectRawDeeperThanToken(t *testing.T) {
+	src := []byte(` { "a" : 1, "b\u0041":{"c":[1,"]}"]}, "":"x" } `)
+	p := Parser{B: src}
+	var got []string
+	err := p.ObjectRaw(func(key []byte) error {
+		start := p.I
+		if !p.Skip() {
+			return ErrNotJSON
+		}
+		got = append(got, string(key)+"="+string(src[start:p.I]))
+		return nil
+	})
+	if want := []string{`"a"=1`, `"b\u0041"={"c":[1,"]}"]}`, `""="x"`}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("ObjectRaw: %q, %v; want %q", got, err, want)
+	}
+	for _, bad := range []string{`{1:2}`, `{"a" 1}`, `{"a":1,}`, `[]`} {
+		p := Parser{B: []byte(bad)}
+		if err := p.ObjectRaw(func([]byte) error { p.Skip(); return nil }); err == nil {
+			t.Errorf("ObjectRaw(%s): no error", bad)
+		}
+	}
+	if !DeeperThan([]byte(`[[[1]]]`), 2) || DeeperThan([]byte(`[[[1]]]`), 3) || DeeperThan([]byte(`["[[[[", {"a":"{{{{"}]`), 2) {
+		t.Error("DeeperThan counts wrong")
+	}
+	for tok, want := range map[string]string{`"plain"`: "plain", `"a\"b\\c\u00e9\ud83d\ude00"`: "a\"b\\cé😀", "\"x\xffy\"": "x\uFFFDy", `"\ud800"`: "\uFFFD", `"bad\x"`: ""} {
+		var std string
+		if err := json.Unmarshal([]byte(tok), &std); err == nil && std != want {
+			t.Fatalf("the table disagrees with encoding/json on %s: %q", tok, std)
+		}
+		if got := Token([]byte(tok)); got != want {
+			t.Errorf("Token(%s) = %q, want %q", tok, got, want)
 		}
 	}
 }
