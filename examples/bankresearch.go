@@ -39,30 +39,44 @@ var demoBanks = []bank{
 // ("b-9999") that is down for maintenance (503 with Retry-After).
 func NewBankResearchUpstream() http.Handler {
 	mux := http.NewServeMux()
-	fail := func(w http.ResponseWriter, r *http.Request, status int, code, msg string, retryable bool) {
-		writeJSON(w, status, map[string]any{"code": code, "message": msg, "retryable": retryable, "request_id": "req-" + strings.TrimPrefix(r.URL.Path, "/v1/")})
+	addBankRoutes(mux)
+	addBankReferenceRoutes(mux)
+	mux.HandleFunc("POST /v1/admin/reindex", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
+	return mux
+}
+
+// bankFail writes the API's error object.
+func bankFail(w http.ResponseWriter, r *http.Request, status int, code, msg string, retryable bool) {
+	writeJSON(w, status, map[string]any{"code": code, "message": msg, "retryable": retryable, "request_id": "req-" + strings.TrimPrefix(r.URL.Path, "/v1/")})
+}
+
+// bankPage writes one page of items, after the request's cursor and up to
+// its limit (10), with the next page's cursor.
+func bankPage(w http.ResponseWriter, r *http.Request, items []bank) {
+	limit := 10
+	if v := r.URL.Query().Get("limit"); v != "" {
+		limit, _ = strconv.Atoi(v)
 	}
-	page := func(w http.ResponseWriter, r *http.Request, items []bank) {
-		limit := 10
-		if v := r.URL.Query().Get("limit"); v != "" {
-			limit, _ = strconv.Atoi(v)
+	start := 0
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(c, "c"))
+		if err != nil || n < 0 || n > len(items) {
+			bankFail(w, r, http.StatusBadRequest, "bad_cursor", "cursor is not one this API issued", false)
+			return
 		}
-		start := 0
-		if c := r.URL.Query().Get("cursor"); c != "" {
-			n, err := strconv.Atoi(strings.TrimPrefix(c, "c"))
-			if err != nil || n < 0 || n > len(items) {
-				fail(w, r, http.StatusBadRequest, "bad_cursor", "cursor is not one this API issued", false)
-				return
-			}
-			start = n
-		}
-		end := min(start+limit, len(items))
-		var next any
-		if end < len(items) {
-			next = "c" + strconv.Itoa(end)
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"items": items[start:end], "next_cursor": next})
+		start = n
 	}
+	end := min(start+limit, len(items))
+	var next any
+	if end < len(items) {
+		next = "c" + strconv.Itoa(end)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items[start:end], "next_cursor": next})
+}
+
+// addBankRoutes serves the banks: the list, one bank, its branches and
+// the search.
+func addBankRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/banks", func(w http.ResponseWriter, r *http.Request) {
 		var items []bank
 		for _, b := range demoBanks {
@@ -70,13 +84,13 @@ func NewBankResearchUpstream() http.Handler {
 				items = append(items, b)
 			}
 		}
-		page(w, r, append([]bank{}, items...))
+		bankPage(w, r, append([]bank{}, items...))
 	})
 	mux.HandleFunc("GET /v1/banks/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		if id == "b-9999" {
 			w.Header().Set("Retry-After", "30")
-			fail(w, r, http.StatusServiceUnavailable, "maintenance", "this bank's records are being updated", true)
+			bankFail(w, r, http.StatusServiceUnavailable, "maintenance", "this bank's records are being updated", true)
 			return
 		}
 		for _, b := range demoBanks {
@@ -85,13 +99,10 @@ func NewBankResearchUpstream() http.Handler {
 				return
 			}
 		}
-		fail(w, r, http.StatusNotFound, "not_found", "no bank "+id, false)
+		bankFail(w, r, http.StatusNotFound, "not_found", "no bank "+id, false)
 	})
 	mux.HandleFunc("GET /v1/banks/{id}/branches", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"items": []map[string]any{{"id": r.PathValue("id") + "-main", "city": "Main office"}}, "next_cursor": nil})
-	})
-	mux.HandleFunc("GET /v1/failures", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"year": r.URL.Query().Get("year"), "failures": []map[string]any{{"name": "Prairie Trust (failed)", "state": "KS", "assets_usd": 120_000_000}}})
 	})
 	mux.HandleFunc("GET /v1/search", func(w http.ResponseWriter, r *http.Request) {
 		q := strings.ToLower(r.URL.Query().Get("q"))
@@ -102,6 +113,14 @@ func NewBankResearchUpstream() http.Handler {
 			}
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	})
+}
+
+// addBankReferenceRoutes serves the reference data: failures, metrics,
+// states, the glossary, rates and holding companies.
+func addBankReferenceRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/failures", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"year": r.URL.Query().Get("year"), "failures": []map[string]any{{"name": "Prairie Trust (failed)", "state": "KS", "assets_usd": 120_000_000}}})
 	})
 	mux.HandleFunc("GET /v1/metrics", func(w http.ResponseWriter, r *http.Request) {
 		var assets int64
@@ -138,6 +157,4 @@ func NewBankResearchUpstream() http.Handler {
 	mux.HandleFunc("GET /v1/holding-companies/{id}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "banks": []string{"b-1005", "b-1008"}})
 	})
-	mux.HandleFunc("POST /v1/admin/reindex", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
-	return mux
 }

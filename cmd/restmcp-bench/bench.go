@@ -91,60 +91,88 @@ type benchRun struct {
 // report gives restmcp's share as the difference of the two runs, with
 // allocations per call. Everything stays on loopback.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseBenchFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if f.printSpec {
+		_, err := io.WriteString(stdout, strings.Replace(benchSpec, "UPSTREAM", f.upAddr, 1))
+		return err
+	}
+	body := benchBody(f.answerBytes)
+	if f.serveUpstream {
+		return serveBenchUpstream(ctx, f.upAddr, body, stdout)
+	}
+	if !f.inProcess {
+		return runBenchProcesses(ctx, benchProcessOptions{calls: f.calls, levels: f.levels, redisURL: f.redisURL, upAddr: f.upAddr,
+			peerURL: f.peerURL, peerName: f.peerName, peerPID: f.peerPID, answerBytes: f.answerBytes, bodyLen: len(body), compare: f.compare,
+			restmcp: f.restmcp}, stdout)
+	}
+	return runBenchInProcess(ctx, f, body, stdout)
+}
+
+// benchFlags are restmcp-bench's flags, checked.
+type benchFlags struct {
+	calls                               int
+	levels                              []int // --concurrency
+	redisURL, upAddr, peerURL, peerName string
+	compare, restmcp                    string
+	peerPID, answerBytes                int
+	sdkPath, printSpec, inProcess       bool
+	serveUpstream                       bool
+}
+
+// parseBenchFlags reads args; the error names the flag that is wrong.
+func parseBenchFlags(args []string, stderr io.Writer) (*benchFlags, error) {
 	fs := flag.NewFlagSet("restmcp-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	calls := fs.Int("calls", 20000, "calls per run")
+	var f benchFlags
+	fs.IntVar(&f.calls, "calls", 20000, "calls per run")
 	conc := fs.String("concurrency", "1,8,32", "comma-separated concurrencies")
-	redisURL := fs.String("redis", "", "meter in this Redis (redis://…) with a plan that has a rate limit and quotas; empty: in memory")
-	sdkPath := fs.Bool("sdk-path", false, "send every call through the go-sdk's handler (adapter.Options.DisableFastPath), to compare")
-	upAddr := fs.String("upstream-addr", "127.0.0.1:0", "where the loopback upstream listens (host:port; port 0: any free one)")
-	printSpec := fs.Bool("print-spec", false, "print the benchmark's OpenAPI document, its server the --upstream-addr, and exit (for a peer)")
-	peerURL := fs.String("peer", "", "also drive this MCP endpoint (Streamable HTTP, with a session), a peer serving the same document against --upstream-addr (scripts/bench-peers)")
-	peerName := fs.String("peer-name", "peer", "the peer's name in the report")
-	peerPID := fs.Int("peer-pid", 0, "the peer's process id, for its CPU per call (Linux /proc)")
-	inProcess := fs.Bool("in-process", false, "run the upstream and restmcp in this process, the log discarded (restmcp's share then is the difference of the two runs); default: each in a process of its own, restmcp with its access log on")
-	serveUpstream := fs.Bool("serve-upstream", false, "serve only the benchmark's upstream at --upstream-addr, print its address and wait (the upstream process of a bench run)")
-	compare := fs.String("compare", "", "also serve from this other restmcp `executable` (an earlier build, say) beside this one, against the same upstream, and drive both in each round, alternating which goes first: an A/B on which the machine's drifting speed weighs alike")
-	restmcpExe := fs.String("restmcp", "", "the restmcp `executable` to serve from (default: restmcp beside this command, else on PATH)")
-	answerBytes := fs.Int("answer-bytes", 0, "the upstream answers a JSON object of about this many bytes (a list of items, as a large search answer); 0: the 1 KB object")
+	fs.StringVar(&f.redisURL, "redis", "", "meter in this Redis (redis://…) with a plan that has a rate limit and quotas; empty: in memory")
+	fs.BoolVar(&f.sdkPath, "sdk-path", false, "send every call through the go-sdk's handler (adapter.Options.DisableFastPath), to compare")
+	fs.StringVar(&f.upAddr, "upstream-addr", "127.0.0.1:0", "where the loopback upstream listens (host:port; port 0: any free one)")
+	fs.BoolVar(&f.printSpec, "print-spec", false, "print the benchmark's OpenAPI document, its server the --upstream-addr, and exit (for a peer)")
+	fs.StringVar(&f.peerURL, "peer", "", "also drive this MCP endpoint (Streamable HTTP, with a session), a peer serving the same document against --upstream-addr (scripts/bench-peers)")
+	fs.StringVar(&f.peerName, "peer-name", "peer", "the peer's name in the report")
+	fs.IntVar(&f.peerPID, "peer-pid", 0, "the peer's process id, for its CPU per call (Linux /proc)")
+	fs.BoolVar(&f.inProcess, "in-process", false, "run the upstream and restmcp in this process, the log discarded (restmcp's share then is the difference of the two runs); default: each in a process of its own, restmcp with its access log on")
+	fs.BoolVar(&f.serveUpstream, "serve-upstream", false, "serve only the benchmark's upstream at --upstream-addr, print its address and wait (the upstream process of a bench run)")
+	fs.StringVar(&f.compare, "compare", "", "also serve from this other restmcp `executable` (an earlier build, say) beside this one, against the same upstream, and drive both in each round, alternating which goes first: an A/B on which the machine's drifting speed weighs alike")
+	fs.StringVar(&f.restmcp, "restmcp", "", "the restmcp `executable` to serve from (default: restmcp beside this command, else on PATH)")
+	fs.IntVar(&f.answerBytes, "answer-bytes", 0, "the upstream answers a JSON object of about this many bytes (a list of items, as a large search answer); 0: the 1 KB object")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
-	if *compare != "" && *inProcess {
-		return errors.New("--compare runs restmcp serve processes; it cannot go with --in-process")
+	if f.compare != "" && f.inProcess {
+		return nil, errors.New("--compare runs restmcp serve processes; it cannot go with --in-process")
 	}
-	if *sdkPath && !*inProcess {
-		return errors.New("--sdk-path needs --in-process (restmcp serve always takes the fast path)")
+	if f.sdkPath && !f.inProcess {
+		return nil, errors.New("--sdk-path needs --in-process (restmcp serve always takes the fast path)")
 	}
-	if *printSpec {
-		_, err := io.WriteString(stdout, strings.Replace(benchSpec, "UPSTREAM", *upAddr, 1))
-		return err
+	if f.printSpec {
+		return &f, nil
 	}
-	var levels []int
 	for _, s := range strings.Split(*conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			return fmt.Errorf("--concurrency: %q is not a positive number", s)
+			return nil, fmt.Errorf("--concurrency: %q is not a positive number", s)
 		}
-		levels = append(levels, n)
+		f.levels = append(f.levels, n)
 	}
-	if *calls < 1 {
-		return errors.New("--calls must be positive")
+	if f.calls < 1 {
+		return nil, errors.New("--calls must be positive")
 	}
-	if *answerBytes < 0 || *answerBytes > 1<<30 {
-		return fmt.Errorf("--answer-bytes: %d is not between 0 and 1 GiB", *answerBytes)
+	if f.answerBytes < 0 || f.answerBytes > 1<<30 {
+		return nil, fmt.Errorf("--answer-bytes: %d is not between 0 and 1 GiB", f.answerBytes)
 	}
-	body := benchBody(*answerBytes)
+	return &f, nil
+}
 
-	if *serveUpstream {
-		return serveBenchUpstream(ctx, *upAddr, body, stdout)
-	}
-	if !*inProcess {
-		return runBenchProcesses(ctx, benchProcessOptions{calls: *calls, levels: levels, redisURL: *redisURL, upAddr: *upAddr,
-			peerURL: *peerURL, peerName: *peerName, peerPID: *peerPID, answerBytes: *answerBytes, bodyLen: len(body), compare: *compare,
-			restmcp: *restmcpExe}, stdout)
-	}
-	up, err := listenServe(*upAddr, benchUpstream(body))
+// runBenchInProcess is runBench with the upstream and restmcp in this
+// process (--in-process).
+func runBenchInProcess(ctx context.Context, f *benchFlags, body []byte, stdout io.Writer) error {
+	up, err := listenServe(f.upAddr, benchUpstream(body))
 	if err != nil {
 		return err
 	}
@@ -158,13 +186,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	mw, err := newBenchMeter(ctx, *redisURL, plans)
+	mw, err := newBenchMeter(ctx, f.redisURL, plans)
 	if err != nil {
 		return err
 	}
 	defer mw.close()
 	srv, err := adapter.New(adapter.Options{Tools: doc.Tools, Keys: metering.NewRegistry(nil, plans, metering.RegistryOptions{}),
-		Meter: mw.meter, Logger: slog.New(slog.DiscardHandler), DisableFastPath: *sdkPath})
+		Meter: mw.meter, Logger: slog.New(slog.DiscardHandler), DisableFastPath: f.sdkPath})
 	if err != nil {
 		return err
 	}
@@ -186,29 +214,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return drainOK(c, req)
 	}
 	meterName := "memory metering"
-	if *redisURL != "" {
+	if f.redisURL != "" {
 		meterName = "Redis metering"
 	}
-	if *sdkPath {
+	if f.sdkPath {
 		meterName += ", SDK path"
 	}
 	var peer func(*http.Client) error
-	if *peerURL != "" {
+	if f.peerURL != "" {
 		pctx, cancel := context.WithCancel(ctx)
 		defer cancel() // ends the session's stream
-		if peer, err = peerCall(pctx, *peerURL); err != nil {
-			return fmt.Errorf("--peer %s: %w", *peerURL, err)
+		if peer, err = peerCall(pctx, f.peerURL); err != nil {
+			return fmt.Errorf("--peer %s: %w", f.peerURL, err)
 		}
 	}
 	var runs []benchRun
-	for _, c := range levels {
+	for _, c := range f.levels {
 		// Warm up each path, then measure them one after the other.
-		measure(ctx, "warm-up", c, min(*calls, 1000), direct, 0)
-		measure(ctx, "warm-up", c, min(*calls, 1000), through, 0)
-		runs = append(runs, measure(ctx, "direct upstream", c, *calls, direct, 0), measure(ctx, "restmcp, "+meterName, c, *calls, through, 0))
+		measure(ctx, "warm-up", c, min(f.calls, 1000), direct, 0)
+		measure(ctx, "warm-up", c, min(f.calls, 1000), through, 0)
+		runs = append(runs, measure(ctx, "direct upstream", c, f.calls, direct, 0), measure(ctx, "restmcp, "+meterName, c, f.calls, through, 0))
 		if peer != nil {
-			measure(ctx, "warm-up", c, min(*calls, 1000), peer, *peerPID)
-			runs = append(runs, measure(ctx, *peerName, c, *calls, peer, *peerPID))
+			measure(ctx, "warm-up", c, min(f.calls, 1000), peer, f.peerPID)
+			runs = append(runs, measure(ctx, f.peerName, c, f.calls, peer, f.peerPID))
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -172,64 +172,13 @@ var bannerURL = regexp.MustCompile(` at (http://127\.0\.0\.1:\d+/\S*)\s*$`)
 // pipe this process reads). restmcp's CPU per call is its process's, from
 // /proc, beside the upstream process's own in the direct run.
 func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Writer) error {
-	up, upAddr, err := startBenchChild(ctx, []string{"--serve-upstream", "--upstream-addr", o.upAddr, "--answer-bytes", strconv.Itoa(o.answerBytes)}, nil,
-		func(l string) string { return strings.TrimPrefix(l, "upstream ") })
-	if err != nil {
-		return fmt.Errorf("starting the upstream process: %w", err)
-	}
-	defer up.stop()
-	dir, err := os.MkdirTemp("", "restmcp-bench-")
+	b, err := startBenchProcesses(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	spec := filepath.Join(dir, "bench.yaml")
-	if err := os.WriteFile(spec, []byte(strings.Replace(benchSpec, "UPSTREAM", upAddr, 1)), 0o600); err != nil {
-		return err
-	}
-	env := []string{"RESTMCP_CONFIG=", "RESTMCP_LOG_LEVEL=info", "RESTMCP_LOG_FORMAT=text"}
-	if o.bodyLen > 100<<10 {
-		env = append(env, "RESTMCP_MAX_RESPONSE_BYTES="+strconv.Itoa(o.bodyLen+1)) // the whole answer, not cut at the default cap
-	}
-	meterName := "memory metering"
-	var rdb *redis.Client // to read what Redis did in each run
-	if o.redisURL != "" {
-		env, meterName = append(env, "RESTMCP_REDIS_URL="+o.redisURL), "Redis metering"
-		opt, err := redis.ParseURL(o.redisURL)
-		if err != nil {
-			return fmt.Errorf("--redis: %w", err)
-		}
-		rdb = redis.NewClient(opt)
-		defer rdb.Close()
-	}
-	serveArgs := []string{"serve", "--spec", spec, "--addr", "127.0.0.1:0", "--rate-limit", "-1"}
-	banner := func(l string) string {
-		if m := bannerURL.FindStringSubmatch(l); m != nil {
-			return m[1]
-		}
-		return ""
-	}
-	exe, err := restmcpExecutable(o.restmcp)
-	if err != nil {
-		return err
-	}
-	rm, mcpURL, err := startBenchChildOf(ctx, exe, serveArgs, env, banner)
-	if err != nil {
-		return fmt.Errorf("starting restmcp serve: %w", err)
-	}
-	defer rm.stop()
-	var other *benchChild // --compare
-	var otherURL, otherTarget string
-	if o.compare != "" {
-		if other, otherURL, err = startBenchChildOf(ctx, o.compare, serveArgs, env, banner); err != nil {
-			return fmt.Errorf("--compare: starting %s serve: %w", o.compare, err)
-		}
-		defer other.stop()
-		otherTarget = "compared: " + filepath.Base(o.compare) + " serve"
-	}
-
+	defer b.stop()
 	direct := func(c *http.Client) error {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+upAddr+"/v1/pets/p1", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+b.upAddr+"/v1/pets/p1", nil)
 		req.Header.Set("X-API-Key", "bench-key")
 		return drainOK(c, req)
 	}
@@ -241,7 +190,7 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 			return drainOK(c, req)
 		}
 	}
-	through := callAt(mcpURL)
+	through := callAt(b.mcpURL)
 	var peer func(*http.Client) error
 	if o.peerURL != "" {
 		pctx, cancel := context.WithCancel(ctx)
@@ -250,7 +199,7 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 			return fmt.Errorf("--peer %s: %w", o.peerURL, err)
 		}
 	}
-	idleRSS := pidMemory(rm.pid, "VmRSS")
+	idleRSS := pidMemory(b.rm.pid, "VmRSS")
 	warmRSS := idleRSS
 	if o.answerBytes > 0 {
 		// Small calls first, enough for several garbage collection cycles,
@@ -259,41 +208,41 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 		// told apart from the process's own.
 		warm := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pet_by_id","arguments":{"petId":"warm"}}}`
 		measure(ctx, "warm-up", 1, benchWarmCalls, func(c *http.Client) error {
-			req := mcpPost(mcpURL, strings.NewReader(warm))
+			req := mcpPost(b.mcpURL, strings.NewReader(warm))
 			req.Header.Set("X-API-Key", "bench-key")
 			return drainOK(c, req)
 		}, 0)
-		warmRSS = pidMemory(rm.pid, "VmRSS")
+		warmRSS = pidMemory(b.rm.pid, "VmRSS")
 	}
 	var runs []benchRun
 	for round, c := range o.levels {
 		warm := min(o.calls, 1000, max(o.calls/10, 1))
 		measure(ctx, "warm-up", c, warm, direct, 0)
 		measure(ctx, "warm-up", c, warm, through, 0)
-		if other != nil {
-			measure(ctx, "warm-up", c, warm, callAt(otherURL), 0)
+		if b.other != nil {
+			measure(ctx, "warm-up", c, warm, callAt(b.otherURL), 0)
 		}
-		d := measureProcesses(ctx, "direct upstream", c, o.calls, direct, rm.pid, up.pid)
+		d := measureProcesses(ctx, "direct upstream", c, o.calls, direct, b.rm.pid, b.up.pid)
 		var compared benchRun
 		measureCompared := func() {
-			compared = measureProcesses(ctx, otherTarget, c, o.calls, callAt(otherURL), other.pid, up.pid)
+			compared = measureProcesses(ctx, b.otherTarget, c, o.calls, callAt(b.otherURL), b.other.pid, b.up.pid)
 			compared.compared = true
 		}
-		if other != nil && round%2 == 1 { // every other round the compared executable goes first
+		if b.other != nil && round%2 == 1 { // every other round the compared executable goes first
 			measureCompared()
 		}
-		before := readRedisUse(ctx, rdb)
-		t := measureProcesses(ctx, "restmcp serve, "+meterName, c, o.calls, through, rm.pid, up.pid)
+		before := readRedisUse(ctx, b.rdb)
+		t := measureProcesses(ctx, "restmcp serve, "+b.meterName, c, o.calls, through, b.rm.pid, b.up.pid)
 		t.throughRestmcp = true
-		if after := readRedisUse(ctx, rdb); before != nil && after != nil {
+		if after := readRedisUse(ctx, b.rdb); before != nil && after != nil {
 			u := after.Sub(*before)
 			t.redis = &u
 		}
-		if other != nil && round%2 == 0 {
+		if b.other != nil && round%2 == 0 {
 			measureCompared()
 		}
 		runs = append(runs, d, t)
-		if other != nil {
+		if b.other != nil {
 			runs = append(runs, compared)
 		}
 		if peer != nil {
@@ -304,14 +253,95 @@ func runBenchProcesses(ctx context.Context, o benchProcessOptions, stdout io.Wri
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: the figures are not whole
 	}
-	if pidCPU(up.pid) == 0 {
+	if pidCPU(b.up.pid) == 0 {
 		return errors.New("process CPU is read from /proc/<pid>/stat, which this system does not have")
 	}
 	writeBenchProcesses(stdout, runs)
 	if o.answerBytes > 0 {
-		writeBigAnswers(stdout, runs, o.bodyLen, idleRSS, warmRSS, pidMemory(rm.pid, "VmHWM"))
+		writeBigAnswers(stdout, runs, o.bodyLen, idleRSS, warmRSS, pidMemory(b.rm.pid, "VmHWM"))
 	}
 	return nil
+}
+
+// benchProcesses are a run's processes: the upstream, restmcp serve and
+// the --compare executable's serve (other, or nil), with where they
+// listen; rdb reads what Redis did (--redis), or is nil.
+type benchProcesses struct {
+	up, rm, other            *benchChild
+	upAddr, mcpURL, otherURL string
+	otherTarget, meterName   string
+	rdb                      *redis.Client
+	dir                      string
+}
+
+// startBenchProcesses starts the upstream process, then restmcp serve
+// (and the --compare executable's) on the benchmark's document against it.
+func startBenchProcesses(ctx context.Context, o benchProcessOptions) (_ *benchProcesses, err error) {
+	b := &benchProcesses{meterName: "memory metering"}
+	defer func() {
+		if err != nil {
+			b.stop()
+		}
+	}()
+	if b.up, b.upAddr, err = startBenchChild(ctx, []string{"--serve-upstream", "--upstream-addr", o.upAddr, "--answer-bytes", strconv.Itoa(o.answerBytes)}, nil,
+		func(l string) string { return strings.TrimPrefix(l, "upstream ") }); err != nil {
+		return nil, fmt.Errorf("starting the upstream process: %w", err)
+	}
+	if b.dir, err = os.MkdirTemp("", "restmcp-bench-"); err != nil {
+		return nil, err
+	}
+	spec := filepath.Join(b.dir, "bench.yaml")
+	if err := os.WriteFile(spec, []byte(strings.Replace(benchSpec, "UPSTREAM", b.upAddr, 1)), 0o600); err != nil {
+		return nil, err
+	}
+	env := []string{"RESTMCP_CONFIG=", "RESTMCP_LOG_LEVEL=info", "RESTMCP_LOG_FORMAT=text"}
+	if o.bodyLen > 100<<10 {
+		env = append(env, "RESTMCP_MAX_RESPONSE_BYTES="+strconv.Itoa(o.bodyLen+1)) // the whole answer, not cut at the default cap
+	}
+	if o.redisURL != "" {
+		env, b.meterName = append(env, "RESTMCP_REDIS_URL="+o.redisURL), "Redis metering"
+		opt, err := redis.ParseURL(o.redisURL)
+		if err != nil {
+			return nil, fmt.Errorf("--redis: %w", err)
+		}
+		b.rdb = redis.NewClient(opt)
+	}
+	serveArgs := []string{"serve", "--spec", spec, "--addr", "127.0.0.1:0", "--rate-limit", "-1"}
+	banner := func(l string) string {
+		if m := bannerURL.FindStringSubmatch(l); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	exe, err := restmcpExecutable(o.restmcp)
+	if err != nil {
+		return nil, err
+	}
+	if b.rm, b.mcpURL, err = startBenchChildOf(ctx, exe, serveArgs, env, banner); err != nil {
+		return nil, fmt.Errorf("starting restmcp serve: %w", err)
+	}
+	if o.compare != "" {
+		if b.other, b.otherURL, err = startBenchChildOf(ctx, o.compare, serveArgs, env, banner); err != nil {
+			return nil, fmt.Errorf("--compare: starting %s serve: %w", o.compare, err)
+		}
+		b.otherTarget = "compared: " + filepath.Base(o.compare) + " serve"
+	}
+	return b, nil
+}
+
+// stop ends the processes and removes the document's directory.
+func (b *benchProcesses) stop() {
+	for _, c := range []*benchChild{b.other, b.rm, b.up} {
+		if c != nil {
+			c.stop()
+		}
+	}
+	if b.rdb != nil {
+		_ = b.rdb.Close()
+	}
+	if b.dir != "" {
+		_ = os.RemoveAll(b.dir)
+	}
 }
 
 // benchWarmCalls is how many calls of a 1 KB answer run before a large

@@ -434,6 +434,17 @@ func TestRedisClusterFailover(t *testing.T) {
 				}
 				return true
 			})
+			// Counts the fault held back (a dead master's unreplicated
+			// writes, settled by each call's record) land after that: wait
+			// for them; the checks below say what never did.
+			_ = testenv.Poll(15*time.Second, func() error {
+				for _, k := range keys {
+					if got := counted(t, apps[0], k); got != res[k].served.Load() {
+						return fmt.Errorf("%s: counted %d, served %d", k, got, res[k].served.Load())
+					}
+				}
+				return nil
+			})
 
 			var stats metering.OutageStats
 			for _, app := range apps {
