@@ -3,6 +3,7 @@ package metering
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -50,4 +51,52 @@ func TestMemoryDefaultClock(t *testing.T) {
 	if err := m.Ping(context.Background()); err != nil {
 		t.Errorf("Ping: %v", err)
 	}
+}
+
+// TestMemoryWindowsOnSynctestClock: the in-memory meter's rate window and
+// day quota on its default clock (time.Now), which synctest moves: a
+// refusal's RetryAfter is exactly when the next call is admitted, and the
+// day's quota starts again at midnight UTC.
+func TestMemoryWindowsOnSynctestClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := NewMemory(Options{})
+		p := mustParsePlans(t, "default_plan: p\nplans:\n  p:\n    rate_limits: {per_second: 2}\n    quotas: {day: 5}\n").Plan("p")
+		c := Call{KeyID: "k", Plan: p, Tool: "t", Cost: 1}
+		for range 2 {
+			if d := mustAdmitCall(t, m, c); !d.Allowed {
+				t.Fatalf("within the rate limit: %+v", d)
+			}
+		}
+		d := mustAdmitCall(t, m, c)
+		if d.Allowed || d.RetryAfter <= 0 || d.RetryAfter > time.Second {
+			t.Fatalf("a third call in the second: %+v; want refused, retry within a second", d)
+		}
+		time.Sleep(d.RetryAfter - time.Microsecond)
+		if d := mustAdmitCall(t, m, c); d.Allowed {
+			t.Fatalf("just before RetryAfter: %+v", d)
+		}
+		time.Sleep(time.Microsecond)
+		if d := mustAdmitCall(t, m, c); !d.Allowed {
+			t.Fatalf("at RetryAfter: %+v", d)
+		}
+		// 3 of the day's 5 used: 2 more, then the quota refuses until
+		// midnight UTC.
+		time.Sleep(time.Second)
+		for range 2 {
+			time.Sleep(time.Second)
+			if d := mustAdmitCall(t, m, c); !d.Allowed {
+				t.Fatalf("within the day's quota: %+v", d)
+			}
+		}
+		time.Sleep(time.Second)
+		now := time.Now().UTC()
+		midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+		if d := mustAdmitCall(t, m, c); d.Allowed || d.RetryAfter != midnight.Sub(now) {
+			t.Fatalf("past the day's quota: %+v; want refused until midnight UTC, in %v", d, midnight.Sub(now))
+		}
+		time.Sleep(midnight.Sub(now))
+		if d := mustAdmitCall(t, m, c); !d.Allowed {
+			t.Fatalf("after midnight UTC: %+v", d)
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -804,4 +805,38 @@ RedirectSchemes: "my app" is not a private-use URI scheme (RFC 3986 §3.1 letter
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
+}
+
+// TestLifetimesOnSynctestClock: the code, access token and refresh token
+// lifetimes on the server's own clock (Options.Now nil: time.Now, and the
+// memory store's), which synctest moves: a code unused for a minute is
+// gone, an access token lives an hour, a refresh token thirty days.
+func TestLifetimesOnSynctestClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemoryStore(nil), func(o *Options) { o.Now = nil; o.TokenCacheTTL = -1 })
+		ctx := context.Background()
+		id := h.register(testRedirect)
+		code := h.code(id)
+		time.Sleep(DefaultCodeTTL + time.Second)
+		wantError(t, h.exchange(id, code), 400, "invalid_grant", "the authorization code is unknown or expired")
+
+		cid, access, refresh := h.login()
+		time.Sleep(DefaultAccessTokenTTL - time.Second)
+		if _, err := h.srv.ResolveToken(ctx, access); err != nil {
+			t.Fatalf("an access token a second before its hour: %v", err)
+		}
+		time.Sleep(2 * time.Second)
+		if _, err := h.srv.ResolveToken(ctx, access); !isTokenError(err, "expired; refresh it or sign in again") {
+			t.Fatalf("an access token past its hour: %v", err)
+		}
+		a2, r2 := h.tokens(h.do("POST", PathToken, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {cid}}))
+		if _, err := h.srv.ResolveToken(ctx, a2); err != nil {
+			t.Fatalf("the refreshed access token: %v", err)
+		}
+		time.Sleep(DefaultRefreshTokenTTL - time.Hour)
+		_, r3 := h.tokens(h.do("POST", PathToken, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r2}, "client_id": {cid}}))
+		time.Sleep(DefaultRefreshTokenTTL + time.Second)
+		wantError(t, h.do("POST", PathToken, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r3}, "client_id": {cid}}), 400,
+			"invalid_grant", "the refresh token is unknown, expired or revoked; sign in again")
+	})
 }

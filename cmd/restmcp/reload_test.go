@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,10 +14,12 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restmcp/restmcp/internal/testenv"
+	"github.com/restmcp/restmcp/openapi"
 )
 
 // syncBuffer is a log sink safe for concurrent use.
@@ -326,3 +329,76 @@ func TestReloadKeepsToolNames(t *testing.T) {
 		t.Errorf("upstream paths %q, want [/b]", paths)
 	}
 }
+
+// TestReloadIntervalOnSynctestClock: with reload_interval 1m, the spec URL
+// is asked again once a minute and no more (a conditional GET: 304 changes
+// nothing), and a new version is served at the first check after it
+// appears. On synctest's clock, the document served from memory (a
+// RoundTripper, no socket), so the minutes pass at once and exactly.
+func TestReloadIntervalOnSynctestClock(t *testing.T) {
+	orig, err := os.ReadFile("testdata/plans_api.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		body, etag := orig, `"v1"`
+		var asked []string // each request: its If-None-Match and the answer's status
+		docs := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			h := http.Header{"Etag": {etag}}
+			if r.Header.Get("If-None-Match") == etag {
+				asked = append(asked, r.Header.Get("If-None-Match")+" 304")
+				return &http.Response{StatusCode: http.StatusNotModified, Header: h, Body: http.NoBody, Request: r}, nil
+			}
+			asked = append(asked, r.Header.Get("If-None-Match")+" 200")
+			return &http.Response{StatusCode: http.StatusOK, Header: h, Body: io.NopCloser(strings.NewReader(string(body))), Request: r}, nil
+		})
+		const location = "https://docs.example/api.yaml"
+		served, err := openapi.LoadData(context.Background(), orig, location, openapi.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var applied []int // the tools of each document served
+		r := newReloader(apiSource{location: location}, served, func(d *openapi.Document) error {
+			applied = append(applied, len(d.Tools))
+			return nil
+		}, slog.New(slog.DiscardHandler))
+		r.client.Transport = docs
+		r.etag = `"v1"` // as the first load saw it
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { r.run(ctx, time.Minute, nil); close(done) }()
+
+		time.Sleep(time.Minute - time.Second)
+		synctest.Wait()
+		if len(asked) != 0 {
+			t.Fatalf("asked before a minute: %q", asked)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if want := []string{`"v1" 304`, `"v1" 304`}; !slices.Equal(asked, want) || len(applied) != 0 {
+			t.Fatalf("two minutes unchanged: asked %q, applied %v; want %q and nothing applied", asked, applied, want)
+		}
+		mu.Lock()
+		body, etag = append(slices.Clone(orig), reloadExtraOp...), `"v2"`
+		mu.Unlock()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if want := []string{`"v1" 304`, `"v1" 304`, `"v1" 200`, `"v2" 304`}; !slices.Equal(asked, want) || !slices.Equal(applied, []int{len(served.Tools) + 1}) {
+			t.Fatalf("after the change: asked %q, applied %v; want %q and one document of %d tools", asked, applied, want, len(served.Tools)+1)
+		}
+		cancel()
+		<-done
+	})
+}
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
