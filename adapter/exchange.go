@@ -24,6 +24,10 @@ type exchange struct {
 	msg       *rpcMessage  // decode: restmcp's one reading of the body
 	handler   http.Handler // decode: the go-sdk handler chosen by Accept
 	admission *admission   // gate: the verdict on a tools/call
+	// upstream is the credential upstream calls carry when it is not the
+	// caller's own: the token the gate obtained for an identity
+	// provider's caller (idpAdmit). Nil: cred. Read it with upstreamCred.
+	upstream *credential
 	// takesTasks is set by fastCall for a 2026-07-28 tools/call that
 	// declares the tasks extension; task is the task the tool handler made of the call's job, for a
 	// client that takes tasks: fastCall answers it (tasks.go).
@@ -44,6 +48,14 @@ type exchange struct {
 	// call goes (on the request's goroutine, or the SDK's before it
 	// answers); zero for other methods.
 	call callRecord
+}
+
+// upstreamCred is the credential the call's upstream requests carry.
+func (ex *exchange) upstreamCred() *credential {
+	if ex.upstream != nil {
+		return ex.upstream
+	}
+	return ex.cred
 }
 
 // callRecord is one tools/call as the access log reports it.

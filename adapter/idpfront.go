@@ -84,14 +84,15 @@ func (s *Server) idpPlan(cred *credential) (*metering.Plan, *refusal) {
 // (plan claim, or the default plan; 403 for a plan the plans file does not
 // define) and its upstream credential (idp.Verifier.UpstreamToken: 401
 // when the provider refuses the exchange, 503 when it cannot be reached).
-// ex.cred becomes the caller with that credential.
+// ex.upstream becomes that credential; the caller (ex.cred) stays as the
+// credential middleware made it.
 func (s *Server) idpAdmit(ctx context.Context, ex *exchange) (*metering.Plan, *refusal) {
 	cred := ex.cred
 	plan, r := s.idpPlan(cred)
 	if r != nil {
 		return nil, r
 	}
-	if cred.key != "" {
+	if ex.upstream != nil {
 		return plan, nil // already exchanged on this request
 	}
 	token, err := s.opts.IdP.UpstreamToken(ctx, cred.idp)
@@ -105,6 +106,6 @@ func (s *Server) idpAdmit(ctx context.Context, ex *exchange) (*metering.Plan, *r
 		return nil, &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
 			message: "the identity provider did not answer the token exchange for the upstream API; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
 	}
-	ex.cred = &credential{key: token, keyID: cred.keyID, source: sourceIdP, idp: cred.idp, unsafe: unsafeKeyChar(token)}
+	ex.upstream = &credential{key: token, keyID: cred.keyID, source: sourceIdP, idp: cred.idp, unsafe: unsafeKeyChar(token)}
 	return plan, nil
 }

@@ -138,11 +138,12 @@ func (s *Server) newTask(ctx context.Context, t *openapi.Tool, a *admission, job
 // deployment forwards.
 func (s *Server) taskFollower(ctx context.Context, t *openapi.Tool, ex *exchange) follower {
 	scheme := ""
-	if ex.cred.source == "bearer" || ex.cred.source == sourceIdP {
+	up := ex.upstreamCred()
+	if up.source == "bearer" || up.source == sourceIdP {
 		scheme = "Bearer"
 	}
 	return func(method string, u *url.URL) (*http.Request, error) {
-		req, err := t.NewFollowRequest(withUpstreamCaller(ctx, ex.cred.key), method, u, ex.cred.key, scheme)
+		req, err := t.NewFollowRequest(withUpstreamCaller(ctx, up.key), method, u, up.key, scheme)
 		if err != nil {
 			return nil, err
 		}
@@ -174,13 +175,13 @@ func (s *Server) advanceTask(ctx context.Context, ex *exchange, tk *task.Task) *
 	defer stop()
 	mapResp := func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapResponse(resp, t, nil) }
 	host := status.Host
-	next, end, err := s.pollJob(pctx, &asyncJob{status: status}, host, s.taskFollower(pctx, t, ex), ex.cred.key, mapResp)
+	next, end, err := s.pollJob(pctx, &asyncJob{status: status}, host, s.taskFollower(pctx, t, ex), ex.upstreamCred().key, mapResp)
 	next2 := *tk
 	next2.Polls++
 	next2.UpdatedAt = time.Now()
 	switch {
 	case err != nil:
-		next2.Message = "the last poll of the job's status failed, restmcp polls again: " + transportFailure(pctx, err, s.opts.UpstreamTimeout, ex.cred.key)
+		next2.Message = "the last poll of the job's status failed, restmcp polls again: " + transportFailure(pctx, err, s.opts.UpstreamTimeout, ex.upstreamCred().key)
 		next2.NextPoll = next2.UpdatedAt.Add(tk.PollEvery)
 	case end != nil:
 		return s.endTask(ctx, tk, task.Completed, conformToOutputSchema(t, end.res, s.opts.ErrorStructuredContent), end.status)
@@ -359,14 +360,14 @@ func (s *Server) cancelTask(ctx context.Context, ex *exchange, tk *task.Task) {
 	}
 	switch {
 	case err != nil:
-		next.Message = "cancelling failed, the job may go on: " + transportFailure(cctx, err, s.opts.UpstreamTimeout, ex.cred.key)
+		next.Message = "cancelling failed, the job may go on: " + transportFailure(cctx, err, s.opts.UpstreamTimeout, ex.upstreamCred().key)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		drainClose(resp)
 		s.endTask(ctx, tk, task.Cancelled, nil, resp.StatusCode)
 		return
 	default:
 		drainClose(resp)
-		next.Message = fmt.Sprintf("the API refused to cancel the job (HTTP %d %s to %s); it goes on", resp.StatusCode, method, redact(target.String(), ex.cred.key))
+		next.Message = fmt.Sprintf("the API refused to cancel the job (HTTP %d %s to %s); it goes on", resp.StatusCode, method, redact(target.String(), ex.upstreamCred().key))
 	}
 	s.saveTask(ctx, &next)
 }

@@ -211,7 +211,8 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		if jq != nil {
 			mapResp = func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapFiltered(callCtx, resp, t, jq) }
 		}
-		out := s.send(callCtx, upReq, cred.key, mapResp)
+		upKey := ex.upstreamCred().key
+		out := s.send(callCtx, upReq, upKey, mapResp)
 		if out.async != nil && ex.takesTasks {
 			// The client takes tasks: the job is its task from now on,
 			// answered by fastCall as a CreateTaskResult. Past a cap (or
@@ -219,7 +220,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 			ex.task, _ = s.newTask(ctx, t, a, out.async, 0)
 		}
 		if out.async != nil && ex.task == nil {
-			out = s.awaitJob(callCtx, t, a, upReq, out, cred.key, mapResp)
+			out = s.awaitJob(callCtx, t, a, upReq, out, upKey, mapResp)
 		}
 		endUpstreamSpan(span, out.status, out.failed)
 		if out.failed && halted.Load() {
@@ -238,7 +239,7 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 // arguments as sent; a refusal (invalid arguments, a missing credential,
 // a request that cannot be built) is the call's result, already settled.
 func (s *Server) buildUpstream(ctx, callCtx context.Context, t *openapi.Tool, req *mcp.CallToolRequest, a *admission, ex *exchange, log func() *slog.Logger) (*http.Request, *jqFilter, json.RawMessage, *mcp.CallToolResult) {
-	cred := ex.cred
+	cred := ex.upstreamCred()
 	var args json.RawMessage
 	if req.Params != nil {
 		args = req.Params.Arguments
