@@ -108,16 +108,29 @@ func (s *Server) pollWait(retry, most time.Duration) time.Duration {
 	return min(max(retry, s.opts.AsyncPollInterval), max(most, s.opts.AsyncPollInterval))
 }
 
+// waitDeadline is when a call that began waiting for a job at start stops
+// waiting: after AsyncWait, and a second before the call's own end (ctx's
+// deadline, else UpstreamTimeout after start), so that it still answers
+// in time.
+func (s *Server) waitDeadline(ctx context.Context, start time.Time) time.Time {
+	deadline := start.Add(s.opts.AsyncWait)
+	end, ok := ctx.Deadline()
+	if !ok && s.opts.UpstreamTimeout > 0 {
+		end, ok = start.Add(s.opts.UpstreamTimeout), true
+	}
+	if ok && end.Add(-time.Second).Before(deadline) {
+		deadline = end.Add(-time.Second)
+	}
+	return deadline
+}
+
 // awaitJob polls out's job until it ends or the wait passes, and returns
 // what the call answers: the job's end mapped by mapResp, or the 202 with
 // a note that the job is still running (and, when the caller can have one,
 // a handle to resume watching it with: stillRunning).
 func (s *Server) awaitJob(ctx context.Context, t *openapi.Tool, a *admission, orig *http.Request, out sent, key string, mapResp func(*http.Response) (*mcp.CallToolResult, error)) sent {
 	job, start := out.async, time.Now()
-	deadline := start.Add(s.opts.AsyncWait)
-	if d, ok := ctx.Deadline(); ok && d.Add(-time.Second).Before(deadline) {
-		deadline = d.Add(-time.Second) // room to answer within upstream_timeout
-	}
+	deadline := s.waitDeadline(ctx, start)
 	follow := func(method string, u *url.URL) (*http.Request, error) { return pollRequest(t, orig, u), nil }
 	polls := 0
 	for {

@@ -3,10 +3,13 @@ package adapter
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/restmcp/restmcp/openapi"
 )
 
 // TestLongRunningOperations: a 202 that names a status resource is watched
@@ -122,3 +125,30 @@ func TestLongRunningOperations(t *testing.T) {
 
 // up2 is the scheme and host the request came to.
 func up2(r *http.Request) string { return "http://" + r.Host }
+
+// TestStoredStatusURL: a task keeps a job's status URL without the query
+// parameters the operation's security puts the caller's key in, the first
+// URL and any later one a 202 names alike; other parameters stay.
+func TestStoredStatusURL(t *testing.T) {
+	tools := loadTools(t, "testdata/pages.yaml", "http://api.example")
+	var tool *openapi.Tool
+	for _, tl := range tools {
+		if tl.Name == "list_issues" {
+			tool = tl
+		}
+	}
+	if tool == nil {
+		t.Fatal("no list_issues")
+	}
+	for in, want := range map[string]string{
+		"https://api.example/status/7?api_key=k-secret&page=2": "https://api.example/status/7?page=2",
+		"https://api.example/status/7?api_key=k-secret":        "https://api.example/status/7",
+		"https://api.example/status/7?page=2":                  "https://api.example/status/7?page=2",
+		"https://api.example/status/7":                         "https://api.example/status/7",
+	} {
+		u, _ := url.Parse(in)
+		if got := storedStatusURL(tool, u); got != want {
+			t.Errorf("storedStatusURL(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

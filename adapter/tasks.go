@@ -94,6 +94,27 @@ func jobTool(name string) *mcp.Tool {
 	}
 }
 
+// msgStillWorking is a task's message while its job runs; job_status
+// does not repeat it.
+const msgStillWorking = "the API is still working on it"
+
+// storedStatusURL is a job's status URL as a task keeps it: without the
+// query parameters t's security places the caller's credential in, which
+// each poll places again (a task store never holds a key).
+func storedStatusURL(t *openapi.Tool, u *url.URL) string {
+	names := t.CredentialQueryNames()
+	if len(names) == 0 || u.RawQuery == "" {
+		return u.String()
+	}
+	status := *u
+	q := status.Query()
+	for _, n := range names {
+		q.Del(n)
+	}
+	status.RawQuery = q.Encode()
+	return status.String()
+}
+
 // newTask records a task for job, which a's caller started by calling t
 // (polls already made); nil, nil when the caller cannot have one (tasks
 // off, no table companion and no task mode, an anonymous caller). Its
@@ -104,17 +125,9 @@ func (s *Server) newTask(ctx context.Context, t *openapi.Tool, a *admission, job
 	}
 	now := time.Now()
 	every := s.pollWait(job.retry, taskMaxPoll)
-	status := *job.status
-	if names := t.CredentialQueryNames(); len(names) > 0 && status.RawQuery != "" {
-		q := status.Query()
-		for _, n := range names {
-			q.Del(n) // the caller's key is placed again on each poll
-		}
-		status.RawQuery = q.Encode()
-	}
 	tk := &task.Task{
 		ID: task.NewID(), Owner: a.call.KeyID, API: t.API, Tool: t.Name, Status: task.Working,
-		StatusURL: status.String(), CreatedAt: now, UpdatedAt: now, NextPoll: now.Add(every), PollEvery: every,
+		StatusURL: storedStatusURL(t, job.status), CreatedAt: now, UpdatedAt: now, NextPoll: now.Add(every), PollEvery: every,
 		Polls: polls, ExpiresAt: now.Add(s.opts.TaskTTL),
 	}
 	if a.call.Plan != nil {
@@ -186,9 +199,9 @@ func (s *Server) advanceTask(ctx context.Context, ex *exchange, tk *task.Task) *
 	case end != nil:
 		return s.endTask(ctx, tk, task.Completed, conformToOutputSchema(t, end.res, s.opts.ErrorStructuredContent), end.status)
 	default:
-		next2.Message = "the API is still working on it"
-		if next.status.String() != tk.StatusURL {
-			next2.StatusURL = next.status.String()
+		next2.Message = msgStillWorking
+		if u := storedStatusURL(t, next.status); u != tk.StatusURL {
+			next2.StatusURL = u
 		}
 		next2.PollEvery = s.pollWait(next.retry, taskMaxPoll)
 		next2.NextPoll = next2.UpdatedAt.Add(next2.PollEvery)
@@ -471,10 +484,7 @@ func (s *Server) jobToolHandler(name string) mcp.ToolHandler {
 			return errorResult("unknown job " + strconv.Quote(clip.String(*args.Job, 64)) + ": no job of this caller has that handle (it may have ended more than " + formatSeconds(s.opts.TaskTTL) + " ago)"), nil
 		}
 		start := time.Now()
-		deadline := start.Add(s.opts.AsyncWait)
-		if s.opts.UpstreamTimeout > 0 && start.Add(s.opts.UpstreamTimeout-time.Second).Before(deadline) {
-			deadline = start.Add(s.opts.UpstreamTimeout - time.Second)
-		}
+		deadline := s.waitDeadline(ctx, start)
 		for !tk.Ended() {
 			if wait := time.Until(tk.NextPoll); wait > 0 {
 				if time.Now().Add(wait).After(deadline) {
@@ -503,7 +513,7 @@ func (s *Server) jobToolHandler(name string) mcp.ToolHandler {
 		}
 		msg := fmt.Sprintf("the job is still running: restmcp watched its status for %d s more (%d polls in all) and did not send the request again; call %s again with {\"job\": %q} to go on waiting",
 			int(time.Since(start).Round(time.Second).Seconds()), tk.Polls, name, tk.ID)
-		if tk.Message != "" && tk.Message != "the API is still working on it" {
+		if tk.Message != "" && tk.Message != msgStillWorking {
 			msg += "\n" + tk.Message
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
