@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -425,6 +426,11 @@ type Config struct {
 	// OAuthMaxClients caps the registered clients kept; past it, the
 	// longest unused are dropped. Default 10000.
 	OAuthMaxClients int
+	// OAuthEnterpriseIdPs are the enterprise identity providers whose
+	// identity assertions the OAuth front's token endpoint takes (issuer
+	// URL → the name of the environment variable holding the API key
+	// their users' calls carry). Empty: none.
+	OAuthEnterpriseIdPs map[string]string
 	// OAuthVerifyOperation names the tool whose upstream call, made
 	// without arguments, checks a key at sign-in when keys are not in a
 	// registry (key_mode open). Empty: such keys are accepted as typed.
@@ -901,6 +907,14 @@ func (c Config) checkOAuth(bad problemFunc) {
 		if c.OAuthMaxClients < 1 {
 			bad("oauth_max_clients", "must be 1 or more, got %d", c.OAuthMaxClients)
 		}
+		for _, issuer := range slices.Sorted(maps.Keys(c.OAuthEnterpriseIdPs)) {
+			if u, err := url.Parse(issuer); err != nil || u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())) || u.Host == "" {
+				bad("oauth_enterprise_idps", "%q is not an issuer URL (https, or http on loopback)", issuer)
+			}
+			if !envName.MatchString(c.OAuthEnterpriseIdPs[issuer]) {
+				bad("oauth_enterprise_idps", "%q: %q is not the name of an environment variable (letters, digits and _), which holds the API key", issuer, c.OAuthEnterpriseIdPs[issuer])
+			}
+		}
 		if c.OAuthEncryptionKey == "" && c.RedisURL != "" {
 			bad("oauth_encryption_key", "is required with redis_url: every replica must open the keys sealed in Redis (make one with: openssl rand -base64 32)")
 		}
@@ -909,6 +923,9 @@ func (c Config) checkOAuth(bad problemFunc) {
 				bad("public_url", "must be https for oauth: codes and tokens would cross the network in the clear (http is allowed on loopback only); got %q", c.PublicURL)
 			}
 		}
+	}
+	if !c.OAuth && len(c.OAuthEnterpriseIdPs) > 0 {
+		bad("oauth_enterprise_idps", "needs oauth: the assertions are taken by the OAuth front's token endpoint")
 	}
 	if c.OAuthEncryptionKey != "" {
 		if _, err := c.OAuthKey(); err != nil {
@@ -1172,6 +1189,9 @@ var DefaultOAuthRedirectURIs = []string{
 	"https://chatgpt.com/connector_platform_oauth_redirect",
 	"https://www.cursor.com/agents/mcp/oauth/callback",
 }
+
+// envName is the form of an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // DefaultOAuthRedirectSchemes are the private-use URI schemes native apps
 // may register redirect URIs with by default (RFC 8252 §7.1).

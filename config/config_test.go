@@ -246,3 +246,23 @@ func TestConfigLogValue(t *testing.T) {
 		t.Errorf("defaults: got  %s\nwant %s", got, want)
 	}
 }
+
+// TestValidateEnterpriseIdPs: oauth_enterprise_idps names issuers (https,
+// or http on loopback) and environment variable names, and needs oauth.
+func TestValidateEnterpriseIdPs(t *testing.T) {
+	c := Default()
+	c.OAuthEnterpriseIdPs = map[string]string{"https://acme.okta.example": "ACME_API_KEY"}
+	if err := c.Validate(); err == nil || err.Error() != "oauth_enterprise_idps: needs oauth: the assertions are taken by the OAuth front's token endpoint" {
+		t.Errorf("without oauth: %v", err)
+	}
+	c.OAuth = true
+	if err := c.Validate(); err != nil {
+		t.Errorf("a good one: %v", err)
+	}
+	c.OAuthEnterpriseIdPs = map[string]string{"http://idp.example": "KEY", "https://ok.example": "the key", "http://127.0.0.1:9000": "LOCAL_KEY"}
+	want := `oauth_enterprise_idps: "http://idp.example" is not an issuer URL (https, or http on loopback)` + "\n" +
+		`oauth_enterprise_idps: "https://ok.example": "the key" is not the name of an environment variable (letters, digits and _), which holds the API key`
+	if err := c.Validate(); err == nil || err.Error() != want {
+		t.Errorf("bad ones:\n got %v\nwant %s", err, want)
+	}
+}

@@ -45,7 +45,7 @@ var settingGroups = []SettingGroup{{
 	About: "The sign-in for clients that cannot send an API key (Claude, ChatGPT and other connectors).",
 	keys: []string{"oauth", "oauth_mcp_path", "oauth_encryption_key", "oauth_keys_url", "oauth_verify_operation",
 		"oauth_redirect_uris", "oauth_redirect_schemes", "oauth_register_limit", "oauth_signin_limit",
-		"oauth_client_ttl", "oauth_max_clients"},
+		"oauth_client_ttl", "oauth_max_clients", "oauth_enterprise_idps"},
 }, {
 	Name:  "Identity provider",
 	About: "Sign-in through the vendor's own OpenID provider: its access tokens accepted, metered by its claims, exchanged for the upstream call.",

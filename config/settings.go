@@ -516,6 +516,10 @@ func table() []setting {
 			Usage: "Registered OAuth clients kept at most (identical registrations are one client); past it, the longest unused are dropped. A client keeps at most 2 KiB of metadata (a typical one about 400 bytes of memory).",
 		}, field: func(c *Config) any { return &c.OAuthMaxClients }},
 		{Setting: Setting{
+			Key: "oauth_enterprise_idps", Flag: "oauth-enterprise-idps", Env: "RESTMCP_OAUTH_ENTERPRISE_IDPS", Type: "map",
+			Usage: "Enterprise-Managed Authorization: enterprise identity providers (issuer URL) whose identity assertions (ID-JAG, typ oauth-id-jag+jwt) the token endpoint takes as JWT bearer grants, each with the name of the environment variable that holds the API key its users' calls carry upstream (https://acme.okta.com=ACME_API_KEY). The user is metered as ema-<hash of issuer and subject> under that key's plan; no sign-in page, no refresh token. Needs oauth.",
+		}, field: func(c *Config) any { return &c.OAuthEnterpriseIdPs }},
+		{Setting: Setting{
 			Key: "oauth_verify_operation", Flag: "oauth-verify-operation", Env: "RESTMCP_OAUTH_VERIFY_OPERATION", Type: "string",
 			Usage: "Tool (by name) whose upstream call, made without arguments, checks a key at sign-in when key_mode is open: 2xx accepts it, 401 or 403 refuses it. Empty: in open mode the sign-in accepts any key and the upstream API judges it on each call. In registry mode the registry checks keys.",
 		}, field: func(c *Config) any { return &c.OAuthVerifyOperation }},

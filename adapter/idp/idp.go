@@ -36,6 +36,10 @@ import (
 const (
 	UpstreamExchange = "exchange" // RFC 8693 token exchange for ExchangeAudience
 	UpstreamForward  = "forward"  // the inbound token itself
+	// UpstreamNone is a verifier of identity assertions alone
+	// (VerifyAssertion): an enterprise identity provider whose users'
+	// calls carry a key of its own, not a token of theirs.
+	UpstreamNone = "none"
 )
 
 // Defaults for the zero values of Config.
@@ -102,6 +106,12 @@ func refuse(format string, args ...any) error {
 	return &TokenError{Description: fmt.Sprintf(format, args...)}
 }
 
+// AsymmetricAlgorithms are every asymmetric JWS algorithm, for reading a
+// token's claims before knowing whose it is (its issuer's Verifier then
+// checks it with the algorithms configured).
+var AsymmetricAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.ES256, jose.ES384, jose.ES512,
+	jose.PS256, jose.PS384, jose.PS512, jose.EdDSA}
+
 // Verifier checks tokens of one provider. Safe for concurrent use.
 type Verifier struct {
 	cfg      Config
@@ -163,7 +173,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 		v.algs = append(v.algs, jose.SignatureAlgorithm(a))
 	}
 	switch cfg.Upstream {
-	case UpstreamForward:
+	case UpstreamForward, UpstreamNone:
 	case UpstreamExchange:
 		if cfg.ExchangeAudience == "" || cfg.ClientID == "" {
 			return nil, errors.New("idp: a token exchange needs the upstream audience and restmcp's client id at the provider")
@@ -196,6 +206,9 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	}
 	return v, nil
 }
+
+// Issuer is the provider's issuer URL.
+func (v *Verifier) Issuer() string { return v.cfg.Issuer }
 
 // Fetches reports how many times the JWKS was fetched.
 func (v *Verifier) Fetches() int64 { return v.fetches.Load() }
@@ -408,6 +421,85 @@ func (v *Verifier) UpstreamToken(ctx context.Context, id *Identity) (string, err
 		v.cache.Store(ck, cachedToken{token: out.AccessToken, expires: expires})
 	}
 	return out.AccessToken, nil
+}
+
+// AssertionType is the typ header of an Identity Assertion JWT
+// Authorization Grant (draft-ietf-oauth-identity-assertion-authz-grant §3.1).
+const AssertionType = "oauth-id-jag+jwt"
+
+// Assertion is an Identity Assertion JWT Authorization Grant (ID-JAG)
+// that checked out: the user (Subject) the provider (Issuer) vouches for,
+// the client it was issued to and the resource it is for (MCP
+// Enterprise-Managed Authorization §4.3,
+// https://github.com/modelcontextprotocol/ext-auth/blob/main/specification/draft/enterprise-managed-authorization.mdx).
+type Assertion struct {
+	Issuer, Subject, ClientID, Resource, ID, Scope string // ID: its jti
+	Expiry                                         time.Time
+}
+
+// VerifyAssertion checks an ID-JAG presented to restmcp's authorization
+// server (RFC 7523 §3 and EMA §5.1): its typ header is oauth-id-jag+jwt,
+// it is signed by a key of this provider (as Verify), its iss is the
+// provider, its aud the authorization server (Config.Audience), exp and
+// iat are present and exp has not passed (skew allowed), and it names a
+// sub, a client_id, a resource and a jti. The error is a *TokenError
+// naming what was wrong, never the assertion. Unlike Verify it keeps no
+// cache: an assertion is used once (the caller records its jti).
+func (v *Verifier) VerifyAssertion(ctx context.Context, assertion string) (*Assertion, error) {
+	tok, err := jwt.ParseSigned(assertion, v.algs)
+	if err != nil {
+		if strings.Contains(err.Error(), "unexpected signature algorithm") {
+			return nil, refuse("the assertion is signed with an algorithm this server does not accept (accepted: %s)", strings.Join(v.cfg.Algorithms, ", "))
+		}
+		return nil, refuse("the assertion is not a signed JWT")
+	}
+	if typ, _ := tok.Headers[0].ExtraHeaders[jose.HeaderType].(string); !strings.EqualFold(typ, AssertionType) {
+		return nil, refuse("the assertion's typ is %q, not %q (an identity assertion authorization grant)", clip(typ), AssertionType)
+	}
+	kid := tok.Headers[0].KeyID
+	key, ok := v.key(kid)
+	if !ok && v.maybeRefresh(ctx) {
+		key, ok = v.key(kid)
+	}
+	if !ok {
+		return nil, refuse("the assertion's signing key %q is not among the keys of %s", clip(kid), v.cfg.Issuer)
+	}
+	var std jwt.Claims
+	var more struct {
+		ClientID string `json:"client_id"`
+		Resource string `json:"resource"`
+		Scope    string `json:"scope"`
+	}
+	if err := tok.Claims(key.Key, &std, &more); err != nil {
+		return nil, refuse("the assertion's signature does not verify with the key %q of %s", clip(kid), v.cfg.Issuer)
+	}
+	now := v.now()
+	switch {
+	case std.Issuer != v.cfg.Issuer:
+		return nil, refuse("the assertion was issued by %q, not by %q", clip(std.Issuer), v.cfg.Issuer)
+	case !std.Audience.Contains(v.cfg.Audience):
+		return nil, refuse("the assertion is for %q, not for this authorization server (%s)", clip(strings.Join(std.Audience, " ")), v.cfg.Audience)
+	case std.Expiry == nil:
+		return nil, refuse("the assertion has no expiry (exp)")
+	case now.Add(-v.cfg.Skew).After(std.Expiry.Time()):
+		return nil, refuse("the assertion expired at %s", std.Expiry.Time().UTC().Format(time.RFC3339))
+	case std.IssuedAt == nil:
+		return nil, refuse("the assertion has no issue time (iat)")
+	case now.Add(v.cfg.Skew).Before(std.IssuedAt.Time()):
+		return nil, refuse("the assertion was issued in the future (%s)", std.IssuedAt.Time().UTC().Format(time.RFC3339))
+	case std.NotBefore != nil && now.Add(v.cfg.Skew).Before(std.NotBefore.Time()):
+		return nil, refuse("the assertion is not valid before %s", std.NotBefore.Time().UTC().Format(time.RFC3339))
+	case std.Subject == "":
+		return nil, refuse("the assertion names no user (sub)")
+	case more.ClientID == "":
+		return nil, refuse("the assertion names no client (client_id)")
+	case more.Resource == "":
+		return nil, refuse("the assertion names no resource")
+	case std.ID == "":
+		return nil, refuse("the assertion has no id (jti)")
+	}
+	return &Assertion{Issuer: std.Issuer, Subject: std.Subject, ClientID: more.ClientID, Resource: more.Resource, ID: std.ID,
+		Scope: more.Scope, Expiry: std.Expiry.Time()}, nil
 }
 
 // boundedTransport caps the bodies go-oidc reads (discovery) at

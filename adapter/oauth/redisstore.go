@@ -12,8 +12,9 @@ import (
 )
 
 // RedisKeyPrefix starts every Redis key of the OAuth store: clients at
-// restmcp:oauth:client:<client_id> (a JSON string) and grants at
-// restmcp:oauth:grant:<grant_id> (a hash). Each operation touches one key,
+// restmcp:oauth:client:<client_id> (a JSON string), grants at
+// restmcp:oauth:grant:<grant_id> (a hash) and identity assertions used at
+// restmcp:oauth:used:<hash> (until they expire). Each operation touches one key,
 // so the store works on a Redis Cluster unchanged.
 const RedisKeyPrefix = "restmcp:oauth:"
 
@@ -31,6 +32,7 @@ type rediser interface {
 	ZRemRangeByScore(ctx context.Context, key, min, max string) *redis.IntCmd
 	ZCard(ctx context.Context, key string) *redis.IntCmd
 	ZPopMin(ctx context.Context, key string, count ...int64) *redis.ZSliceCmd
+	SetNX(ctx context.Context, key string, value any, expiration time.Duration) *redis.BoolCmd
 }
 
 // RedisStore is a Store in Redis, shared by every replica. Grants are
@@ -208,6 +210,19 @@ func (r *RedisStore) swap(ctx context.Context, s *redis.Script, id, hash string,
 // Delete implements Store.
 func (r *RedisStore) Delete(ctx context.Context, id string) error {
 	return r.rdb.Del(ctx, grantKey(id)).Err()
+}
+
+// UseOnce implements Store: SET NX with the TTL, one key per id at
+// restmcp:oauth:used:<id>.
+func (r *RedisStore) UseOnce(ctx context.Context, id string, ttl time.Duration) error {
+	ok, err := r.rdb.SetNX(ctx, RedisKeyPrefix+"used:"+id, 1, ttl).Result()
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return ErrReused
+	}
+	return nil
 }
 
 // grantFields is g as the fields of its Redis hash.

@@ -138,6 +138,12 @@ type Options struct {
 	RegisterLimit int
 	SignInLimit   int
 
+	// EnterpriseIdPs are the enterprise identity providers whose identity
+	// assertions (ID-JAG) the token endpoint takes as JWT bearer grants
+	// (Enterprise-Managed Authorization, assertion.go). None: the grant is
+	// not offered.
+	EnterpriseIdPs []EnterpriseIdP
+
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives sign-in, grant and revocation events (key_id,
@@ -381,13 +387,21 @@ func (s *Server) serverMetadata(c *gin.Context) {
 		ScopesSupported:                            []string{Scope},
 		ResponseTypesSupported:                     []string{"code"},
 		ResponseModesSupported:                     []string{"query"},
-		GrantTypesSupported:                        []string{"authorization_code", "refresh_token"},
+		GrantTypesSupported:                        s.grantTypes(),
 		TokenEndpointAuthMethodsSupported:          []string{"none"},
 		RevocationEndpointAuthMethodsSupported:     []string{"none"},
 		CodeChallengeMethodsSupported:              []string{"S256"},
 		AuthorizationResponseIssParameterSupported: true,
 		ClientIDMetadataDocumentSupported:          true,
 	})
+}
+
+// grantTypes are the grants the token endpoint takes.
+func (s *Server) grantTypes() []string {
+	if len(s.opts.EnterpriseIdPs) > 0 {
+		return []string{"authorization_code", "refresh_token", GrantTypeJWTBearer}
+	}
+	return []string{"authorization_code", "refresh_token"}
 }
 
 // ResolveToken returns the identity an access token stands for. A token
@@ -496,6 +510,12 @@ func (s *Server) token(c *gin.Context) {
 		s.exchangeCode(c, f)
 	case "refresh_token":
 		s.refresh(c, f)
+	case GrantTypeJWTBearer:
+		if len(s.opts.EnterpriseIdPs) == 0 {
+			oauthError(c, http.StatusBadRequest, "unsupported_grant_type", "this server accepts no identity assertions (no enterprise identity provider is configured); use authorization_code or refresh_token")
+			return
+		}
+		s.assertionGrant(c, f)
 	case "":
 		oauthError(c, http.StatusBadRequest, "invalid_request", "grant_type is required")
 	default:

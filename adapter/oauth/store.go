@@ -92,6 +92,9 @@ type Store interface {
 	Rotate(ctx context.Context, id, refreshHash string, t Tokens) (*Grant, error)
 	// Delete removes the grant; deleting a missing grant is not an error.
 	Delete(ctx context.Context, id string) error
+	// UseOnce records id (an identity assertion's issuer and jti) as used
+	// for ttl; ErrReused when it was recorded already and has not expired.
+	UseOnce(ctx context.Context, id string, ttl time.Duration) error
 }
 
 // MemoryStore is a Store in process memory, for one replica: a restart
@@ -101,6 +104,7 @@ type MemoryStore struct {
 	mu      sync.Mutex
 	clients map[string]memoryEntry[Client]
 	grants  map[string]memoryEntry[Grant]
+	used    map[string]time.Time // UseOnce: id → when it may be used again
 	writes  int
 	now     func() time.Time
 }
@@ -116,7 +120,7 @@ func NewMemoryStore(now func() time.Time) *MemoryStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryStore{clients: map[string]memoryEntry[Client]{}, grants: map[string]memoryEntry[Grant]{}, now: now}
+	return &MemoryStore{clients: map[string]memoryEntry[Client]{}, grants: map[string]memoryEntry[Grant]{}, used: map[string]time.Time{}, now: now}
 }
 
 // PutClient implements Store.
@@ -245,6 +249,19 @@ func (m *MemoryStore) Delete(_ context.Context, id string) error {
 	return nil
 }
 
+// UseOnce implements Store.
+func (m *MemoryStore) UseOnce(_ context.Context, id string, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if until, ok := m.used[id]; ok && now.Before(until) {
+		return ErrReused
+	}
+	m.wrote()
+	m.used[id] = now.Add(ttl)
+	return nil
+}
+
 // wrote counts a write and sweeps expired entries every 1,000 writes, so
 // that abandoned registrations and codes do not pile up; m.mu is held.
 func (m *MemoryStore) wrote() {
@@ -260,6 +277,11 @@ func (m *MemoryStore) wrote() {
 	for id, e := range m.grants {
 		if !now.Before(e.expires) {
 			delete(m.grants, id)
+		}
+	}
+	for id, until := range m.used {
+		if !now.Before(until) {
+			delete(m.used, id)
 		}
 	}
 }

@@ -5,10 +5,14 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
+	"os"
+	"slices"
 
 	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/adapter/idp"
 	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/metering"
@@ -20,11 +24,15 @@ import (
 // when that is loopback; grants live in Redis when metering does, in
 // memory otherwise. A key is checked at sign-in by the key registry and,
 // with oauth_verify_operation, by one upstream call through srv().
-func newOAuthFront(cfg config.Config, doc *openapi.Document, mw *meteringWiring, listenAddr string, logger *slog.Logger, srv func() *adapter.Server) (*oauth.Server, error) {
+func newOAuthFront(ctx context.Context, cfg config.Config, doc *openapi.Document, mw *meteringWiring, listenAddr string, logger *slog.Logger, srv func() *adapter.Server) (*oauth.Server, error) {
 	if !cfg.OAuth {
 		return nil, nil
 	}
 	issuer, err := oauthIssuer(cfg.PublicURL, listenAddr)
+	if err != nil {
+		return nil, err
+	}
+	enterprises, err := enterpriseIdPs(ctx, cfg, issuer)
 	if err != nil {
 		return nil, err
 	}
@@ -71,13 +79,36 @@ func newOAuthFront(cfg config.Config, doc *openapi.Document, mw *meteringWiring,
 		SignInLimit:                 noneIfZero(cfg.OAuthSignInLimit),
 		ClientTTL:                   cfg.OAuthClientTTL,
 		MaxClients:                  cfg.OAuthMaxClients,
+		EnterpriseIdPs:              enterprises,
 		Logger:                      logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	logger.Info("oauth front", "issuer", issuer, "store", storeName, "verify_operation", verify, "key_mode", string(mw.plans.KeyMode))
+	logger.Info("oauth front", "issuer", issuer, "store", storeName, "verify_operation", verify, "key_mode", string(mw.plans.KeyMode),
+		"enterprise_idps", len(enterprises))
 	return front, nil
+}
+
+// enterpriseIdPs makes the verifiers of oauth_enterprise_idps (discovery
+// and JWKS now, each bounded by idp.DefaultTimeout; their assertions'
+// audience is the authorization server's issuer) and reads each one's API
+// key from the environment variable the setting names.
+func enterpriseIdPs(ctx context.Context, cfg config.Config, issuer string) ([]oauth.EnterpriseIdP, error) {
+	var out []oauth.EnterpriseIdP
+	for _, iss := range slices.Sorted(maps.Keys(cfg.OAuthEnterpriseIdPs)) {
+		name := cfg.OAuthEnterpriseIdPs[iss]
+		key := os.Getenv(name)
+		if key == "" {
+			return nil, fmt.Errorf("oauth_enterprise_idps: the environment variable %s, the API key for %s, is not set", name, iss)
+		}
+		v, err := idp.New(ctx, idp.Config{Issuer: iss, Audience: issuer, Upstream: idp.UpstreamNone, Algorithms: cfg.IdPAlgorithms})
+		if err != nil {
+			return nil, fmt.Errorf("oauth_enterprise_idps: %w", err)
+		}
+		out = append(out, oauth.EnterpriseIdP{Verifier: v, Key: key})
+	}
+	return out, nil
 }
 
 // noneIfZero maps a limit setting (0: no limit) to oauth.Options (negative:

@@ -324,7 +324,7 @@ func newServer(ctx context.Context, cfg config.Config, doc *openapi.Document, lo
 		return nil, nil, err
 	}
 	var srv *adapter.Server // set below; the OAuth key check calls it
-	front, err := newOAuthFront(cfg, doc, mw, listenAddr, logger, func() *adapter.Server { return srv })
+	front, err := newOAuthFront(ctx, cfg, doc, mw, listenAddr, logger, func() *adapter.Server { return srv })
 	if err != nil {
 		mw.close(ctx)
 		return nil, nil, err

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+
+	"github.com/restmcp/restmcp/adapter/idp"
 	"github.com/restmcp/restmcp/adapter/idp/idptest"
+	"github.com/restmcp/restmcp/adapter/oauth"
 
 	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/redis/go-redis/v9"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +20,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // settingProbes gives, by config file key ("config" for --config), how
@@ -720,6 +725,37 @@ func settingProbes() map[string]settingProbe {
 				return fmt.Errorf("the client's key expires in %v", ttl)
 			}
 			return nil
+		}},
+		// An identity assertion of the run's own provider is a grant, and
+		// its token calls a tool with the key the setting's variable holds.
+		"oauth_enterprise_idps": {value: "{idp}=SETTINGS_EMA_KEY", with: oauthOn, env: map[string]string{"SETTINGS_EMA_KEY": settingsKey}, check: func(r *settingsRun) error {
+			client, err := r.oauthClient()
+			if err != nil {
+				return err
+			}
+			jag := r.idp.Token(idptest.Claims{Issuer: r.idp.URL, Subject: "ada", Audience: []string{r.base}, IssuedAt: time.Now(), Expiry: time.Now().Add(time.Minute),
+				ID: "jti-1", Type: idp.AssertionType, Extra: map[string]any{"client_id": client, "resource": r.base + "/oauth/mcp"}})
+			a, err := r.do(http.MethodPost, "/oauth/token", url.Values{"grant_type": {oauth.GrantTypeJWTBearer}, "assertion": {jag}, "client_id": {client}}.Encode(),
+				"Content-Type", "application/x-www-form-urlencoded")
+			if err != nil {
+				return err
+			}
+			token, _ := jsonBody(a)["access_token"].(string)
+			if a.status != 200 || token == "" {
+				return fmt.Errorf("the JWT bearer grant: HTTP %d %s", a.status, a.body)
+			}
+			c, err := r.rpcAt("/oauth/mcp", callBody(1, "items_get", itemsArgs), "Authorization", "Bearer "+token, "X-Api-Key", "")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(c.body), `"result"`) || strings.Contains(string(c.body), `"isError":true`) {
+				return fmt.Errorf("a call with the token: HTTP %d %s", c.status, c.body)
+			}
+			q, err := r.upstreamSaw("GET /v1/items/7")
+			if err != nil {
+				return err
+			}
+			return expect("the upstream's key", q.Header.Get("X-Api-Key"), settingsKey)
 		}},
 		"oauth_max_clients": {value: "1", with: oauthOn, check: func(r *settingsRun) error {
 			first, err := r.oauthClient()

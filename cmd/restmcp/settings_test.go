@@ -77,6 +77,7 @@ type settingProbe struct {
 	value   string            // the value given, as in an environment variable or flag
 	with    map[string]string // other settings (by key) for the baseline and every way
 	without []string          // base settings (spec, upstream, addr) left out
+	env     map[string]string // other environment variables (a key a setting names), for the baseline and every way
 	redis   bool              // needs the test Redis
 	cluster bool              // needs the test Redis Cluster
 	// check looks for the setting's effect on a started restmcp serve and
@@ -232,6 +233,9 @@ func newSettingsRun(t *testing.T, bin string, e settingsEnv, row settingRow, typ
 			t.Fatalf("probe names unknown setting %q", k)
 		}
 		r.env = append(r.env, envOf[k]+"="+fill(v))
+	}
+	for k, v := range p.env {
+		r.env = append(r.env, k+"="+fill(v))
 	}
 	r.args = []string{"serve"}
 	value := fill(p.value)

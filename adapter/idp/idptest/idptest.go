@@ -127,7 +127,12 @@ type Claims struct {
 	Audience        []string
 	Expiry          time.Time
 	NotBefore       time.Time
+	IssuedAt        time.Time
+	ID              string // jti
 	Extra           map[string]any
+	// Type is the typ header; "" is "JWT" (an identity assertion's is
+	// idp.AssertionType).
+	Type string
 }
 
 // Token signs claims with the newest key (RS256), or with kid's.
@@ -146,7 +151,11 @@ func (p *Provider) Token(c Claims, kid ...string) string {
 	if len(kid) > 0 && kid[0] != id {
 		id = kid[0] // a key id the JWKS does not have, signed with a key it does
 	}
-	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", id))
+	typ := c.Type
+	if typ == "" {
+		typ = "JWT"
+	}
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType(jose.ContentType(typ)).WithHeader("kid", id))
 	if err != nil {
 		panic(err)
 	}
@@ -158,7 +167,10 @@ func (p *Provider) Token(c Claims, kid ...string) string {
 func Sign(sig jose.Signer, c Claims) string { return sign(sig, c) }
 
 func sign(sig jose.Signer, c Claims) string {
-	std := jwt.Claims{Issuer: c.Issuer, Subject: c.Subject, Audience: jwt.Audience(c.Audience)}
+	std := jwt.Claims{Issuer: c.Issuer, Subject: c.Subject, Audience: jwt.Audience(c.Audience), ID: c.ID}
+	if !c.IssuedAt.IsZero() {
+		std.IssuedAt = jwt.NewNumericDate(c.IssuedAt)
+	}
 	if !c.Expiry.IsZero() {
 		std.Expiry = jwt.NewNumericDate(c.Expiry)
 	}
