@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/restmcp/restmcp/adapter/idp/idptest"
+	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -29,7 +31,7 @@ const idpProviderDir = "../../examples/idp-provider"
 // startOIDCProvider runs examples/idp-provider/provider.mjs (the
 // oidc-provider package) on a free port with tokens naming plan, and
 // returns its issuer once it listens.
-func startOIDCProvider(t *testing.T, node, plan string) string {
+func startOIDCProvider(t *testing.T, node, plan string, more ...string) string {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(idpProviderDir, "node_modules", "oidc-provider")); err != nil {
 		skipUnlessRequired(t, "RESTMCP_REQUIRE_NODE", "!!! SKIPPING the real OpenID provider test: needs `npm ci` in examples/idp-provider !!!")
@@ -41,7 +43,7 @@ func startOIDCProvider(t *testing.T, node, plan string) string {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, "provider.mjs", strconv.Itoa(port), plan)
+	cmd := exec.CommandContext(ctx, node, append([]string{"provider.mjs", strconv.Itoa(port), plan}, more...)...)
 	cmd.Dir = idpProviderDir
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -293,4 +295,64 @@ func postJSON(t *testing.T, url, body string, h map[string]string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestEnterpriseManagedAuthorization: an enterprise's user signs in at the
+// enterprise's OpenID provider (oidc-provider, its own login pages) to an
+// MCP client built on the TypeScript client v2; the SDK's
+// CrossAppAccessProvider, answered 401 by restmcp's OAuth endpoint, gets an
+// ID-JAG for restmcp's authorization server from the provider (RFC 8693)
+// and presents it as a JWT bearer grant: no sign-in page of restmcp's, no
+// refresh token; the tools/call carries the API key oauth_enterprise_idps
+// names for that provider, metered per user (ema-<hash>) under its plan.
+func TestEnterpriseManagedAuthorization(t *testing.T) {
+	node := requireTSClient(t)
+	clientIDs := filepath.Join(t.TempDir(), "client-ids.json")
+	if err := os.WriteFile(clientIDs, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	issuer := startOIDCProvider(t, node, "pro", clientIDs)
+	var mu sync.Mutex
+	var auths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"who":"me"}`))
+	}))
+	t.Cleanup(up.Close)
+	t.Setenv("ACME_API_KEY", "k-acme-enterprise")
+	mcpURL, _ := startServe(t, map[string]string{
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
+		"RESTMCP_OAUTH": "true", "RESTMCP_OAUTH_ENTERPRISE_IDPS": issuer + "=ACME_API_KEY",
+	})
+	origin := strings.TrimSuffix(mcpURL, "/mcp")
+	out := runTSClient(t, node, "ema-check.mjs", origin+"/oauth/mcp", issuer, "ada", clientIDs, "me_get", `{}`)
+	var got struct {
+		ClientID  string
+		Exchanges []map[string]string
+		Tools     []string
+		Result    map[string]any
+		Refresh   *string
+		Usage     map[string]any
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("ema-check.mjs output: %v\n%s", err, out)
+	}
+	if diff := cmp.Diff([]map[string]string{{"audience": origin, "resource": origin + "/oauth/mcp"}}, got.Exchanges); diff != "" {
+		t.Errorf("the ID-JAG asked for (-want +got):\n%s", diff)
+	}
+	wantResult := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"who":"me"}`}}, "structuredContent": map[string]any{"who": "me"}}
+	if diff := cmp.Diff(wantResult, got.Result); diff != "" || !slices.Contains(got.Tools, "me_get") || got.Refresh != nil {
+		t.Errorf("tools %v, refresh token %v, result (-want +got):\n%s", got.Tools, got.Refresh, diff)
+	}
+	if got.Usage["key_id"] != oauth.EnterpriseKeyID(issuer, "ada") || got.Usage["plan"] != "free" {
+		t.Errorf("usage: %v", got.Usage)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"GET /v1/me Bearer k-acme-enterprise"}; !slicesEqual(auths, want) {
+		t.Errorf("the upstream saw %q, want %q", auths, want)
+	}
 }

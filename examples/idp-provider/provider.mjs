@@ -11,20 +11,32 @@
 //     a JWT access token of the audience it asks for. oidc-provider has no
 //     token exchange of its own; this grant is registered here with its
 //     public registerGrantType, and mints the token with its own
-//     ClientCredentials model.
+//     ClientCredentials model;
+//   - client "ema-app" (secret "ema-secret"), an MCP client the enterprise
+//     signs its users in to (authorization code), exchanges a user's ID
+//     token for an Identity Assertion JWT Authorization Grant (ID-JAG,
+//     requested_token_type urn:ietf:params:oauth:token-type:id-jag) for an
+//     MCP server's authorization server (audience) and resource, as
+//     Enterprise-Managed Authorization §4 says: typ oauth-id-jag+jwt, sub,
+//     client_id (the client's id at that authorization server, from the
+//     JSON file <client-ids> maps audiences to: the mapping an enterprise
+//     configures), resource, jti, iat, exp in 5 minutes.
 // Prints "listening <issuer>" once ready.
 //
-//   node provider.mjs <port> <plan>
+//   node provider.mjs <port> <plan> [<client-ids>]
 import Provider from "oidc-provider";
-import { generateKeyPair, exportJWK, jwtVerify, createLocalJWKSet } from "jose";
+import { generateKeyPair, exportJWK, jwtVerify, createLocalJWKSet, SignJWT } from "jose";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 
-const [port, plan = "pro"] = process.argv.slice(2);
+const [port, plan = "pro", clientIdsFile] = process.argv.slice(2);
 const issuer = `http://127.0.0.1:${port}`;
 const { privateKey } = await generateKeyPair("RS256", { extractable: true });
 const jwk = { ...(await exportJWK(privateKey)), kid: "provider-1", alg: "RS256", use: "sig" };
 const { d, p, q, dp, dq, qi, ...publicJWK } = jwk;
 const localKeys = createLocalJWKSet({ keys: [publicJWK] });
 const exchange = "urn:ietf:params:oauth:grant-type:token-exchange";
+const idJag = "urn:ietf:params:oauth:token-type:id-jag";
 
 const provider = new Provider(issuer, {
   jwks: { keys: [jwk] },
@@ -34,6 +46,9 @@ const provider = new Provider(issuer, {
     // A connector that signs its user in (authorization code with PKCE).
     { client_id: "connector-app", token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"],
       redirect_uris: ["http://127.0.0.1:33418/callback"], response_types: ["code"], scope: "openid mcp offline_access" },
+    // An MCP client of the enterprise (Enterprise-Managed Authorization).
+    { client_id: "ema-app", client_secret: "ema-secret", grant_types: ["authorization_code", exchange],
+      redirect_uris: ["http://127.0.0.1:33419/callback"], response_types: ["code"], scope: "openid" },
   ],
   scopes: ["openid", "mcp", "api", "offline_access"],
   features: {
@@ -50,7 +65,39 @@ const provider = new Provider(issuer, {
   extraTokenClaims: (ctx, token) => (token.clientId === "restmcp" ? undefined : { plan }),
 });
 
+// idJagFor answers a token exchange for an ID-JAG (EMA §4.1, §4.2): the
+// subject token is an ID token this provider issued to the requesting
+// client; the assertion names its user for the audience's client.
+async function idJagFor(ctx) {
+  const { subject_token: subject, subject_token_type: subjectType, audience, resource, scope } = ctx.oidc.params;
+  if (subjectType !== "urn:ietf:params:oauth:token-type:id_token" || !subject || !audience || !resource) {
+    ctx.status = 400;
+    ctx.body = { error: "invalid_request", error_description: "an ID-JAG needs subject_token (an ID token, type id_token), audience and resource" };
+    return;
+  }
+  let claims;
+  try {
+    ({ payload: claims } = await jwtVerify(subject, localKeys, { issuer, audience: ctx.oidc.client.clientId }));
+  } catch (err) {
+    ctx.status = 400;
+    ctx.body = { error: "invalid_grant", error_description: "the ID token does not verify for this client: " + err.message };
+    return;
+  }
+  const clientIds = clientIdsFile ? JSON.parse(readFileSync(clientIdsFile, "utf8")) : {};
+  if (!clientIds[audience]) {
+    ctx.status = 400;
+    ctx.body = { error: "invalid_target", error_description: `no client is configured for ${audience}` };
+    return;
+  }
+  const jag = await new SignJWT({ resource, client_id: clientIds[audience], ...(scope ? { scope } : {}) })
+    .setProtectedHeader({ alg: "RS256", kid: jwk.kid, typ: "oauth-id-jag+jwt" })
+    .setIssuer(issuer).setSubject(claims.sub).setAudience(audience).setIssuedAt().setExpirationTime("5m").setJti(randomUUID())
+    .sign(privateKey);
+  ctx.body = { issued_token_type: idJag, access_token: jag, token_type: "N_A", expires_in: 300 };
+}
+
 provider.registerGrantType(exchange, async (ctx) => {
+  if (ctx.oidc.params.requested_token_type === idJag) return idJagFor(ctx);
   const { subject_token: subject, subject_token_type: subjectType, audience } = ctx.oidc.params;
   if (subjectType !== "urn:ietf:params:oauth:token-type:access_token" || !subject || !audience) {
     ctx.status = 400;
@@ -72,6 +119,6 @@ provider.registerGrantType(exchange, async (ctx) => {
   ctx.oidc.entity("ClientCredentials", token);
   const value = await token.save();
   ctx.body = { access_token: value, issued_token_type: "urn:ietf:params:oauth:token-type:access_token", token_type: "Bearer", expires_in: token.expiration };
-}, ["subject_token", "subject_token_type", "audience", "requested_token_type", "resource"]);
+}, ["subject_token", "subject_token_type", "audience", "requested_token_type", "resource", "scope"]);
 
 provider.listen(Number(port), "127.0.0.1", () => console.log(`listening ${issuer}`));
