@@ -19,9 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 	"github.com/restmcp/restmcp/adapter/idp/idptest"
 	"github.com/restmcp/restmcp/adapter/oauth"
+	"github.com/restmcp/restmcp/internal/testenv"
 	"github.com/restmcp/restmcp/metering"
 )
 
@@ -354,5 +356,133 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 	defer mu.Unlock()
 	if want := []string{"GET /v1/me Bearer k-acme-enterprise"}; !slicesEqual(auths, want) {
 		t.Errorf("the upstream saw %q, want %q", auths, want)
+	}
+}
+
+// TestRealOpenIDProviderSignInChromium is TestRealOpenIDProviderSignIn
+// with the user's browser a real one: headless Chromium opens the
+// authorization URL the TypeScript SDK made, the user types a login on
+// the provider's own login page and confirms its consent page, and the
+// provider redirects the browser to the client's redirect URI, where the
+// code is taken and handed back to the SDK, which calls the tool.
+func TestRealOpenIDProviderSignInChromium(t *testing.T) {
+	chromium := requireChromium(t)
+	node := requireTSClient(t)
+	issuer := startOIDCProvider(t, node, "pro")
+	var mu sync.Mutex
+	var auths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"who":"me"}`))
+	}))
+	t.Cleanup(up.Close)
+	mcpURL, _ := startServe(t, map[string]string{
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
+		"RESTMCP_IDP_ISSUER": issuer, "RESTMCP_IDP_PLAN_CLAIM": "plan",
+		"RESTMCP_IDP_CLIENT_ID": "restmcp", "RESTMCP_IDP_CLIENT_SECRET": "restmcp-secret", "RESTMCP_IDP_EXCHANGE_AUDIENCE": "https://accounts.example",
+	})
+	// The client's redirect URI, as the provider registered it.
+	ln, err := net.Listen("tcp", "127.0.0.1:33418")
+	if err != nil {
+		t.Fatalf("the client's redirect URI needs 127.0.0.1:33418: %v", err)
+	}
+	codes := make(chan string, 1)
+	cb := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		codes <- r.URL.Query().Get("code")
+		_, _ = w.Write([]byte("<!doctype html><title>Signed in</title><p>You can close this tab."))
+	})}
+	go func() { _ = cb.Serve(ln) }()
+	t.Cleanup(func() { _ = cb.Close() })
+
+	cmd := exec.Command(node, "idp-login-check.mjs", mcpURL, "ada", "me_get", `{}`, "browser")
+	cmd.Dir = tsClientDir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var authURL string
+	for authURL == "" && lines.Scan() {
+		authURL, _ = strings.CutPrefix(lines.Text(), "authorize ")
+	}
+	if authURL == "" {
+		t.Fatalf("idp-login-check.mjs gave no authorization URL: %s", stderr.String())
+	}
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))...)
+	defer cancelAlloc()
+	tab, cancelTab := chromedp.NewContext(allocCtx)
+	defer cancelTab()
+	ctx, cancelTimeout := context.WithTimeout(tab, 60*time.Second)
+	defer cancelTimeout()
+	do(t, ctx, chromedp.Navigate(authURL))
+	do(t, ctx, chromedp.WaitVisible(`input[name="login"]`))
+	loginTitle := get(t, ctx, chromedp.Evaluate[string](`document.querySelector("h1")?.innerText ?? ""`))
+	do(t, ctx, chromedp.SendKeys(`input[name="login"]`, "ada"))
+	do(t, ctx, chromedp.SendKeys(`input[name="password"]`, "any"))
+	do(t, ctx, chromedp.Submit(`input[name="login"]`))
+	var consentTitle string
+	testenv.Eventually(t, 15*time.Second, "the provider's consent page", func() bool {
+		consentTitle, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("h1")?.innerText ?? ""`)) // fails while the page changes
+		return consentTitle == "Authorize"
+	})
+	do(t, ctx, chromedp.Submit(`button[type="submit"]`))
+	var code string
+	select {
+	case code = <-codes:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the browser never reached the redirect URI (pages %q, %q)", loginTitle, consentTitle)
+	}
+	if _, err := io.WriteString(stdin, "code "+code+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for lines.Scan() {
+		out = lines.Bytes()
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("idp-login-check.mjs: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Unauthorized bool
+		Result       map[string]any
+		Token        string
+		Usage        map[string]any
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("idp-login-check.mjs output: %v\n%s", err, out)
+	}
+	if loginTitle != "Sign-in" || consentTitle != "Authorize" {
+		t.Errorf("the provider's pages: %q, %q; want its Sign-in and Authorize pages", loginTitle, consentTitle)
+	}
+	wantResult := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"who":"me"}`}}, "structuredContent": map[string]any{"who": "me"}}
+	if diff := cmp.Diff(wantResult, got.Result); diff != "" || !got.Unauthorized {
+		t.Errorf("unauthorized first %v; result (-want +got):\n%s", got.Unauthorized, diff)
+	}
+	if claims := jwtClaims(t, got.Token); claims["iss"] != issuer || claims["aud"] != mcpURL || claims["sub"] != "ada" {
+		t.Errorf("the user's token's claims: %v", claims)
+	}
+	if got.Usage["key_id"] != "idp-"+metering.KeyID("ada") || got.Usage["plan"] != "pro" {
+		t.Errorf("usage: %v", got.Usage)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auths) != 1 || strings.Contains(auths[0], got.Token) {
+		t.Fatalf("the upstream saw %q", auths)
 	}
 }

@@ -8,12 +8,17 @@
 // its cookies kept, its redirects followed); the SDK exchanges the code and
 // calls the tool. Prints one JSON object on stdout for the Go test.
 //
-//   node idp-login-check.mjs <mcp-url> <login> <tool> '<arguments as JSON>'
+// With "browser" last, a real browser signs the user in instead: the
+// script prints "authorize <url>", and reads "code <code>" (the code the
+// browser brought back to the redirect URI) from its standard input.
+//
+//   node idp-login-check.mjs <mcp-url> <login> <tool> '<arguments as JSON>' [browser]
+import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 
-const [url, login, tool, argsJSON] = process.argv.slice(2);
+const [url, login, tool, argsJSON, mode] = process.argv.slice(2);
 const redirectUrl = "http://127.0.0.1:33418/callback";
 const store = {};
 const provider = {
@@ -76,8 +81,19 @@ try {
   if (!(e instanceof UnauthorizedError)) throw e;
   unauthorized = true;
 }
-const { callback } = await browse(store.authorizationURL.href);
-await first.finishAuth(callback.searchParams.get("code"));
+let code;
+if (mode === "browser") {
+  process.stdout.write(`authorize ${store.authorizationURL.href}\n`);
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    if (line.startsWith("code ")) { code = line.slice(5); break; }
+  }
+  lines.close();
+} else {
+  const { callback } = await browse(store.authorizationURL.href);
+  code = callback.searchParams.get("code");
+}
+await first.finishAuth(code);
 const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
 const signedIn = new Client({ name: "restmcp-idp-login-check", version: "1.0.0" });
 await signedIn.connect(transport);
