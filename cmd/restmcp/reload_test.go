@@ -362,9 +362,18 @@ func TestReloadIntervalOnSynctestClock(t *testing.T) {
 		}
 		var applied []int // the tools of each document served
 		r := newReloader(apiSource{location: location}, served, func(d *openapi.Document) error {
+			mu.Lock()
+			defer mu.Unlock()
 			applied = append(applied, len(d.Tools))
 			return nil
 		}, slog.New(slog.DiscardHandler))
+		// seen is what was asked and applied so far (synctest's clock
+		// orders the goroutines, not the race detector's view of them).
+		seen := func() ([]string, []int) {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(asked), slices.Clone(applied)
+		}
 		r.client.Transport = docs
 		r.etag = `"v1"` // as the first load saw it
 		ctx, cancel := context.WithCancel(context.Background())
@@ -373,14 +382,15 @@ func TestReloadIntervalOnSynctestClock(t *testing.T) {
 
 		time.Sleep(time.Minute - time.Second)
 		synctest.Wait()
-		if len(asked) != 0 {
+		if asked, _ := seen(); len(asked) != 0 {
 			t.Fatalf("asked before a minute: %q", asked)
 		}
 		time.Sleep(time.Second)
 		synctest.Wait()
 		time.Sleep(time.Minute)
 		synctest.Wait()
-		if want := []string{`"v1" 304`, `"v1" 304`}; !slices.Equal(asked, want) || len(applied) != 0 {
+		if asked, applied := seen(); !slices.Equal(asked, []string{`"v1" 304`, `"v1" 304`}) || len(applied) != 0 {
+			want := []string{`"v1" 304`, `"v1" 304`}
 			t.Fatalf("two minutes unchanged: asked %q, applied %v; want %q and nothing applied", asked, applied, want)
 		}
 		mu.Lock()
@@ -390,7 +400,8 @@ func TestReloadIntervalOnSynctestClock(t *testing.T) {
 		synctest.Wait()
 		time.Sleep(time.Minute)
 		synctest.Wait()
-		if want := []string{`"v1" 304`, `"v1" 304`, `"v1" 200`, `"v2" 304`}; !slices.Equal(asked, want) || !slices.Equal(applied, []int{len(served.Tools) + 1}) {
+		if asked, applied := seen(); !slices.Equal(asked, []string{`"v1" 304`, `"v1" 304`, `"v1" 200`, `"v2" 304`}) || !slices.Equal(applied, []int{len(served.Tools) + 1}) {
+			want := []string{`"v1" 304`, `"v1" 304`, `"v1" 200`, `"v2" 304`}
 			t.Fatalf("after the change: asked %q, applied %v; want %q and one document of %d tools", asked, applied, want, len(served.Tools)+1)
 		}
 		cancel()
