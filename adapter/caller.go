@@ -10,7 +10,6 @@ import (
 
 	"github.com/restmcp/restmcp/adapter/idp"
 	"github.com/restmcp/restmcp/adapter/oauth"
-	"github.com/restmcp/restmcp/metering"
 )
 
 // Who the caller is is decided here, once per request, for every door:
@@ -138,7 +137,7 @@ func (s *Server) idpCaller(ctx context.Context, token string) (*credential, *ref
 		}
 		return nil, s.unauthorized(s.idpChallenge("invalid_token", desc), "invalid access token: "+desc)
 	}
-	return &credential{keyID: idpKeyIDPrefix + metering.KeyID(id.ID), source: sourceIdP, idp: id}, nil
+	return &credential{keyID: IdentityKeyID(id.ID), source: sourceIdP, idp: id}, nil
 }
 
 // unauthorized is a 401 with the challenge given and msg.

@@ -30,6 +30,51 @@ const sourceIdP = "idp"
 // that it never equals an API key's.
 const idpKeyIDPrefix = "idp-"
 
+// IdentityKeyID is the key id an identity provider's caller whose identity
+// claim is value is metered under: "idp-" and 12 hex digits of its
+// SHA-256.
+func IdentityKeyID(value string) string { return idpKeyIDPrefix + metering.KeyID(value) }
+
+// sourceIdentityKey is the credential source of an API key bound to an
+// identity provider's caller (idp_upstream key).
+const sourceIdentityKey = "identity-key"
+
+// idpKeyAdmit is idpAdmit with idp_upstream key: the upstream credential is
+// the API key bound to the caller's identity (Options.IdPIdentityKey), and
+// the plan that key's (the key registry: a revoked key is refused 401 as
+// for a key sent). An identity without a key is refused 403; a registry
+// that cannot answer, 503.
+func (s *Server) idpKeyAdmit(ctx context.Context, ex *exchange) (*metering.Plan, *refusal) {
+	cred := ex.cred
+	key := ""
+	if ex.upstream != nil {
+		key = ex.upstream.key // looked up already on this request
+	} else {
+		k, err := s.opts.IdPIdentityKey(ctx, cred.keyID)
+		switch {
+		case errors.Is(err, metering.ErrUnknownKey):
+			return nil, &refusal{status: http.StatusForbidden, code: s.opts.ErrorCodes.Unauthorized,
+				message: "this server holds no API key for your identity (" + cred.keyID + "); ask the API's operator for access"}
+		case err != nil:
+			s.logger.Error("identity provider: the key of an identity could not be read; refusing the call", "key_id", cred.keyID, "error", err.Error())
+			return nil, &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
+				message: "the key registry is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
+		}
+		key = k
+	}
+	up := &credential{key: key, keyID: cred.keyID, source: sourceIdentityKey, unsafe: unsafeKeyChar(key)}
+	if s.opts.Keys == nil {
+		ex.upstream = up
+		return nil, nil
+	}
+	plan, r := s.resolveKey(ctx, up, "")
+	if r != nil {
+		return nil, r
+	}
+	ex.upstream = up
+	return plan, nil
+}
+
 // idpChallenge is the WWW-Authenticate of a 401 in resource-server mode
 // (RFC 6750 §3, RFC 9728 §5.1): where the protected resource metadata is,
 // which names the vendor's authorization server.
@@ -80,6 +125,17 @@ func (s *Server) idpPlan(cred *credential) (*metering.Plan, *refusal) {
 		message: "the plan " + strconv.Quote(cred.idp.Plan) + " your access token names is not one this server defines"}
 }
 
+// identityPlan is the plan of an identity provider's caller without
+// admitting a call: its bound key's with idp_upstream key (a registry read,
+// idpKeyAdmit), else the one its plan claim names (idpPlan; no token
+// exchange).
+func (s *Server) identityPlan(ctx context.Context, ex *exchange) (*metering.Plan, *refusal) {
+	if s.opts.IdPIdentityKey != nil {
+		return s.idpKeyAdmit(ctx, ex)
+	}
+	return s.idpPlan(ex.cred)
+}
+
 // idpAdmit completes an identity provider's caller for a call: its plan
 // (plan claim, or the default plan; 403 for a plan the plans file does not
 // define) and its upstream credential (idp.Verifier.UpstreamToken: 401
@@ -88,6 +144,9 @@ func (s *Server) idpPlan(cred *credential) (*metering.Plan, *refusal) {
 // credential middleware made it.
 func (s *Server) idpAdmit(ctx context.Context, ex *exchange) (*metering.Plan, *refusal) {
 	cred := ex.cred
+	if s.opts.IdPIdentityKey != nil {
+		return s.idpKeyAdmit(ctx, ex)
+	}
 	plan, r := s.idpPlan(cred)
 	if r != nil {
 		return nil, r

@@ -154,6 +154,12 @@ type Options struct {
 	IdP         *idp.Verifier
 	IdPResource string
 	IdPIssuer   string
+	// IdPIdentityKey, when set (idp_upstream key), is the API key bound to
+	// an identity provider's caller (by its key id, idp-…), which the
+	// upstream gets instead of a token, and whose plan the caller is
+	// metered on. Its error wraps metering.ErrUnknownKey when the identity
+	// has none.
+	IdPIdentityKey func(ctx context.Context, identity string) (string, error)
 	// Tasks, with AsyncWait, lets jobs outlive their call (tasks.go): a
 	// client with the tasks extension gets an MCP task, any other a job
 	// handle for the companion tool. Nil: a job still running when the

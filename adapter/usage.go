@@ -37,9 +37,10 @@ func (s *Server) usage(c *gin.Context) {
 	}
 	var plan *metering.Plan
 	if cred.idp != nil {
-		// The provider's caller: the plan its token names (idpfront.go).
+		// The provider's caller: the plan its token names, or its bound
+		// key's (idpfront.go).
 		var r *refusal
-		if plan, r = s.idpPlan(cred); r != nil {
+		if plan, r = s.identityPlan(c.Request.Context(), exchangeFrom(c.Request.Context())); r != nil {
 			s.renderPlainRefusal(c, r)
 			return
 		}

@@ -1254,6 +1254,13 @@ func (c Config) validateIdP(bad problemFunc) {
 	}
 	switch c.IdPUpstream {
 	case "forward":
+	case "key":
+		if c.OAuthEncryptionKey == "" {
+			bad("oauth_encryption_key", "is needed for idp_upstream: key (the keys bound to identities are kept sealed with it)")
+		}
+		if c.RedisURL == "" {
+			bad("idp_upstream", "key needs redis_url: the keys bound to identities live in the key registry (restmcp keys create --identity)")
+		}
 	case "exchange":
 		if c.IdPClientID == "" {
 			bad("idp_client_id", "is needed for idp_upstream: exchange (restmcp's client at the identity provider)")
@@ -1262,6 +1269,6 @@ func (c Config) validateIdP(bad problemFunc) {
 			bad("idp_exchange_audience", "is needed for idp_upstream: exchange (the audience of the token the upstream API accepts)")
 		}
 	default:
-		bad("idp_upstream", "must be exchange or forward; got %q", c.IdPUpstream)
+		bad("idp_upstream", "must be exchange, forward or key; got %q", c.IdPUpstream)
 	}
 }

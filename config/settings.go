@@ -472,8 +472,8 @@ func table() []setting {
 			Usage: "The claim whose value names the caller's plan in the plans file (a plan it does not define: 403). Empty, or a token without it: the default plan.",
 		}, field: func(c *Config) any { return &c.IdPPlanClaim }},
 		{Setting: Setting{
-			Key: "idp_upstream", Flag: "idp-upstream", Env: "RESTMCP_IDP_UPSTREAM", Type: "exchange|forward",
-			Usage: "What the upstream API gets for a provider's caller: exchange, a token the provider issues for idp_exchange_audience by RFC 8693 token exchange (cached until 30 s before it expires); forward, the inbound token itself (only for an upstream that accepts the same audience).",
+			Key: "idp_upstream", Flag: "idp-upstream", Env: "RESTMCP_IDP_UPSTREAM", Type: "exchange|forward|key",
+			Usage: "What the upstream API gets for a provider's caller: exchange, a token the provider issues for idp_exchange_audience by RFC 8693 token exchange (cached until 30 s before it expires); forward, the inbound token itself (only for an upstream that accepts the same audience); key, the API key bound to the caller's identity in the key registry (restmcp keys create --identity VALUE; kept sealed with oauth_encryption_key; the caller is metered on that key's plan; an identity without one is refused 403).",
 		}, field: func(c *Config) any { return &c.IdPUpstream }},
 		{Setting: Setting{
 			Key: "idp_client_id", Flag: "idp-client-id", Env: "RESTMCP_IDP_CLIENT_ID", Type: "string",

@@ -117,6 +117,7 @@ type RegistryOptions struct {
 type registryRedis interface {
 	redis.Scripter
 	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
+	HSet(ctx context.Context, key string, values ...any) *redis.IntCmd
 	SAdd(ctx context.Context, key string, members ...any) *redis.IntCmd
 	SMembers(ctx context.Context, key string) *redis.StringSliceCmd
 }
@@ -344,6 +345,43 @@ func (r *Registry) get(ctx context.Context, keyID string) (KeyRecord, string, er
 	rec.Created, _ = time.Parse(time.RFC3339, h["created"])
 	rec.Revoked, _ = time.Parse(time.RFC3339, h["revoked"])
 	return rec, h["sha256"], nil
+}
+
+// identityKey is the Redis hash of the key bound to an identity provider's
+// caller: restmcp:{<identity>}:upstream-key (key_id, sealed).
+func identityKey(identity string) string { return Key(identity, "upstream-key") }
+
+// BindIdentity makes the registry key keyID the upstream key of identity
+// (an identity provider's caller's key id, idp-…): sealed is the key
+// itself, sealed for identity with the deployment's encryption key
+// (internal/seal), the only form in which the registry holds a key. A
+// later binding replaces an earlier one. Errors: ErrNoRegistry, or a Redis
+// failure wrapped with ErrUnavailable.
+func (r *Registry) BindIdentity(ctx context.Context, identity, keyID string, sealed []byte) error {
+	if r.rdb == nil {
+		return ErrNoRegistry
+	}
+	if err := r.rdb.HSet(ctx, identityKey(identity), "key_id", keyID, "sealed", string(sealed)).Err(); err != nil {
+		return fmt.Errorf("%w: binding %s: %w", ErrUnavailable, identity, err)
+	}
+	return nil
+}
+
+// IdentityKey returns the key id and the sealed key bound to identity
+// (BindIdentity). Errors: ErrUnknownKey when none is, ErrNoRegistry, or a
+// Redis failure wrapped with ErrUnavailable.
+func (r *Registry) IdentityKey(ctx context.Context, identity string) (keyID string, sealed []byte, err error) {
+	if r.rdb == nil {
+		return "", nil, ErrNoRegistry
+	}
+	h, err := r.rdb.HGetAll(ctx, identityKey(identity)).Result()
+	switch {
+	case err != nil:
+		return "", nil, fmt.Errorf("%w: reading the key of %s: %w", ErrUnavailable, identity, err)
+	case h["key_id"] == "":
+		return "", nil, fmt.Errorf("%w: no key is bound to %s", ErrUnknownKey, identity)
+	}
+	return h["key_id"], []byte(h["sealed"]), nil
 }
 
 func staticRecord(k StaticKey) KeyRecord {

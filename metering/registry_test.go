@@ -282,3 +282,30 @@ func TestInMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestBindIdentity: a registry key bound to an identity is found by the
+// identity, sealed as given (the registry never sees the key); a later
+// binding replaces it; an identity without one is ErrUnknownKey.
+func TestBindIdentity(t *testing.T) {
+	rdb := testRedis(t)
+	r := NewRegistry(rdb, mustParsePlans(t, "default_plan: p\nplans:\n  p: {}\n"), RegistryOptions{})
+	ctx := context.Background()
+	identity := "idp-test-" + newKeyID(t, nil)
+	t.Cleanup(func() { rdb.Del(ctx, identityKey(identity)) })
+	if _, _, err := r.IdentityKey(ctx, identity); !errors.Is(err, ErrUnknownKey) {
+		t.Fatalf("before binding: %v, want ErrUnknownKey", err)
+	}
+	for _, b := range []struct{ keyID, sealed string }{{"aaaaaaaaaaaa", "sealed-1"}, {"bbbbbbbbbbbb", "sealed-2\x00\xff"}} {
+		if err := r.BindIdentity(ctx, identity, b.keyID, []byte(b.sealed)); err != nil {
+			t.Fatal(err)
+		}
+		keyID, sealed, err := r.IdentityKey(ctx, identity)
+		if err != nil || keyID != b.keyID || string(sealed) != b.sealed {
+			t.Fatalf("IdentityKey = %q, %q, %v; want %q, %q", keyID, sealed, err, b.keyID, b.sealed)
+		}
+	}
+	static := NewRegistry(nil, mustParsePlans(t, "default_plan: p\nplans:\n  p: {}\n"), RegistryOptions{})
+	if err := static.BindIdentity(ctx, identity, "k", nil); !errors.Is(err, ErrNoRegistry) {
+		t.Errorf("without Redis: %v", err)
+	}
+}

@@ -40,6 +40,9 @@ const (
 	// (VerifyAssertion): an enterprise identity provider whose users'
 	// calls carry a key of its own, not a token of theirs.
 	UpstreamNone = "none"
+	// UpstreamKey: the caller's calls carry an API key bound to its
+	// identity, which the adapter looks up (UpstreamToken is not used).
+	UpstreamKey = "key"
 )
 
 // Defaults for the zero values of Config.
@@ -173,7 +176,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 		v.algs = append(v.algs, jose.SignatureAlgorithm(a))
 	}
 	switch cfg.Upstream {
-	case UpstreamForward, UpstreamNone:
+	case UpstreamForward, UpstreamNone, UpstreamKey:
 	case UpstreamExchange:
 		if cfg.ExchangeAudience == "" || cfg.ClientID == "" {
 			return nil, errors.New("idp: a token exchange needs the upstream audience and restmcp's client id at the provider")

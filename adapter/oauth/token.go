@@ -1,16 +1,14 @@
 package oauth
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"strings"
+
+	"github.com/restmcp/restmcp/internal/seal"
 )
 
 // The prefixes of what restmcp issues. An access token is never taken for
@@ -101,24 +99,18 @@ func validVerifier(v string) bool {
 // base64url of a SHA-256, 43 characters (RFC 7636 §4.2).
 func validChallenge(c string) bool { return len(c) == 43 && isBase64URL(c) }
 
-// sealer encrypts API keys at rest with AES-256-GCM, the grant id as
-// additional data: a sealed key copied onto another grant does not open.
+// sealer encrypts API keys at rest (internal/seal: AES-256-GCM, the grant
+// id as additional data, so a sealed key copied onto another grant does not
+// open), and holds the HMAC keys derived from the same secret.
 type sealer struct {
-	aead cipher.AEAD
+	keys *seal.Sealer
 	csrf []byte // HMAC key for the sign-in form's CSRF token, derived from the same secret
 	ids  []byte // HMAC key for derived client ids and registration tokens
 }
 
 // newSealer takes the 32-byte encryption key.
 func newSealer(key []byte) (*sealer, error) {
-	if len(key) != 32 {
-		return nil, fmt.Errorf("encryption key must be 32 bytes, got %d", len(key))
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	aead, err := cipher.NewGCM(block)
+	keys, err := seal.New(key)
 	if err != nil {
 		return nil, err
 	}
@@ -126,27 +118,15 @@ func newSealer(key []byte) (*sealer, error) {
 	mac.Write([]byte("restmcp oauth csrf"))
 	ids := hmac.New(sha256.New, key)
 	ids.Write([]byte("restmcp oauth ids"))
-	return &sealer{aead: aead, csrf: mac.Sum(nil), ids: ids.Sum(nil)}, nil
+	return &sealer{keys: keys, csrf: mac.Sum(nil), ids: ids.Sum(nil)}, nil
 }
 
 // seal encrypts key for grant id: nonce ‖ ciphertext.
-func (s *sealer) seal(grantID, key string) []byte {
-	nonce := make([]byte, s.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	return s.aead.Seal(nonce, nonce, []byte(key), []byte(grantID))
-}
+func (s *sealer) seal(grantID, key string) []byte { return s.keys.Seal(grantID, key) }
 
 // open decrypts what seal made for grant id.
 func (s *sealer) open(grantID string, sealed []byte) (string, error) {
-	n := s.aead.NonceSize()
-	if len(sealed) < n {
-		return "", errors.New("sealed API key too short")
-	}
-	key, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(grantID))
-	if err != nil {
-		return "", errors.New("sealed API key does not open with this encryption key")
-	}
-	return string(key), nil
+	return s.keys.Open(grantID, sealed)
 }
 
 // csrfToken is the sign-in form's CSRF token for the cookie value v: an

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -21,6 +22,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/adapter/idp/idptest"
 	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/internal/testenv"
@@ -484,5 +487,82 @@ func TestRealOpenIDProviderSignInChromium(t *testing.T) {
 	defer mu.Unlock()
 	if len(auths) != 1 || strings.Contains(auths[0], got.Token) {
 		t.Fatalf("the upstream saw %q", auths)
+	}
+}
+
+// TestIdPUpstreamKey: with idp_upstream key, the upstream gets the API key
+// the operator bound to the caller's identity (restmcp keys create
+// --identity, kept sealed with oauth_encryption_key in the key registry),
+// never the inbound token; the caller is metered on that key's plan; an
+// identity without a key is refused 403, exactly.
+func TestIdPUpstreamKey(t *testing.T) {
+	redisURL := testRedisURL(t)
+	p := idptest.New(t)
+	plans := filepath.Join(t.TempDir(), "plans.yaml")
+	if err := os.WriteFile(plans, []byte("default_plan: free\nkey_mode: registry\nplans:\n  free:\n    rate_limits: {per_minute: 10}\n  pro:\n    rate_limits: {per_minute: 100}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	env := map[string]string{"RESTMCP_REDIS_URL": redisURL, "RESTMCP_PLANS_FILE": plans, "RESTMCP_OAUTH_ENCRYPTION_KEY": secret}
+	identity := "ada-" + strconv.FormatInt(time.Now().UnixNano(), 36) // a fresh identity each run
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"keys", "create", "--plan", "pro", "--identity", identity}, func(k string) string { return env[k] }, &out, &errOut); err != nil {
+		t.Fatalf("keys create --identity: %v %s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	key, keyID := lines[0], lines[1]
+	cleanupKeyRecord(t, redisURL, keyID)
+	t.Cleanup(func() {
+		opt, _ := redis.ParseURL(redisURL)
+		c := redis.NewClient(opt)
+		defer c.Close()
+		c.Del(context.Background(), metering.Key(adapter.IdentityKeyID(identity), "upstream-key"))
+	})
+	if want := "the upstream key of the identity " + strconv.Quote(identity) + " (key id " + adapter.IdentityKeyID(identity) + ")"; !strings.Contains(errOut.String(), want) {
+		t.Errorf("keys create said %q, want it to name %s", errOut.String(), want)
+	}
+
+	var mu sync.Mutex
+	var auths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"who":"me"}`))
+	}))
+	t.Cleanup(up.Close)
+	serveEnv := map[string]string{"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_IDP_ISSUER": p.URL, "RESTMCP_IDP_UPSTREAM": "key"}
+	for k, v := range env {
+		serveEnv[k] = v
+	}
+	mcpURL, _ := startServe(t, serveEnv)
+	call := func(sub string) string {
+		tok := p.Token(idptest.Claims{Issuer: p.URL, Subject: sub, Audience: []string{mcpURL}, Expiry: time.Now().Add(time.Hour)})
+		return postJSON(t, mcpURL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"me_get","arguments":{}}}`, map[string]string{"Authorization": "Bearer " + tok})
+	}
+	if got := call(identity); !strings.Contains(got, `"structuredContent":{"who":"me"}`) {
+		t.Fatalf("a call of the bound identity: %s", got)
+	}
+	if got, want := call("bob"), `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"this server holds no API key for your identity (`+adapter.IdentityKeyID("bob")+`); ask the API's operator for access"}}`; got != want {
+		t.Errorf("an identity without a key:\n got %s\nwant %s", got, want)
+	}
+	mu.Lock()
+	if want := []string{"Bearer " + key}; !slicesEqual(auths, want) {
+		t.Errorf("the upstream saw %q, want the bound key only", auths)
+	}
+	mu.Unlock()
+	tok := p.Token(idptest.Claims{Issuer: p.URL, Subject: identity, Audience: []string{mcpURL}, Expiry: time.Now().Add(time.Hour)})
+	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(mcpURL, "/mcp")+"/usage", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var usage map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&usage)
+	resp.Body.Close()
+	if usage["key_id"] != adapter.IdentityKeyID(identity) || usage["plan"] != "pro" {
+		t.Errorf("usage: %v", usage)
 	}
 }

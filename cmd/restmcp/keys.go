@@ -12,12 +12,19 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/restmcp/restmcp/adapter"
 	"github.com/restmcp/restmcp/config"
+	"github.com/restmcp/restmcp/internal/seal"
 	"github.com/restmcp/restmcp/metering"
 )
 
 const keysUsage = `usage:
-  restmcp keys create [--plan PLAN] [--label LABEL]   create a key; prints the key (once) and its key id
+  restmcp keys create [--plan PLAN] [--label LABEL] [--identity VALUE]
+                                                      create a key; prints the key (once) and its key id;
+                                                      with --identity, the key is what the upstream gets for
+                                                      the identity provider's caller whose identity claim
+                                                      is VALUE (idp_upstream key; sealed with
+                                                      oauth_encryption_key)
   restmcp keys list                                   list every key (plans file keys, then the registry)
   restmcp keys show KEY_ID                            print one key's record (JSON)
   restmcp keys revoke KEY_ID                          revoke a registry key
@@ -32,6 +39,7 @@ uses, so that a key lands on a plan the server knows.
 // opFlags are the flags of the keys and usage commands.
 type opFlags struct {
 	plan, label, config string
+	identity            string // keys create --identity: the identity claim's value the key is bound to
 	// serve's settings that decide the plans and the Redis the commands
 	// work on, passed on as the same flags
 	plansFile, redisURL, redisMode string
@@ -45,6 +53,7 @@ func parseOpArgs(args []string, stderr io.Writer) (opFlags, []string, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.plan, "plan", "", "plan name")
 	fs.StringVar(&f.label, "label", "", "label")
+	fs.StringVar(&f.identity, "identity", "", "the identity claim value the key is bound to (idp_upstream key)")
 	fs.StringVar(&f.config, config.FlagConfig, "", "config file")
 	fs.StringVar(&f.plansFile, "plans-file", "", "plans file (plans_file)")
 	fs.StringVar(&f.redisURL, "redis-url", "", "Redis URL (redis_url)")
@@ -156,9 +165,28 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 
 	switch sub {
 	case "create":
+		var sealer *seal.Sealer
+		if f.identity != "" {
+			secret, err := env.cfg.OAuthKey()
+			if err != nil || secret == nil {
+				return fmt.Errorf("--identity needs oauth_encryption_key (RESTMCP_OAUTH_ENCRYPTION_KEY), which seals the key restmcp keeps for the identity: %v", err)
+			}
+			if sealer, err = seal.New(secret); err != nil {
+				return fmt.Errorf("oauth_encryption_key: %w", err)
+			}
+		}
 		key, rec, err := env.registry.Create(ctx, f.plan, f.label)
 		if err != nil {
 			return fmt.Errorf("creating a key: %w", err)
+		}
+		if sealer != nil {
+			identity := adapter.IdentityKeyID(f.identity)
+			if err := env.registry.BindIdentity(ctx, identity, rec.KeyID, sealer.Seal(identity, key)); err != nil {
+				return fmt.Errorf("binding key_id %s to the identity %q: %w", rec.KeyID, f.identity, err)
+			}
+			fmt.Fprintf(stdout, "%s\n%s\n", key, rec.KeyID)
+			fmt.Fprintf(stderr, "created key_id %s on plan %q, the upstream key of the identity %q (key id %s); restmcp keeps the key sealed with oauth_encryption_key\n", rec.KeyID, rec.Plan, f.identity, identity)
+			return nil
 		}
 		fmt.Fprintf(stdout, "%s\n%s\n", key, rec.KeyID)
 		fmt.Fprintf(stderr, "created key_id %s on plan %q; the key above is shown only now: store it, restmcp keeps only its SHA-256\n", rec.KeyID, rec.Plan)

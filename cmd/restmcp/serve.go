@@ -33,6 +33,7 @@ import (
 	"github.com/restmcp/restmcp/adapter/task"
 	"github.com/restmcp/restmcp/config"
 	"github.com/restmcp/restmcp/examples"
+	"github.com/restmcp/restmcp/internal/seal"
 	"github.com/restmcp/restmcp/metering"
 	"github.com/restmcp/restmcp/openapi"
 )
@@ -352,7 +353,10 @@ type serverParts struct {
 	tasks    task.Store
 	verifier *idp.Verifier
 	audience string
-	jqWorker string
+	// identityKey is the key bound to an identity (idp_upstream key); nil
+	// otherwise.
+	identityKey func(ctx context.Context, identity string) (string, error)
+	jqWorker    string
 }
 
 // newServerParts builds the serverParts of cfg; an error names the
@@ -388,6 +392,11 @@ func newServerParts(ctx context.Context, cfg config.Config, doc *openapi.Documen
 	if p.verifier != nil {
 		logger.Info("identity provider: its access tokens are accepted beside API keys", "issuer", cfg.IdPIssuer, "audience", p.audience,
 			"identity_claim", cfg.IdPIdentityClaim, "plan_claim", cfg.IdPPlanClaim, "upstream", cfg.IdPUpstream)
+		if cfg.IdPUpstream == "key" {
+			if p.identityKey, err = identityKeys(cfg, mw); err != nil {
+				return p, err
+			}
+		}
 	}
 	switch {
 	case cfg.Tasks == config.TasksRedis, cfg.Tasks == config.TasksAuto && mw.redis != nil:
@@ -465,6 +474,7 @@ func adapterOptions(cfg config.Config, doc *openapi.Document, mw *meteringWiring
 		IdP:                        p.verifier,
 		IdPResource:                p.audience,
 		IdPIssuer:                  cfg.IdPIssuer,
+		IdPIdentityKey:             p.identityKey,
 		Compact:                    cfg.ToolMode == config.ToolModeCompact,
 		TracerProvider:             tp,
 		Sessions:                   p.sessions,
@@ -568,6 +578,27 @@ func linkSecret(cfg config.Config) []byte {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte("restmcp download links"))
 	return mac.Sum(nil)
+}
+
+// identityKeys is idp_upstream key's lookup: the key registry's sealed key
+// of an identity (restmcp keys create --identity), opened with
+// oauth_encryption_key.
+func identityKeys(cfg config.Config, mw *meteringWiring) (func(ctx context.Context, identity string) (string, error), error) {
+	secret, err := cfg.OAuthKey()
+	if err != nil || secret == nil {
+		return nil, fmt.Errorf("idp_upstream key needs oauth_encryption_key: %v", err)
+	}
+	sealer, err := seal.New(secret)
+	if err != nil {
+		return nil, fmt.Errorf("oauth_encryption_key: %w", err)
+	}
+	return func(ctx context.Context, identity string) (string, error) {
+		_, sealed, err := mw.registry.IdentityKey(ctx, identity)
+		if err != nil {
+			return "", err
+		}
+		return sealer.Open(identity, sealed)
+	}, nil
 }
 
 // newIdP builds the verifier of resource-server mode (idp_issuer; nil
