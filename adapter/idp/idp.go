@@ -256,10 +256,7 @@ func (v *Verifier) verify(ctx context.Context, token string) (*Identity, error) 
 		return nil, refuse("the access token is not a signed JWT")
 	}
 	kid := tok.Headers[0].KeyID
-	key, ok := v.key(kid)
-	if !ok && v.maybeRefresh(ctx) {
-		key, ok = v.key(kid)
-	}
+	key, ok := v.signingKey(ctx, kid)
 	if !ok {
 		return nil, refuse("the access token's signing key %q is not among the identity provider's keys", clip(kid))
 	}
@@ -268,18 +265,8 @@ func (v *Verifier) verify(ctx context.Context, token string) (*Identity, error) 
 	if err := tok.Claims(key.Key, &std, &all); err != nil {
 		return nil, refuse("the access token's signature does not verify with the identity provider's key %q", clip(kid))
 	}
-	now := v.now()
-	switch {
-	case std.Issuer != v.cfg.Issuer:
-		return nil, refuse("the access token was issued by %q, not by %q", clip(std.Issuer), v.cfg.Issuer)
-	case !std.Audience.Contains(v.cfg.Audience):
-		return nil, refuse("the access token is for %q, not for this server (%s)", clip(strings.Join(std.Audience, " ")), v.cfg.Audience)
-	case std.Expiry == nil:
-		return nil, refuse("the access token has no expiry (exp)")
-	case now.Add(-v.cfg.Skew).After(std.Expiry.Time()):
-		return nil, refuse("the access token expired at %s", std.Expiry.Time().UTC().Format(time.RFC3339))
-	case std.NotBefore != nil && now.Add(v.cfg.Skew).Before(std.NotBefore.Time()):
-		return nil, refuse("the access token is not valid before %s", std.NotBefore.Time().UTC().Format(time.RFC3339))
+	if err := v.checkClaims(std, "the access token", "this server"); err != nil {
+		return nil, err
 	}
 	id, _ := all[v.cfg.IdentityClaim].(string)
 	if id == "" {
@@ -290,6 +277,38 @@ func (v *Verifier) verify(ctx context.Context, token string) (*Identity, error) 
 		out.Plan, _ = all[v.cfg.PlanClaim].(string)
 	}
 	return out, nil
+}
+
+// signingKey is the key of kid, after one JWKS refetch (maybeRefresh) when
+// the keys held lack it.
+func (v *Verifier) signingKey(ctx context.Context, kid string) (jose.JSONWebKey, bool) {
+	key, ok := v.key(kid)
+	if !ok && v.maybeRefresh(ctx) {
+		key, ok = v.key(kid)
+	}
+	return key, ok
+}
+
+// checkClaims checks the registered claims every token of the provider
+// must pass (RFC 7519 §7.2): iss the provider, aud the Config.Audience
+// (audienceName names whose it is in the refusal), exp present and not
+// past, nbf not future, each with Config.Skew. what names the token in the
+// refusal ("the access token", "the assertion").
+func (v *Verifier) checkClaims(std jwt.Claims, what, audienceName string) error {
+	now := v.now()
+	switch {
+	case std.Issuer != v.cfg.Issuer:
+		return refuse("%s was issued by %q, not by %q", what, clip(std.Issuer), v.cfg.Issuer)
+	case !std.Audience.Contains(v.cfg.Audience):
+		return refuse("%s is for %q, not for %s (%s)", what, clip(strings.Join(std.Audience, " ")), audienceName, v.cfg.Audience)
+	case std.Expiry == nil:
+		return refuse("%s has no expiry (exp)", what)
+	case now.Add(-v.cfg.Skew).After(std.Expiry.Time()):
+		return refuse("%s expired at %s", what, std.Expiry.Time().UTC().Format(time.RFC3339))
+	case std.NotBefore != nil && now.Add(v.cfg.Skew).Before(std.NotBefore.Time()):
+		return refuse("%s is not valid before %s", what, std.NotBefore.Time().UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // key is the cached key of kid that may verify a token.
@@ -460,10 +479,7 @@ func (v *Verifier) VerifyAssertion(ctx context.Context, assertion string) (*Asse
 		return nil, refuse("the assertion's typ is %q, not %q (an identity assertion authorization grant)", clip(typ), AssertionType)
 	}
 	kid := tok.Headers[0].KeyID
-	key, ok := v.key(kid)
-	if !ok && v.maybeRefresh(ctx) {
-		key, ok = v.key(kid)
-	}
+	key, ok := v.signingKey(ctx, kid)
 	if !ok {
 		return nil, refuse("the assertion's signing key %q is not among the keys of %s", clip(kid), v.cfg.Issuer)
 	}
@@ -476,22 +492,14 @@ func (v *Verifier) VerifyAssertion(ctx context.Context, assertion string) (*Asse
 	if err := tok.Claims(key.Key, &std, &more); err != nil {
 		return nil, refuse("the assertion's signature does not verify with the key %q of %s", clip(kid), v.cfg.Issuer)
 	}
-	now := v.now()
+	if err := v.checkClaims(std, "the assertion", "this authorization server"); err != nil {
+		return nil, err
+	}
 	switch {
-	case std.Issuer != v.cfg.Issuer:
-		return nil, refuse("the assertion was issued by %q, not by %q", clip(std.Issuer), v.cfg.Issuer)
-	case !std.Audience.Contains(v.cfg.Audience):
-		return nil, refuse("the assertion is for %q, not for this authorization server (%s)", clip(strings.Join(std.Audience, " ")), v.cfg.Audience)
-	case std.Expiry == nil:
-		return nil, refuse("the assertion has no expiry (exp)")
-	case now.Add(-v.cfg.Skew).After(std.Expiry.Time()):
-		return nil, refuse("the assertion expired at %s", std.Expiry.Time().UTC().Format(time.RFC3339))
 	case std.IssuedAt == nil:
 		return nil, refuse("the assertion has no issue time (iat)")
-	case now.Add(v.cfg.Skew).Before(std.IssuedAt.Time()):
+	case v.now().Add(v.cfg.Skew).Before(std.IssuedAt.Time()):
 		return nil, refuse("the assertion was issued in the future (%s)", std.IssuedAt.Time().UTC().Format(time.RFC3339))
-	case std.NotBefore != nil && now.Add(v.cfg.Skew).Before(std.NotBefore.Time()):
-		return nil, refuse("the assertion is not valid before %s", std.NotBefore.Time().UTC().Format(time.RFC3339))
 	case std.Subject == "":
 		return nil, refuse("the assertion names no user (sub)")
 	case more.ClientID == "":

@@ -187,22 +187,7 @@ func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings
 // names; the upstream gets an exchanged token.
 func TestRealOpenIDProviderSignIn(t *testing.T) {
 	node := requireTSClient(t)
-	issuer := startOIDCProvider(t, node, "pro")
-	var mu sync.Mutex
-	var auths []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		auths = append(auths, r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"who":"me"}`))
-	}))
-	t.Cleanup(up.Close)
-	mcpURL, _ := startServe(t, map[string]string{
-		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
-		"RESTMCP_IDP_ISSUER": issuer, "RESTMCP_IDP_PLAN_CLAIM": "plan",
-		"RESTMCP_IDP_CLIENT_ID": "restmcp", "RESTMCP_IDP_CLIENT_SECRET": "restmcp-secret", "RESTMCP_IDP_EXCHANGE_AUDIENCE": "https://accounts.example",
-	})
+	issuer, mcpURL, upstreamAuths := startSignInServe(t, node)
 	out := runTSClient(t, node, "idp-login-check.mjs", mcpURL, "ada", "me_get", `{}`)
 	var got struct {
 		Unauthorized   bool
@@ -236,8 +221,7 @@ func TestRealOpenIDProviderSignIn(t *testing.T) {
 	if got.Usage["key_id"] != "idp-"+metering.KeyID("ada") || got.Usage["plan"] != "pro" {
 		t.Errorf("usage: %v", got.Usage)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	auths := upstreamAuths()
 	if len(auths) != 1 || strings.Contains(auths[0], got.Token) {
 		t.Fatalf("the upstream saw %q", auths)
 	}
@@ -371,22 +355,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 func TestRealOpenIDProviderSignInChromium(t *testing.T) {
 	chromium := requireChromium(t)
 	node := requireTSClient(t)
-	issuer := startOIDCProvider(t, node, "pro")
-	var mu sync.Mutex
-	var auths []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		auths = append(auths, r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"who":"me"}`))
-	}))
-	t.Cleanup(up.Close)
-	mcpURL, _ := startServe(t, map[string]string{
-		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
-		"RESTMCP_IDP_ISSUER": issuer, "RESTMCP_IDP_PLAN_CLAIM": "plan",
-		"RESTMCP_IDP_CLIENT_ID": "restmcp", "RESTMCP_IDP_CLIENT_SECRET": "restmcp-secret", "RESTMCP_IDP_EXCHANGE_AUDIENCE": "https://accounts.example",
-	})
+	issuer, mcpURL, upstreamAuths := startSignInServe(t, node)
 	// The client's redirect URI, as the provider registered it.
 	ln, err := net.Listen("tcp", "127.0.0.1:33418")
 	if err != nil {
@@ -483,9 +452,7 @@ func TestRealOpenIDProviderSignInChromium(t *testing.T) {
 	if got.Usage["key_id"] != "idp-"+metering.KeyID("ada") || got.Usage["plan"] != "pro" {
 		t.Errorf("usage: %v", got.Usage)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(auths) != 1 || strings.Contains(auths[0], got.Token) {
+	if auths := upstreamAuths(); len(auths) != 1 || strings.Contains(auths[0], got.Token) {
 		t.Fatalf("the upstream saw %q", auths)
 	}
 }
@@ -565,4 +532,29 @@ func TestIdPUpstreamKey(t *testing.T) {
 	if usage["key_id"] != adapter.IdentityKeyID(identity) || usage["plan"] != "pro" {
 		t.Errorf("usage: %v", usage)
 	}
+}
+
+// startSignInServe starts the real OpenID provider (tokens naming plan
+// pro), an upstream that records each request's Authorization, and
+// restmcp serve in resource-server mode with the token exchange; it
+// returns the provider's issuer, the MCP URL and what the upstream saw.
+func startSignInServe(t *testing.T, node string) (issuer, mcpURL string, upstreamAuths func() []string) {
+	t.Helper()
+	issuer = startOIDCProvider(t, node, "pro")
+	var mu sync.Mutex
+	var auths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"who":"me"}`))
+	}))
+	t.Cleanup(up.Close)
+	mcpURL, _ = startServe(t, map[string]string{
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
+		"RESTMCP_IDP_ISSUER": issuer, "RESTMCP_IDP_PLAN_CLAIM": "plan",
+		"RESTMCP_IDP_CLIENT_ID": "restmcp", "RESTMCP_IDP_CLIENT_SECRET": "restmcp-secret", "RESTMCP_IDP_EXCHANGE_AUDIENCE": "https://accounts.example",
+	})
+	return issuer, mcpURL, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(auths) }
 }

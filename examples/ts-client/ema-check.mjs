@@ -14,43 +14,14 @@
 //   node ema-check.mjs <oauth-mcp-url> <provider-issuer> <login> <client-ids> <tool> '<arguments as JSON>'
 import { writeFileSync } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
+import { browser } from "./browser.mjs";
 import { Client, StreamableHTTPClientTransport, CrossAppAccessProvider, discoverAndRequestJwtAuthGrant } from "@modelcontextprotocol/client";
 
 const [url, idp, login, clientIdsFile, tool, argsJSON] = process.argv.slice(2);
 const mcp = new URL(url);
 const redirect = "http://127.0.0.1:33419/callback";
 
-// The browser: cookies kept per host, redirects followed by hand, the
-// provider's login form (login, password) and consent form posted.
-const jar = new Map();
-async function browse(u, init = {}) {
-  for (let hop = 0; hop < 20; hop++) {
-    const target = new URL(u);
-    if (target.href.startsWith(redirect)) return target;
-    const headers = { ...(init.headers ?? {}), Cookie: jar.get(target.host) ?? "" };
-    const res = await fetch(target, { ...init, headers, redirect: "manual" });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(";");
-      const [name] = pair.split("=");
-      const kept = (jar.get(target.host) ?? "").split("; ").filter((p) => p && !p.startsWith(name + "="));
-      jar.set(target.host, [...kept, pair].join("; "));
-    }
-    if (res.status >= 300 && res.status < 400) {
-      u = new URL(res.headers.get("location"), target).href;
-      init = {};
-      continue;
-    }
-    const html = await res.text();
-    const form = html.match(/<form[^>]*action="([^"]+)"[^>]*method="post"|<form[^>]*method="post"[^>]*action="([^"]+)"/i);
-    if (!form) throw new Error(`no form at ${target}: HTTP ${res.status} ${html.slice(0, 300)}`);
-    const body = new URLSearchParams();
-    for (const m of html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) body.set(m[1], m[2]);
-    if (/name="login"/.test(html)) { body.set("login", login); body.set("password", "any"); }
-    u = new URL(form[1] ?? form[2], target).href;
-    init = { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: body.toString() };
-  }
-  throw new Error("too many hops");
-}
+const { browse } = browser(login, redirect);
 
 // 1. Single sign-on at the enterprise's provider: an ID token for the user.
 const verifier = randomBytes(32).toString("base64url");

@@ -14,6 +14,7 @@
 //
 //   node idp-login-check.mjs <mcp-url> <login> <tool> '<arguments as JSON>' [browser]
 import { createInterface } from "node:readline";
+import { browser } from "./browser.mjs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -37,39 +38,8 @@ const provider = {
   codeVerifier() { return store.verifier; },
 };
 
-// The browser: cookies kept per host, redirects followed by hand, the
-// provider's login form (login, password) and consent form posted.
-const jar = new Map();
-const pages = [];
-async function browse(u, init = {}) {
-  for (let hop = 0; hop < 20; hop++) {
-    const target = new URL(u);
-    if (target.href.startsWith(redirectUrl)) return { callback: target };
-    const headers = { ...(init.headers ?? {}), Cookie: jar.get(target.host) ?? "" };
-    const res = await fetch(target, { ...init, headers, redirect: "manual" });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(";");
-      const [name] = pair.split("=");
-      const kept = (jar.get(target.host) ?? "").split("; ").filter((p) => p && !p.startsWith(name + "="));
-      jar.set(target.host, [...kept, pair].join("; "));
-    }
-    pages.push(`${init.method ?? "GET"} ${target.pathname.replace(/\/[A-Za-z0-9_-]{20,}/g, "/…")} ${res.status}`);
-    if (res.status >= 300 && res.status < 400) {
-      u = new URL(res.headers.get("location"), target).href;
-      init = {};
-      continue;
-    }
-    const html = await res.text();
-    const form = html.match(/<form[^>]*action="([^"]+)"[^>]*method="post"|<form[^>]*method="post"[^>]*action="([^"]+)"/i);
-    if (!form) throw new Error(`no form at ${target}: HTTP ${res.status} ${html.slice(0, 300)}`);
-    const body = new URLSearchParams();
-    for (const m of html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) body.set(m[1], m[2]);
-    if (/name="login"/.test(html)) { body.set("login", login); body.set("password", "any"); }
-    u = new URL(form[1] ?? form[2], target).href;
-    init = { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: body.toString() };
-  }
-  throw new Error("too many hops");
-}
+// The browser: the provider's pages followed as a browser would.
+const { browse, pages } = browser(login, redirectUrl);
 
 const first = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
 const client = new Client({ name: "restmcp-idp-login-check", version: "1.0.0" });
@@ -90,7 +60,7 @@ if (mode === "browser") {
   }
   lines.close();
 } else {
-  const { callback } = await browse(store.authorizationURL.href);
+  const callback = await browse(store.authorizationURL.href);
   code = callback.searchParams.get("code");
 }
 await first.finishAuth(code);
