@@ -48,7 +48,7 @@ var settingGroups = []SettingGroup{{
 		"oauth_client_ttl", "oauth_max_clients", "oauth_enterprise_idps"},
 }, {
 	Name:  "Identity provider",
-	About: "Sign-in through the vendor's own OpenID provider: its access tokens accepted, metered by its claims, exchanged for the upstream call.",
+	About: "Sign-in through the vendor's own OpenID provider: its access tokens accepted, metered by its claims, exchanged (or a bound key) for the upstream call.",
 	keys: []string{"idp_issuer", "idp_audience", "idp_algorithms", "idp_identity_claim", "idp_plan_claim", "idp_upstream",
 		"idp_client_id", "idp_client_secret", "idp_exchange_audience"},
 }, {
