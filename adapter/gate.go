@@ -268,10 +268,14 @@ func (r *refusal) rpcError() *jsonrpc.Error {
 // or the client address in public mode), then, for a tool, a place under
 // the concurrency caps, the plan gate (authorize) and the Meter (admit).
 // It fills a and returns nil, or returns the refusal, having given back
-// whatever it took; it writes nothing. ex is the call's exchange (its
-// credential; public mode drops it), clientIP the caller's address as the
-// HTTP edge resolved it. With tool nil (an unknown name) only the caller is
-// authenticated. An admitted a holds a concurrency place until a.done.
+// whatever it took; it writes no answer (the door renders the refusal).
+// A refusal is still accounted for: its outcome counted in the metrics
+// (callDone), a refused admission's usage event queued (the Meter's own
+// refusal, admit) and a key refusal or store failure logged. ex is the
+// call's exchange (its caller, made by resolveCaller; no one in public
+// mode), clientIP the caller's address as the HTTP edge resolved it. With
+// tool nil (an unknown name) only the caller is authenticated. An admitted
+// a holds a concurrency place until a.done.
 func (s *Server) admitCall(ctx context.Context, ex *exchange, clientIP string, tool *openapi.Tool, a *admission) *refusal {
 	if r := s.authenticate(ctx, ex, clientIP, tool, a); r != nil || tool == nil {
 		return r
