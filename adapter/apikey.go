@@ -2,9 +2,10 @@ package adapter
 
 import (
 	"fmt"
-	"github.com/restmcp/restmcp/adapter/idp"
 	"net/http"
 	"strings"
+
+	"github.com/restmcp/restmcp/adapter/idp"
 
 	"github.com/restmcp/restmcp/metering"
 )

@@ -117,8 +117,7 @@ func (s *Server) accessTokenCaller(ctx context.Context, token string) (*credenti
 		return nil, s.unauthorized(s.opts.OAuth.Challenge("invalid_token", te.Error()), te.Error())
 	case err != nil:
 		s.logger.Error("oauth token lookup failed; refusing request", "error", err.Error())
-		return nil, &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
-			message: "access token check is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
+		return nil, s.unavailable("access token check is temporarily unavailable")
 	}
 	return &credential{key: id.Key, keyID: id.KeyID, source: sourceOAuth, unsafe: unsafeKeyChar(id.Key)}, nil
 }
@@ -143,6 +142,13 @@ func (s *Server) idpCaller(ctx context.Context, token string) (*credential, *ref
 // unauthorized is a 401 with the challenge given and msg.
 func (s *Server) unauthorized(challenge, msg string) *refusal {
 	return &refusal{status: http.StatusUnauthorized, code: s.opts.ErrorCodes.Unauthorized, message: msg, challenge: challenge}
+}
+
+// unavailable is the 503 of a store or service that did not answer: what
+// happened, then when to retry (Retry-After, meterRetryAfterSeconds).
+func (s *Server) unavailable(what string) *refusal {
+	return &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
+		message: what + "; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
 }
 
 // keyRefusal is the 401 for a caller whose API key is missing (sent is

@@ -585,8 +585,7 @@ func (s *Server) meterAdmit(ctx context.Context, call metering.Call, prefix stri
 	if err != nil {
 		s.callDone(ctx, call.Tool, metering.OutcomeUnavailable)
 		s.logger.Error("metering failed; refusing tools/call", "key_id", call.KeyID, "tool", call.Tool, "error", err.Error())
-		return d, &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
-			message: "usage metering is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
+		return d, s.unavailable("usage metering is temporarily unavailable")
 	}
 	if d.Allowed {
 		return d, nil

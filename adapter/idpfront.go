@@ -57,8 +57,7 @@ func (s *Server) idpKeyAdmit(ctx context.Context, ex *exchange) (*metering.Plan,
 				message: "this server holds no API key for your identity (" + cred.keyID + "); ask the API's operator for access"}
 		case err != nil:
 			s.logger.Error("identity provider: the key of an identity could not be read; refusing the call", "key_id", cred.keyID, "error", err.Error())
-			return nil, &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
-				message: "the key registry is temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
+			return nil, s.unavailable("the key registry is temporarily unavailable")
 		}
 		key = k
 	}
@@ -137,33 +136,26 @@ func (s *Server) identityPlan(ctx context.Context, ex *exchange) (*metering.Plan
 }
 
 // idpAdmit completes an identity provider's caller for a call: its plan
-// (plan claim, or the default plan; 403 for a plan the plans file does not
-// define) and its upstream credential (idp.Verifier.UpstreamToken: 401
-// when the provider refuses the exchange, 503 when it cannot be reached).
+// and, with idp_upstream key, its bound key (identityPlan), else the plan
+// its plan claim names (403 for a plan the plans file does not define) and
+// its upstream credential (idp.Verifier.UpstreamToken: 401 when the
+// provider refuses the exchange, 503 when it cannot be reached).
 // ex.upstream becomes that credential; the caller (ex.cred) stays as the
 // credential middleware made it.
 func (s *Server) idpAdmit(ctx context.Context, ex *exchange) (*metering.Plan, *refusal) {
 	cred := ex.cred
-	if s.opts.IdPIdentityKey != nil {
-		return s.idpKeyAdmit(ctx, ex)
-	}
-	plan, r := s.idpPlan(cred)
-	if r != nil {
-		return nil, r
-	}
-	if ex.upstream != nil {
-		return plan, nil // already exchanged on this request
+	plan, r := s.identityPlan(ctx, ex)
+	if r != nil || ex.upstream != nil {
+		return plan, r // refused, or the upstream credential settled already (a bound key, or exchanged before on this request)
 	}
 	token, err := s.opts.IdP.UpstreamToken(ctx, cred.idp)
 	if err != nil {
 		var te *idp.TokenError
 		if errors.As(err, &te) {
-			return nil, &refusal{status: http.StatusUnauthorized, code: s.opts.ErrorCodes.Unauthorized, message: te.Description,
-				challenge: s.idpChallenge("invalid_token", te.Description)}
+			return nil, s.unauthorized(s.idpChallenge("invalid_token", te.Description), te.Description)
 		}
 		s.logger.Error("identity provider: token exchange failed; refusing the call", "key_id", cred.keyID, "error", err.Error())
-		return nil, &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
-			message: "the identity provider did not answer the token exchange for the upstream API; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
+		return nil, s.unavailable("the identity provider did not answer the token exchange for the upstream API")
 	}
 	ex.upstream = &credential{key: token, keyID: cred.keyID, source: sourceIdP, idp: cred.idp, unsafe: unsafeKeyChar(token)}
 	return plan, nil

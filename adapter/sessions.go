@@ -130,8 +130,7 @@ func (s *Server) sessionGate(c *gin.Context) {
 
 // sessionsUnavailable is the 503 for a session store that did not answer.
 func (s *Server) sessionsUnavailable() *refusal {
-	return &refusal{status: http.StatusServiceUnavailable, code: s.opts.ErrorCodes.Unavailable, retryAfter: strconv.Itoa(meterRetryAfterSeconds),
-		message: "sessions are temporarily unavailable; retry in " + strconv.Itoa(meterRetryAfterSeconds) + " seconds"}
+	return s.unavailable("sessions are temporarily unavailable")
 }
 
 // sessionCapRefusal is the answer to a new session over a cap
