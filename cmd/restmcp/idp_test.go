@@ -472,6 +472,16 @@ func TestIdPUpstreamKey(t *testing.T) {
 	const secret = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 	env := map[string]string{"RESTMCP_REDIS_URL": redisURL, "RESTMCP_PLANS_FILE": plans, "RESTMCP_OAUTH_ENCRYPTION_KEY": secret}
 	identity := "ada-" + strconv.FormatInt(time.Now().UnixNano(), 36) // a fresh identity each run
+	noSecret := func(k string) string {
+		if k == "RESTMCP_OAUTH_ENCRYPTION_KEY" {
+			return ""
+		}
+		return env[k]
+	}
+	err := run(context.Background(), []string{"keys", "create", "--identity", identity}, noSecret, io.Discard, io.Discard)
+	if want := "--identity needs oauth_encryption_key (RESTMCP_OAUTH_ENCRYPTION_KEY), which seals the keys bound to identities: it is not set"; err == nil || err.Error() != want {
+		t.Errorf("keys create --identity without the encryption key: %v, want %q", err, want)
+	}
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), []string{"keys", "create", "--plan", "pro", "--identity", identity}, func(k string) string { return env[k] }, &out, &errOut); err != nil {
 		t.Fatalf("keys create --identity: %v %s", err, errOut.String())

@@ -167,29 +167,24 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	case "create":
 		var sealer *seal.Sealer
 		if f.identity != "" {
-			secret, err := env.cfg.OAuthKey()
-			if err != nil || secret == nil {
-				return fmt.Errorf("--identity needs oauth_encryption_key (RESTMCP_OAUTH_ENCRYPTION_KEY), which seals the key restmcp keeps for the identity: %v", err)
-			}
-			if sealer, err = seal.New(secret); err != nil {
-				return fmt.Errorf("oauth_encryption_key: %w", err)
+			if sealer, err = identitySealer(env.cfg, "--identity"); err != nil {
+				return err
 			}
 		}
 		key, rec, err := env.registry.Create(ctx, f.plan, f.label)
 		if err != nil {
 			return fmt.Errorf("creating a key: %w", err)
 		}
+		note := "the key above is shown only now: store it, restmcp keeps only its SHA-256"
 		if sealer != nil {
 			identity := adapter.IdentityKeyID(f.identity)
 			if err := env.registry.BindIdentity(ctx, identity, rec.KeyID, sealer.Seal(identity, key)); err != nil {
 				return fmt.Errorf("binding key_id %s to the identity %q: %w", rec.KeyID, f.identity, err)
 			}
-			fmt.Fprintf(stdout, "%s\n%s\n", key, rec.KeyID)
-			fmt.Fprintf(stderr, "created key_id %s on plan %q, the upstream key of the identity %q (key id %s); restmcp keeps the key sealed with oauth_encryption_key\n", rec.KeyID, rec.Plan, f.identity, identity)
-			return nil
+			note = fmt.Sprintf("the upstream key of the identity %q (key id %s); restmcp keeps the key sealed with oauth_encryption_key", f.identity, identity)
 		}
 		fmt.Fprintf(stdout, "%s\n%s\n", key, rec.KeyID)
-		fmt.Fprintf(stderr, "created key_id %s on plan %q; the key above is shown only now: store it, restmcp keeps only its SHA-256\n", rec.KeyID, rec.Plan)
+		fmt.Fprintf(stderr, "created key_id %s on plan %q; %s\n", rec.KeyID, rec.Plan, note)
 		return nil
 	case "list":
 		recs, err := env.registry.List(ctx)

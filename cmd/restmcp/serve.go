@@ -580,17 +580,30 @@ func linkSecret(cfg config.Config) []byte {
 	return mac.Sum(nil)
 }
 
+// identitySealer seals and opens the keys bound to identities (restmcp
+// keys create --identity, idp_upstream key) with oauth_encryption_key;
+// the error names what needs it (who) when the key is unset or unusable.
+func identitySealer(cfg config.Config, who string) (*seal.Sealer, error) {
+	secret, err := cfg.OAuthKey()
+	if err == nil && secret == nil {
+		err = errors.New("it is not set")
+	}
+	if err == nil {
+		var s *seal.Sealer
+		if s, err = seal.New(secret); err == nil {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("%s needs oauth_encryption_key (RESTMCP_OAUTH_ENCRYPTION_KEY), which seals the keys bound to identities: %w", who, err)
+}
+
 // identityKeys is idp_upstream key's lookup: the key registry's sealed key
 // of an identity (restmcp keys create --identity), opened with
 // oauth_encryption_key.
 func identityKeys(cfg config.Config, mw *meteringWiring) (func(ctx context.Context, identity string) (string, error), error) {
-	secret, err := cfg.OAuthKey()
-	if err != nil || secret == nil {
-		return nil, fmt.Errorf("idp_upstream key needs oauth_encryption_key: %v", err)
-	}
-	sealer, err := seal.New(secret)
+	sealer, err := identitySealer(cfg, "idp_upstream key")
 	if err != nil {
-		return nil, fmt.Errorf("oauth_encryption_key: %w", err)
+		return nil, err
 	}
 	return func(ctx context.Context, identity string) (string, error) {
 		_, sealed, err := mw.registry.IdentityKey(ctx, identity)
