@@ -89,18 +89,9 @@ func startOIDCProvider(t *testing.T, node, plan string, more ...string) string {
 func TestRealOpenIDProvider(t *testing.T) {
 	node := requireTSClient(t)
 	issuer := startOIDCProvider(t, node, "pro")
-	var mu sync.Mutex
-	var auths []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		auths = append(auths, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"who":"me"}`))
-	}))
-	t.Cleanup(up.Close)
+	upURL, upstreamSaw := meUpstream(t)
 	mcpURL, _ := startServe(t, map[string]string{
-		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": upURL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
 		"RESTMCP_IDP_ISSUER": issuer, "RESTMCP_IDP_IDENTITY_CLAIM": "client_id", "RESTMCP_IDP_PLAN_CLAIM": "plan",
 		"RESTMCP_IDP_CLIENT_ID": "restmcp", "RESTMCP_IDP_CLIENT_SECRET": "restmcp-secret", "RESTMCP_IDP_EXCHANGE_AUDIENCE": "https://accounts.example",
 	})
@@ -146,8 +137,7 @@ func TestRealOpenIDProvider(t *testing.T) {
 	if got.Usage["key_id"] != "idp-"+metering.KeyID("connector") || got.Usage["plan"] != "pro" {
 		t.Errorf("usage: %v", got.Usage)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	auths := upstreamSaw()
 	if len(auths) != 1 || !strings.HasPrefix(auths[0], "GET /v1/me Bearer ey") || strings.Contains(auths[0], got.Token) {
 		t.Fatalf("the upstream saw %q", auths)
 	}
@@ -225,7 +215,7 @@ func TestRealOpenIDProviderSignIn(t *testing.T) {
 	if len(auths) != 1 || strings.Contains(auths[0], got.Token) {
 		t.Fatalf("the upstream saw %q", auths)
 	}
-	if ex := jwtClaims(t, strings.TrimPrefix(auths[0], "Bearer ")); ex["aud"] != "https://accounts.example" || ex["iss"] != issuer {
+	if ex := jwtClaims(t, strings.TrimPrefix(auths[0], "GET /v1/me Bearer ")); ex["aud"] != "https://accounts.example" || ex["iss"] != issuer {
 		t.Errorf("the exchanged token's claims: %v", ex)
 	}
 }
@@ -236,13 +226,9 @@ func TestRealOpenIDProviderSignIn(t *testing.T) {
 // API key both call on mcp_path.
 func TestIdPBesideOAuthFront(t *testing.T) {
 	p := idptest.New(t)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"who":"me"}`))
-	}))
-	t.Cleanup(up.Close)
+	upURL, _ := meUpstream(t)
 	mcpURL, _ := startServe(t, map[string]string{
-		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_OAUTH": "true",
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": upURL + "/v1", "RESTMCP_OAUTH": "true",
 		"RESTMCP_IDP_ISSUER": p.URL, "RESTMCP_IDP_UPSTREAM": "forward",
 	})
 	origin := strings.TrimSuffix(mcpURL, "/mcp")
@@ -301,19 +287,10 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 		t.Fatal(err)
 	}
 	issuer := startOIDCProvider(t, node, "pro", clientIDs)
-	var mu sync.Mutex
-	var auths []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		auths = append(auths, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"who":"me"}`))
-	}))
-	t.Cleanup(up.Close)
+	upURL, upstreamSaw := meUpstream(t)
 	t.Setenv("ACME_API_KEY", "k-acme-enterprise")
 	mcpURL, _ := startServe(t, map[string]string{
-		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": upURL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
 		"RESTMCP_OAUTH": "true", "RESTMCP_OAUTH_ENTERPRISE_IDPS": issuer + "=ACME_API_KEY",
 	})
 	origin := strings.TrimSuffix(mcpURL, "/mcp")
@@ -339,9 +316,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 	if got.Usage["key_id"] != oauth.EnterpriseKeyID(issuer, "ada") || got.Usage["plan"] != "free" {
 		t.Errorf("usage: %v", got.Usage)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if want := []string{"GET /v1/me Bearer k-acme-enterprise"}; !slicesEqual(auths, want) {
+	if auths, want := upstreamSaw(), []string{"GET /v1/me Bearer k-acme-enterprise"}; !slicesEqual(auths, want) {
 		t.Errorf("the upstream saw %q, want %q", auths, want)
 	}
 }
@@ -499,17 +474,8 @@ func TestIdPUpstreamKey(t *testing.T) {
 		t.Errorf("keys create said %q, want it to name %s", errOut.String(), want)
 	}
 
-	var mu sync.Mutex
-	var auths []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		auths = append(auths, r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"who":"me"}`))
-	}))
-	t.Cleanup(up.Close)
-	serveEnv := map[string]string{"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_IDP_ISSUER": p.URL, "RESTMCP_IDP_UPSTREAM": "key"}
+	upURL, upstreamSaw := meUpstream(t)
+	serveEnv := map[string]string{"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": upURL + "/v1", "RESTMCP_IDP_ISSUER": p.URL, "RESTMCP_IDP_UPSTREAM": "key"}
 	for k, v := range env {
 		serveEnv[k] = v
 	}
@@ -524,11 +490,9 @@ func TestIdPUpstreamKey(t *testing.T) {
 	if got, want := call("bob"), `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"this server holds no API key for your identity (`+adapter.IdentityKeyID("bob")+`); ask the API's operator for access"}}`; got != want {
 		t.Errorf("an identity without a key:\n got %s\nwant %s", got, want)
 	}
-	mu.Lock()
-	if want := []string{"Bearer " + key}; !slicesEqual(auths, want) {
+	if auths, want := upstreamSaw(), []string{"GET /v1/me Bearer " + key}; !slicesEqual(auths, want) {
 		t.Errorf("the upstream saw %q, want the bound key only", auths)
 	}
-	mu.Unlock()
 	tok := p.Token(idptest.Claims{Issuer: p.URL, Subject: identity, Audience: []string{mcpURL}, Expiry: time.Now().Add(time.Hour)})
 	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(mcpURL, "/mcp")+"/usage", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
@@ -551,20 +515,29 @@ func TestIdPUpstreamKey(t *testing.T) {
 func startSignInServe(t *testing.T, node string) (issuer, mcpURL string, upstreamAuths func() []string) {
 	t.Helper()
 	issuer = startOIDCProvider(t, node, "pro")
+	upURL, upstreamSaw := meUpstream(t)
+	mcpURL, _ = startServe(t, map[string]string{
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": upURL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
+		"RESTMCP_IDP_ISSUER": issuer, "RESTMCP_IDP_PLAN_CLAIM": "plan",
+		"RESTMCP_IDP_CLIENT_ID": "restmcp", "RESTMCP_IDP_CLIENT_SECRET": "restmcp-secret", "RESTMCP_IDP_EXCHANGE_AUDIENCE": "https://accounts.example",
+	})
+	return issuer, mcpURL, upstreamSaw
+}
+
+// meUpstream is the API behind the identity provider tests: GET /v1/me
+// answers {"who":"me"}; seen lists each request it got as "METHOD PATH
+// Authorization".
+func meUpstream(t *testing.T) (url string, seen func() []string) {
+	t.Helper()
 	var mu sync.Mutex
 	var auths []string
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		auths = append(auths, r.Header.Get("Authorization"))
+		auths = append(auths, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"who":"me"}`))
 	}))
 	t.Cleanup(up.Close)
-	mcpURL, _ = startServe(t, map[string]string{
-		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": up.URL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
-		"RESTMCP_IDP_ISSUER": issuer, "RESTMCP_IDP_PLAN_CLAIM": "plan",
-		"RESTMCP_IDP_CLIENT_ID": "restmcp", "RESTMCP_IDP_CLIENT_SECRET": "restmcp-secret", "RESTMCP_IDP_EXCHANGE_AUDIENCE": "https://accounts.example",
-	})
-	return issuer, mcpURL, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(auths) }
+	return up.URL, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(auths) }
 }
