@@ -117,14 +117,7 @@ func TestConnectorsSignIn(t *testing.T) {
 		t.Fatalf("resource metadata: %d %s\nwant %s", prm.status, prm.body, want)
 	}
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting %s: %v", chromium, err)
-	}
+	browser := startBrowser(t, chromium)
 
 	calls := 0
 	for _, cn := range connectors {

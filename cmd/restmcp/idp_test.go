@@ -370,12 +370,7 @@ func TestRealOpenIDProviderSignInChromium(t *testing.T) {
 		t.Fatalf("idp-login-check.mjs gave no authorization URL: %s", stderr.String())
 	}
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))...)
-	defer cancelAlloc()
-	tab, cancelTab := chromedp.NewContext(allocCtx)
-	defer cancelTab()
-	ctx, cancelTimeout := context.WithTimeout(tab, 60*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(startBrowser(t, chromium), 60*time.Second)
 	defer cancelTimeout()
 	do(t, ctx, chromedp.Navigate(authURL))
 	do(t, ctx, chromedp.WaitVisible(`input[name="login"]`))

@@ -64,15 +64,7 @@ func TestOAuthSignInPageInBrowser(t *testing.T) {
 	resource := oauth2.SetAuthURLParam("resource", app.url+"/oauth/mcp")
 	authURL := conf.AuthCodeURL("browser-state", oauth2.S256ChallengeOption(verifier), resource)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(800, 720),
-		chromedp.UserDataDir(t.TempDir()))...)
-	defer cancelAlloc()
-	browser, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	if err := chromedp.Do(browser); err != nil { // starts Chromium, with no timeout
-		t.Fatalf("starting %s: %v", chromium, err)
-	}
+	browser := startBrowser(t, chromium, chromedp.WindowSize(800, 720))
 	ctx, cancelTimeout := context.WithTimeout(browser, 60*time.Second)
 	defer cancelTimeout()
 
@@ -136,6 +128,22 @@ func jsonRequest(t *testing.T, u, body string) *http.Request {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	return req
+}
+
+// startBrowser starts headless Chromium (a profile of the test's own, the
+// options given added) and returns its first tab, both ended when the test
+// ends.
+func startBrowser(t *testing.T, chromium string, opts ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir())), opts...)...)
+	t.Cleanup(cancelAlloc)
+	browser, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(browser); err != nil { // starts Chromium, with no timeout
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+	return browser
 }
 
 // do runs one browser action, failing the test on error.
