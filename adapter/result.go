@@ -160,8 +160,9 @@ func (s *Server) errorAnswer(resp *http.Response, t *openapi.Tool, mediaType str
 		// any structuredContent against it, error results included, and
 		// rejects the whole result when it does not validate. One that
 		// does not fit stays in the text only, with a note saying so.
-		if obj := jsonObject([]byte(body)); obj != nil {
-			if t == nil || t.FitsStructured([]byte(body)) {
+		data := []byte(body)
+		if obj := jsonObject(data); obj != nil {
+			if t == nil || t.FitsStructured(data) {
 				res.StructuredContent = obj
 			} else {
 				res.Content = append(res.Content, &mcp.TextContent{Text: errorObjectNote})

@@ -271,13 +271,9 @@ func (s *Server) getTask(ctx context.Context, owner, id string) (*task.Task, err
 }
 
 // taskOwner is who follows tasks on this request: the caller's key id; ""
-// for no key and in public mode (anonymous callers have no tasks).
-func (s *Server) taskOwner(ex *exchange) string {
-	if s.opts.PublicMode {
-		return ""
-	}
-	return ex.cred.keyID
-}
+// for no key, as always in public mode, where resolveCaller makes the
+// caller no one (anonymous callers have no tasks).
+func (s *Server) taskOwner(ex *exchange) string { return ex.cred.keyID }
 
 // authenticateFollower is the gate's check of a caller who follows a job
 // (tasks/*, the companion tool): a usable key, which the key registry
@@ -290,7 +286,7 @@ func (s *Server) authenticateFollower(ctx context.Context, ex *exchange, clientI
 		_, r := s.idpAdmit(ctx, ex)
 		return r
 	}
-	if s.opts.Keys == nil || ex.cred.key == "" || s.opts.PublicMode {
+	if s.opts.Keys == nil || ex.cred.key == "" { // no key: none sent, or public mode
 		return nil
 	}
 	_, r := s.resolveKey(ctx, ex.cred, "")

@@ -1,9 +1,12 @@
 package adapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -283,5 +286,31 @@ func TestJobTasksCompact(t *testing.T) {
 	}
 	if list := post(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, nil); strings.Contains(list.body, "job_status") {
 		t.Errorf("compact mode lists job_status: %s", list.body)
+	}
+}
+
+// TestNoTasksInPublicMode: in public mode a caller is its address, so a
+// job gets no task even for a client that takes tasks and sends a key; the
+// call is waited for, and tasks/get knows no task of that key.
+func TestNoTasksInPublicMode(t *testing.T) {
+	_, upURL := newJobsUpstream(t, map[string]int{})
+	doc, err := os.ReadFile("testdata/jobs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	public := filepath.Join(t.TempDir(), "jobs.yaml") // the same API without security: public mode serves no other
+	if err := os.WriteFile(public, bytes.Replace(doc, []byte("security: [{key: []}]"), []byte("security: []"), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, Options{Tools: loadTools(t, public, upURL), Meter: allowAll(0), PublicMode: true,
+		AsyncWait: time.Second, Tasks: task.NewMemoryStore(nil)})
+	body, h := modernTaskCall(1, "never", "k-1")
+	got := post(t, srv.URL+"/mcp", body, h)
+	if strings.Contains(got.body, `"resultType":"task"`) || !strings.Contains(got.body, "is still working on it") {
+		t.Fatalf("a job in public mode: %s", got.body)
+	}
+	body, h = taskRequest(2, "tasks/get", "t0000000000000000000000", "k-1")
+	if got := post(t, srv.URL+"/mcp", body, h); !strings.Contains(got.body, `"code":-32602`) {
+		t.Errorf("tasks/get in public mode: %s", got.body)
 	}
 }
