@@ -109,11 +109,29 @@ func refuse(format string, args ...any) error {
 	return &TokenError{Description: fmt.Sprintf(format, args...)}
 }
 
-// AsymmetricAlgorithms are every asymmetric JWS algorithm, for reading a
-// token's claims before knowing whose it is (its issuer's Verifier then
-// checks it with the algorithms configured).
-var AsymmetricAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.ES256, jose.ES384, jose.ES512,
+// asymmetricAlgorithms are every asymmetric JWS algorithm, for reading a
+// token's issuer before knowing whose it is (AssertionIssuer).
+var asymmetricAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.ES256, jose.ES384, jose.ES512,
 	jose.PS256, jose.PS384, jose.PS512, jose.EdDSA}
+
+// AssertionIssuer reads the iss claim of an identity assertion (a signed
+// JWT) without checking it, to choose the Verifier that will
+// (VerifyAssertion). The error is a *TokenError for a token that is no
+// JWS signed with an asymmetric algorithm, or whose claims do not read.
+func AssertionIssuer(token string) (string, error) {
+	tok, err := jwt.ParseSigned(token, asymmetricAlgorithms)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "unexpected signature algorithm"):
+		return "", refuse("the assertion is signed with an algorithm this server does not accept: an identity provider signs with its private key (RS, PS, ES or EdDSA)")
+	case err != nil:
+		return "", refuse("the assertion is not a signed JWT (an identity assertion authorization grant)")
+	}
+	var claims jwt.Claims
+	if err := tok.UnsafeClaimsWithoutVerification(&claims); err != nil {
+		return "", refuse("the assertion's claims are not readable")
+	}
+	return claims.Issuer, nil
+}
 
 // Verifier checks tokens of one provider. Safe for concurrent use.
 type Verifier struct {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/restmcp/restmcp/adapter/idp"
 	"github.com/restmcp/restmcp/internal/clip"
@@ -173,23 +172,16 @@ func EnterpriseKeyID(issuer, subject string) string {
 // that provider's verifier); nil and why when it is none this server
 // trusts.
 func (s *Server) enterpriseOf(assertion string) (*EnterpriseIdP, string) {
-	tok, err := jwt.ParseSigned(assertion, idp.AsymmetricAlgorithms)
-	switch {
-	case err != nil && strings.Contains(err.Error(), "unexpected signature algorithm"):
-		return nil, "the assertion is signed with an algorithm this server does not accept: an identity provider signs with its private key (RS, PS, ES or EdDSA)"
-	case err != nil:
-		return nil, "the assertion is not a signed JWT (an identity assertion authorization grant)"
-	}
-	var claims jwt.Claims
-	if err := tok.UnsafeClaimsWithoutVerification(&claims); err != nil {
-		return nil, "the assertion's claims are not readable"
+	issuer, err := idp.AssertionIssuer(assertion)
+	if err != nil {
+		return nil, err.Error()
 	}
 	for i := range s.opts.EnterpriseIdPs {
-		if e := &s.opts.EnterpriseIdPs[i]; e.Verifier.Issuer() == claims.Issuer {
+		if e := &s.opts.EnterpriseIdPs[i]; e.Verifier.Issuer() == issuer {
 			return e, ""
 		}
 	}
-	return nil, "the assertion was issued by " + strconv.Quote(clip.String(claims.Issuer, 200)) + ", which is not an identity provider this server accepts assertions from"
+	return nil, "the assertion was issued by " + strconv.Quote(clip.String(issuer, 200)) + ", which is not an identity provider this server accepts assertions from"
 }
 
 // isClientError reports whether err is a *ClientError (a client id that
