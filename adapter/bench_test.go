@@ -54,6 +54,21 @@ func drain(b *testing.B, c *http.Client, req *http.Request) {
 	}
 }
 
+// benchCalls is the timed loop of the tools/call benchmarks: each
+// iteration POSTs a tools/call of get_pet (petId p1) to the MCP URL u with
+// the header name set to value, and reads the whole answer (drain: 200
+// or the benchmark fails).
+func benchCalls(b *testing.B, u, name, value string) {
+	c := benchClient()
+	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := mcpRequest(u, body)
+		req.Header.Set(name, value)
+		drain(b, c, req)
+	}
+}
+
 // BenchmarkToolsCall is one tools/call end to end: HTTP POST to restmcp
 // over loopback, middleware, the fast path (or the go-sdk stateless
 // session), request building, upstream GET over loopback, result mapping,
@@ -67,15 +82,7 @@ func BenchmarkToolsCallSDK(b *testing.B) { benchToolsCall(b, true) }
 func benchToolsCall(b *testing.B, disableFastPath bool) {
 	up := benchUpstream(b)
 	srv := serve(b, Options{Tools: loadTools(b, "testdata/c23.yaml", up.URL), Meter: allowAll(0), DisableFastPath: disableFastPath})
-	c := benchClient()
-	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		req := mcpRequest(srv.URL+"/mcp", body)
-		req.Header.Set("X-API-Key", "k-123")
-		drain(b, c, req)
-	}
+	benchCalls(b, srv.URL+"/mcp", "X-API-Key", "k-123")
 }
 
 // BenchmarkDirectUpstream is the same upstream GET without restmcp: the
@@ -153,15 +160,7 @@ func BenchmarkToolsCallOAuth(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := benchClient()
-	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		req := mcpRequest(base+"/oauth/mcp", body)
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		drain(b, c, req)
-	}
+	benchCalls(b, base+"/oauth/mcp", "Authorization", "Bearer "+tok.AccessToken)
 }
 
 // BenchmarkSessionMemory reports what a live session and an open session
@@ -235,15 +234,8 @@ func BenchmarkBigAnswer(b *testing.B) {
 			}))
 			b.Cleanup(up.Close)
 			srv := serve(b, Options{Tools: loadTools(b, "testdata/c23.yaml", up.URL), Meter: allowAll(0), MaxResponseBytes: 64 << 20})
-			c := benchClient()
-			call := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
 			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				req := mcpRequest(srv.URL+"/mcp", call)
-				req.Header.Set("X-API-Key", "k-123")
-				drain(b, c, req)
-			}
+			benchCalls(b, srv.URL+"/mcp", "X-API-Key", "k-123")
 		})
 	}
 }
@@ -262,15 +254,7 @@ func BenchmarkToolsCallIdP(b *testing.B) {
 	}
 	srv := serve(b, Options{Tools: loadTools(b, "testdata/c23.yaml", up.URL), Meter: allowAll(0), IdP: v, IdPResource: idpResource, IdPIssuer: p.URL})
 	tok := p.Token(idptest.Claims{Issuer: p.URL, Subject: "bench", Audience: []string{idpResource}, Expiry: time.Now().Add(time.Hour)})
-	c := benchClient()
-	body := toolsCallBody(1, "get_pet", `{"petId":"p1"}`)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		req := mcpRequest(srv.URL+"/mcp", body)
-		req.Header.Set("Authorization", "Bearer "+tok)
-		drain(b, c, req)
-	}
+	benchCalls(b, srv.URL+"/mcp", "Authorization", "Bearer "+tok)
 	if v.Fetches() != 1 {
 		b.Fatalf("%d JWKS fetches, want the one at start", v.Fetches())
 	}

@@ -106,8 +106,7 @@ func TestRealOpenIDProvider(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("idp-check.mjs output: %v\n%s", err, out)
 	}
-	wantResult := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"who":"me"}`}}, "structuredContent": map[string]any{"who": "me"}}
-	if diff := cmp.Diff(wantResult, got.Result); diff != "" || !slicesEqual(got.Tools, []string{"me_get"}) {
+	if diff := cmp.Diff(meResult, got.Result); diff != "" || !slicesEqual(got.Tools, []string{"me_get"}) {
 		t.Errorf("tools %v, result (-want +got):\n%s", got.Tools, diff)
 	}
 	// initialize and tools/list need no credential; the tools/call is
@@ -200,8 +199,7 @@ func TestRealOpenIDProviderSignIn(t *testing.T) {
 	if diff := cmp.Diff(wantPages, got.Pages); diff != "" {
 		t.Errorf("the browser's pages at the provider (-want +got):\n%s", diff)
 	}
-	wantResult := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"who":"me"}`}}, "structuredContent": map[string]any{"who": "me"}}
-	if diff := cmp.Diff(wantResult, got.Result); diff != "" {
+	if diff := cmp.Diff(meResult, got.Result); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
 	claims := jwtClaims(t, got.Token)
@@ -309,8 +307,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 	if diff := cmp.Diff([]map[string]string{{"audience": origin, "resource": origin + "/oauth/mcp"}}, got.Exchanges); diff != "" {
 		t.Errorf("the ID-JAG asked for (-want +got):\n%s", diff)
 	}
-	wantResult := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"who":"me"}`}}, "structuredContent": map[string]any{"who": "me"}}
-	if diff := cmp.Diff(wantResult, got.Result); diff != "" || !slices.Contains(got.Tools, "me_get") || got.Refresh != nil {
+	if diff := cmp.Diff(meResult, got.Result); diff != "" || !slices.Contains(got.Tools, "me_get") || got.Refresh != nil {
 		t.Errorf("tools %v, refresh token %v, result (-want +got):\n%s", got.Tools, got.Refresh, diff)
 	}
 	if got.Usage["key_id"] != oauth.EnterpriseKeyID(issuer, "ada") || got.Usage["plan"] != "free" {
@@ -412,8 +409,7 @@ func TestRealOpenIDProviderSignInChromium(t *testing.T) {
 	if loginTitle != "Sign-in" || consentTitle != "Authorize" {
 		t.Errorf("the provider's pages: %q, %q; want its Sign-in and Authorize pages", loginTitle, consentTitle)
 	}
-	wantResult := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"who":"me"}`}}, "structuredContent": map[string]any{"who": "me"}}
-	if diff := cmp.Diff(wantResult, got.Result); diff != "" || !got.Unauthorized {
+	if diff := cmp.Diff(meResult, got.Result); diff != "" || !got.Unauthorized {
 		t.Errorf("unauthorized first %v; result (-want +got):\n%s", got.Unauthorized, diff)
 	}
 	if claims := jwtClaims(t, got.Token); claims["iss"] != issuer || claims["aud"] != mcpURL || claims["sub"] != "ada" {
@@ -518,6 +514,10 @@ func startSignInServe(t *testing.T, node string) (issuer, mcpURL string, upstrea
 	})
 	return issuer, mcpURL, upstreamSaw
 }
+
+// meResult is the tools/call result of GET /v1/me on meUpstream, as a
+// client decodes it.
+var meResult = map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"who":"me"}`}}, "structuredContent": map[string]any{"who": "me"}}
 
 // meUpstream is the API behind the identity provider tests: GET /v1/me
 // answers {"who":"me"}; seen lists each request it got as "METHOD PATH
