@@ -420,6 +420,7 @@ func TestRedisClusterFailover(t *testing.T) {
 				}
 				return true
 			})
+			time.Sleep(2 * time.Second) // 2 s of steady load before the fault, as a deployment has
 			broke := time.Now()
 			after := f.break_(victim)
 			time.Sleep(12 * time.Second) // the fault lasts 12 s under load: long enough for the cluster to fail over (node timeout 1 s) and settle
