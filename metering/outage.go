@@ -72,6 +72,13 @@ type OutageStats struct {
 	// UnsettledDropped counts calls dropped unsettled because the queue
 	// (BufferSize) was full.
 	UnsettledDropped int64
+	// Resent counts counter writes sent again to a Redis Cluster master
+	// that took over from one which may not have replicated them
+	// (replication.go).
+	Resent int64
+	// JournalDropped counts counter writes dropped from a master's journal
+	// past its bound before its replicas had them (replication.go).
+	JournalDropped int64
 }
 
 // OutageMeter applies an outage policy to a [RedisMeter]. Create it with
@@ -120,9 +127,10 @@ type OutageMeter struct {
 	events    []Event // kept while Redis could not take them, oldest first
 	stats     OutageStats
 
-	wake   chan struct{}
-	cancel context.CancelFunc
-	done   chan struct{}
+	wake    chan struct{}
+	cancel  context.CancelFunc
+	done    chan struct{}
+	watched chan struct{} // closed when watchReplication returns; nil without it
 }
 
 // pending is one buffered call (calls 1, cost ≥ 0), refund (calls -1,
@@ -166,7 +174,43 @@ func NewOutageMeter(ctx context.Context, m *RedisMeter, opts OutageOptions) *Out
 	}
 	ctx, o.cancel = context.WithCancel(ctx)
 	go o.run(ctx)
+	if m.journal != nil {
+		o.watched = make(chan struct{})
+		go o.watchReplication(ctx)
+	}
 	return o
+}
+
+// watchReplication polls the Cluster masters' replication every
+// replicationPoll (replication.go) and queues for settling the counter
+// writes of a master another has taken over from, until ctx ends.
+func (o *OutageMeter) watchReplication(ctx context.Context) {
+	defer close(o.watched)
+	t := time.NewTicker(replicationPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, replicationPoll)
+		ops, moved := o.m.checkReplication(pctx)
+		cancel()
+		if len(ops) == 0 {
+			continue
+		}
+		o.mu.Lock()
+		o.stats.Resent += int64(len(ops))
+		o.mu.Unlock()
+		for _, op := range ops {
+			o.queueSettle(op)
+		}
+		for from, to := range moved {
+			o.log.Warn("metering: a Redis Cluster master was replaced; sending its last counter writes again to the new one, which may not have them",
+				"old_master", from, "new_master", to, "writes", len(ops))
+		}
+	}
 }
 
 // Policy returns the outage policy in force.
@@ -323,6 +367,9 @@ func (o *OutageMeter) Stats() OutageStats {
 	defer o.mu.Unlock()
 	s := o.stats
 	s.Down, s.DownShards, s.Buffered, s.Unsettled, s.EventsKept = len(o.down) > 0, len(o.down), o.n, len(o.unsettled), len(o.events)
+	if o.m.journal != nil {
+		s.JournalDropped = o.m.journal.droppedEntries()
+	}
 	return s
 }
 
@@ -332,6 +379,9 @@ func (o *OutageMeter) Stats() OutageStats {
 func (o *OutageMeter) Close(ctx context.Context) error {
 	o.cancel()
 	<-o.done
+	if o.watched != nil {
+		<-o.watched
+	}
 	if err := o.settleAll(ctx); err != nil {
 		return fmt.Errorf("metering: %d calls not settled: %w", o.Stats().Unsettled, err)
 	}

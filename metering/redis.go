@@ -156,6 +156,10 @@ type RedisMeter struct {
 
 	// cal is the calendar of the last day admitted in (calendar.go).
 	cal atomic.Pointer[calendar]
+
+	// journal keeps the counter writes each Cluster master acknowledged
+	// until its replicas have them (replication.go); nil elsewhere.
+	journal *replJournal
 }
 
 // NewRedis returns a meter backed by client, which may be a single node,
@@ -171,6 +175,9 @@ func NewRedis(client redis.UniversalClient, opts Options) *RedisMeter {
 	}
 	if m.eventMaxLen == 0 {
 		m.eventMaxLen = DefaultEventMaxLen
+	}
+	if _, ok := client.(*redis.ClusterClient); ok {
+		m.journal = &replJournal{}
 	}
 	return m
 }

@@ -294,6 +294,9 @@ func (m *RedisMeter) admitOn(ctx context.Context, c Call, shard string) (Decisio
 	d := decide(c, s, r[0] == 1)
 	if d.Allowed {
 		d.ref = callRef{id: id, minutes: [3]int64{r[1] / 60_000_000}}
+		if m.journal != nil {
+			m.journal.add(shard, settleOp{keyID: c.KeyID, tool: c.Tool, ref: d.ref, cost: c.Cost, calls: 1}, d.At)
+		}
 	}
 	return d, nil
 }

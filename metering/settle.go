@@ -168,9 +168,16 @@ func settleArgs(op settleOp) ([]string, []any) {
 // [ErrUnavailable]; settling is idempotent, so a failed one may simply be
 // run again.
 func (m *RedisMeter) settle(ctx context.Context, op settleOp) error {
+	var shard string
+	if m.journal != nil {
+		shard = m.shardOf(op.keyID)
+	}
 	keys, args := settleArgs(op)
 	if err := settleScript.Run(ctx, m.rdb, keys, args...).Err(); err != nil {
 		return fmt.Errorf("%w: settling call %s of key_id %s: %w", ErrUnavailable, op.ref.id, op.keyID, err)
+	}
+	if m.journal != nil {
+		m.journal.add(shard, op, time.Time{}) // replication.go
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,6 +141,39 @@ func (c *sixNodeCluster) kill(port int) {
 	c.mu.Unlock()
 	_ = p.Process.Kill()
 	_ = p.Wait()
+}
+
+// signal sends sig to the node on port (SIGSTOP holds it, SIGCONT lets it
+// go on).
+func (c *sixNodeCluster) signal(port int, sig syscall.Signal) {
+	c.t.Helper()
+	c.mu.Lock()
+	p := c.procs[port]
+	c.mu.Unlock()
+	if err := p.Process.Signal(sig); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// killUnreplicated makes the master on port lose acknowledged writes for
+// certain: its replica is held (SIGSTOP) and its replication link cut, so
+// that the next second of writes reaches no replica; then the master is
+// killed (SIGKILL), and 3 s later the replica goes on and is promoted
+// without them. Its slots have no master for those 3 s.
+func (c *sixNodeCluster) killUnreplicated(port int) {
+	c.t.Helper()
+	replica := c.replicaOf(port)
+	c.signal(replica, syscall.SIGSTOP)
+	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
+	err := rc.Do(context.Background(), "CLIENT", "KILL", "TYPE", "replica").Err()
+	rc.Close()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	time.Sleep(time.Second) // a second of writes the replica never gets
+	c.kill(port)
+	time.Sleep(3 * time.Second) // the slots without a master: calls fail open or are refused
+	c.signal(replica, syscall.SIGCONT)
 }
 
 // restart starts the killed node on port again and waits until the
@@ -348,9 +382,12 @@ func counted(t *testing.T, app *testApp, key string) int64 {
 //   - kill -9 of a master under fail_closed: its keys are refused (503)
 //     for at most 10 s after the kill, every other key is served
 //     throughout, and each key's count equals the calls served;
-//   - kill -9 of a master under fail_open: the other masters' keys stay
-//     metered, none past its quota, and the dead master's keys, served
-//     unmetered meanwhile, are counted once the shard is back;
+//   - kill -9 of a master that had acknowledged a second of writes no
+//     replica received (killUnreplicated), under fail_closed and under
+//     fail_open: the promoted replica is sent them again (replication.go)
+//     and counted equals served; under fail_open the other masters' keys
+//     stay metered, none past its quota, and the dead master's keys,
+//     served unmetered meanwhile, are counted once the shard is back;
 //   - a master paused past the 1 s read timeout: counted equals served;
 //   - a manual CLUSTER FAILOVER: counted equals served.
 //
@@ -373,8 +410,11 @@ func TestRedisClusterFailover(t *testing.T) {
 		name: "kill-master-fail-closed", policy: "fail_closed", quota: 1_000_000,
 		break_: func(master int) func() { c.kill(master); return func() { c.restart(master) } },
 	}, {
-		name: "kill-master-fail-open", policy: "fail_open", quota: 600,
-		break_: func(master int) func() { c.kill(master); return func() { c.restart(master) } },
+		name: "kill-master-unreplicated-fail-closed", policy: "fail_closed", quota: 1_000_000,
+		break_: func(master int) func() { c.killUnreplicated(master); return func() { c.restart(master) } },
+	}, {
+		name: "kill-master-unreplicated-fail-open", policy: "fail_open", quota: 600,
+		break_: func(master int) func() { c.killUnreplicated(master); return func() { c.restart(master) } },
 	}, {
 		name: "pause-master-past-read-timeout", policy: "fail_closed", quota: 1_000_000,
 		break_: func(master int) func() {
@@ -455,12 +495,20 @@ func TestRedisClusterFailover(t *testing.T) {
 				stats.Settled += s.Settled
 				stats.EventsReplayed += s.EventsReplayed
 				stats.DroppedEvents += s.DroppedEvents
+				stats.Resent += s.Resent
+				stats.JournalDropped += s.JournalDropped
 				if s.Buffered != 0 || s.Unsettled != 0 || s.EventsKept != 0 || s.Down {
 					t.Errorf("a replica still holds counts or events after the fault: %+v", s)
 				}
 			}
 			if f.policy == "fail_open" && stats.Degraded == 0 {
 				t.Error("no call was served Degraded: the fault did not reach the meter")
+			}
+			if strings.Contains(f.name, "unreplicated") && stats.Resent == 0 {
+				t.Error("no counter write was sent again to the promoted replica")
+			}
+			if stats.JournalDropped != 0 {
+				t.Errorf("%d journal entries dropped", stats.JournalDropped)
 			}
 			if stats.DroppedEvents != 0 {
 				t.Errorf("%d usage events dropped", stats.DroppedEvents)
@@ -492,8 +540,8 @@ func TestRedisClusterFailover(t *testing.T) {
 			if others != 0 {
 				t.Errorf("%d calls failed otherwise", others)
 			}
-			t.Logf("%s: served %d, counted %d, refused %d (the last %v after the fault), degraded %d, replayed %d, settled %d, events kept and written later %d, events dropped %d; victim master %d",
-				f.name, served, count, refused, window.Round(time.Millisecond), stats.Degraded, stats.Replayed, stats.Settled, stats.EventsReplayed, stats.DroppedEvents, victim)
+			t.Logf("%s: served %d, counted %d, refused %d (the last %v after the fault), degraded %d, replayed %d, settled %d, sent again to the new master %d, events kept and written later %d, events dropped %d; victim master %d",
+				f.name, served, count, refused, window.Round(time.Millisecond), stats.Degraded, stats.Replayed, stats.Settled, stats.Resent, stats.EventsReplayed, stats.DroppedEvents, victim)
 		})
 	}
 }

@@ -203,6 +203,8 @@ func registerOutageMetrics(reg prometheus.Registerer, om *metering.OutageMeter) 
 		{"restmcp_meter_events_replayed_total", "Kept usage events written once Redis answered.", true, func(s metering.OutageStats) int64 { return s.EventsReplayed }},
 		{"restmcp_meter_settled_total", "Calls settled by their id once Redis answered again (given back if not served, counted once if served).", true, func(s metering.OutageStats) int64 { return s.Settled }},
 		{"restmcp_meter_unsettled_dropped_total", "Calls dropped unsettled because the queue was full.", true, func(s metering.OutageStats) int64 { return s.UnsettledDropped }},
+		{"restmcp_meter_resent_total", "Counter writes sent again to a Redis Cluster master that replaced one which may not have replicated them.", true, func(s metering.OutageStats) int64 { return s.Resent }},
+		{"restmcp_meter_journal_dropped_total", "Counter writes dropped from a Redis Cluster master's journal past its bound before its replicas had them.", true, func(s metering.OutageStats) int64 { return s.JournalDropped }},
 	} {
 		f := m.f
 		value := stat(func(s metering.OutageStats) float64 { return float64(f(s)) })
