@@ -38,6 +38,13 @@ const idpProviderDir = "../../examples/idp-provider"
 // returns its issuer once it listens.
 func startOIDCProvider(t *testing.T, node, plan string, more ...string) string {
 	t.Helper()
+	return startOIDCProviderEnv(t, node, nil, plan, more...)
+}
+
+// startOIDCProviderEnv is startOIDCProvider with env added to the
+// provider's environment.
+func startOIDCProviderEnv(t *testing.T, node string, env []string, plan string, more ...string) string {
+	t.Helper()
 	if _, err := os.Stat(filepath.Join(idpProviderDir, "node_modules", "oidc-provider")); err != nil {
 		skipUnlessRequired(t, "RESTMCP_REQUIRE_NODE", "!!! SKIPPING the real OpenID provider test: needs `npm ci` in examples/idp-provider !!!")
 	}
@@ -50,6 +57,7 @@ func startOIDCProvider(t *testing.T, node, plan string, more ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, node, append([]string{"provider.mjs", strconv.Itoa(port), plan}, more...)...)
 	cmd.Dir = idpProviderDir
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -327,12 +335,14 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 func TestRealOpenIDProviderSignInChromium(t *testing.T) {
 	chromium := requireChromium(t)
 	node := requireTSClient(t)
-	issuer, mcpURL, upstreamAuths := startSignInServe(t, node)
-	// The client's redirect URI, as the provider registered it.
-	ln, err := net.Listen("tcp", "127.0.0.1:33418")
+	// The client's redirect URI, on a free port, registered with the
+	// provider.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("the client's redirect URI needs 127.0.0.1:33418: %v", err)
+		t.Fatal(err)
 	}
+	redirect := "http://" + ln.Addr().String() + "/callback"
+	issuer, mcpURL, upstreamAuths := startSignInServe(t, node, "CONNECTOR_REDIRECT_URI="+redirect)
 	codes := make(chan string, 1)
 	cb := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		codes <- r.URL.Query().Get("code")
@@ -343,6 +353,7 @@ func TestRealOpenIDProviderSignInChromium(t *testing.T) {
 
 	cmd := exec.Command(node, "idp-login-check.mjs", mcpURL, "ada", "me_get", `{}`, "browser")
 	cmd.Dir = tsClientDir
+	cmd.Env = append(os.Environ(), "REDIRECT_URI="+redirect)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -503,9 +514,10 @@ func TestIdPUpstreamKey(t *testing.T) {
 // pro), an upstream that records each request's Authorization, and
 // restmcp serve in resource-server mode with the token exchange; it
 // returns the provider's issuer, the MCP URL and what the upstream saw.
-func startSignInServe(t *testing.T, node string) (issuer, mcpURL string, upstreamAuths func() []string) {
+// providerEnv is added to the provider's environment.
+func startSignInServe(t *testing.T, node string, providerEnv ...string) (issuer, mcpURL string, upstreamAuths func() []string) {
 	t.Helper()
-	issuer = startOIDCProvider(t, node, "pro")
+	issuer = startOIDCProviderEnv(t, node, providerEnv, "pro")
 	upURL, upstreamSaw := meUpstream(t)
 	mcpURL, _ = startServe(t, map[string]string{
 		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": upURL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",

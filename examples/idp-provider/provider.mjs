@@ -21,7 +21,8 @@
 //     client_id (the client's id at that authorization server, from the
 //     JSON file <client-ids> maps audiences to: the mapping an enterprise
 //     configures), resource, jti, iat, exp in 5 minutes.
-// Prints "listening <issuer>" once ready.
+// Prints "listening <issuer>" once ready. CONNECTOR_REDIRECT_URI, when set,
+// is connector-app's redirect URI (default http://127.0.0.1:33418/callback).
 //
 //   node provider.mjs <port> <plan> [<client-ids>]
 import Provider from "oidc-provider";
@@ -31,6 +32,7 @@ import { readFileSync } from "node:fs";
 
 const [port, plan = "pro", clientIdsFile] = process.argv.slice(2);
 const issuer = `http://127.0.0.1:${port}`;
+const connectorRedirect = process.env.CONNECTOR_REDIRECT_URI || "http://127.0.0.1:33418/callback";
 const { privateKey } = await generateKeyPair("RS256", { extractable: true });
 const jwk = { ...(await exportJWK(privateKey)), kid: "provider-1", alg: "RS256", use: "sig" };
 const { d, p, q, dp, dq, qi, ...publicJWK } = jwk;
@@ -45,7 +47,7 @@ const provider = new Provider(issuer, {
     { client_id: "restmcp", client_secret: "restmcp-secret", grant_types: [exchange], redirect_uris: [], response_types: [] },
     // A connector that signs its user in (authorization code with PKCE).
     { client_id: "connector-app", token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"],
-      redirect_uris: ["http://127.0.0.1:33418/callback"], response_types: ["code"], scope: "openid mcp offline_access" },
+      redirect_uris: [connectorRedirect], response_types: ["code"], scope: "openid mcp offline_access" },
     // An MCP client of the enterprise (Enterprise-Managed Authorization).
     { client_id: "ema-app", client_secret: "ema-secret", grant_types: ["authorization_code", exchange],
       redirect_uris: ["http://127.0.0.1:33419/callback"], response_types: ["code"], scope: "openid" },

@@ -12,6 +12,9 @@
 // script prints "authorize <url>", and reads "code <code>" (the code the
 // browser brought back to the redirect URI) from its standard input.
 //
+// REDIRECT_URI, when set, is the client's redirect URI (default
+// http://127.0.0.1:33418/callback; the provider must have it registered).
+//
 //   node idp-login-check.mjs <mcp-url> <login> <tool> '<arguments as JSON>' [browser]
 import { createInterface } from "node:readline";
 import { browser } from "./browser.mjs";
@@ -20,7 +23,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 
 const [url, login, tool, argsJSON, mode] = process.argv.slice(2);
-const redirectUrl = "http://127.0.0.1:33418/callback";
+const redirectUrl = process.env.REDIRECT_URI || "http://127.0.0.1:33418/callback";
 const store = {};
 const provider = {
   get redirectUrl() { return redirectUrl; },
