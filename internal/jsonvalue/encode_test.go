@@ -154,3 +154,25 @@ func TestAppendStringContentWithin(t *testing.T) {
 		t.Fatalf("room for less than 6 bytes a byte and 6: wrote %q (%d)", out, n)
 	}
 }
+
+// TestAppendStringEveryByteEveryLane: each byte value, alone or after
+// another special byte, at each position of the 8-byte words the escaper
+// reads at once, gives json.Marshal's bytes.
+func TestAppendStringEveryByteEveryLane(t *testing.T) {
+	for c := range 256 {
+		for _, before := range []byte{'a', '"', 0x1f, 0x7f, 0x80, '&'} {
+			for pos := range 17 {
+				b := []byte(strings.Repeat("a", 26))
+				b[pos], b[pos+1] = before, byte(c)
+				s := string(b)
+				want, err := json.Marshal(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := AppendString(nil, s, true); string(got) != string(want) {
+					t.Fatalf("byte %#x after %#x at %d: %q, want %q", c, before, pos, got, want)
+				}
+			}
+		}
+	}
+}
