@@ -52,6 +52,9 @@ const (
 	DefaultMaxBytes    = 1 << 20 // a discovery document, a JWKS or a token answer
 	DefaultTimeout     = 5 * time.Second
 	DefaultCacheTokens = 10_000
+	// DiscoveryRetry is the least time between two attempts to read a
+	// Deferred provider's discovery document after one failed.
+	DiscoveryRetry = 5 * time.Second
 )
 
 // DefaultAlgorithms are the signature algorithms accepted when Config
@@ -88,6 +91,12 @@ type Config struct {
 	MinRefresh time.Duration
 	// HTTPClient reaches the provider; nil: one with DefaultTimeout.
 	HTTPClient *http.Client
+	// Deferred: New reads nothing from the provider; its discovery
+	// document and keys are read at the first token (or Discover), and
+	// after a failure again at most every DiscoveryRetry. For a provider a
+	// deployment must start without (an enterprise's): while it cannot be
+	// read, its tokens get an error that is no *TokenError.
+	Deferred bool
 }
 
 // Identity is a caller the provider vouched for.
@@ -152,6 +161,13 @@ type Verifier struct {
 	checked sync.Map // verified tokens: SHA-256 of the token → checkedToken
 	checkN  atomic.Int64
 	now     func() time.Time
+
+	// discovery (Deferred): done once it succeeded; until then tried at
+	// most every DiscoveryRetry, the last failure kept.
+	discovered   atomic.Bool
+	discoverMu   sync.Mutex
+	discoverTry  time.Time
+	discoverFail error
 }
 
 type cachedToken struct {
@@ -206,26 +222,65 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if v.client == nil {
 		v.client = &http.Client{Timeout: DefaultTimeout}
 	}
+	if cfg.Deferred {
+		return v, nil
+	}
+	if err := v.discover(ctx); err != nil {
+		return nil, err
+	}
+	v.discovered.Store(true)
+	return v, nil
+}
+
+// discover reads the provider's discovery document (OpenID Connect
+// Discovery 1.0 §4) and then its keys.
+func (v *Verifier) discover(ctx context.Context) error {
 	bounded := &http.Client{Timeout: v.client.Timeout, Transport: boundedTransport{next: v.client.Transport}}
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, bounded), cfg.Issuer)
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, bounded), v.cfg.Issuer)
 	if err != nil {
-		return nil, fmt.Errorf("idp: discovery at %s: %w", cfg.Issuer, err)
+		return fmt.Errorf("idp: discovery at %s: %w", v.cfg.Issuer, err)
 	}
 	var meta struct {
 		JWKS  string `json:"jwks_uri"`
 		Token string `json:"token_endpoint"`
 	}
 	if err := p.Claims(&meta); err != nil || meta.JWKS == "" {
-		return nil, fmt.Errorf("idp: the discovery document of %s names no jwks_uri", cfg.Issuer)
+		return fmt.Errorf("idp: the discovery document of %s names no jwks_uri", v.cfg.Issuer)
 	}
-	if cfg.Upstream == UpstreamExchange && meta.Token == "" {
-		return nil, fmt.Errorf("idp: the discovery document of %s names no token_endpoint for the token exchange", cfg.Issuer)
+	if v.cfg.Upstream == UpstreamExchange && meta.Token == "" {
+		return fmt.Errorf("idp: the discovery document of %s names no token_endpoint for the token exchange", v.cfg.Issuer)
 	}
+	v.mu.Lock()
 	v.jwksURL, v.tokenURL = meta.JWKS, meta.Token
-	if err := v.refresh(ctx); err != nil {
-		return nil, err
+	v.mu.Unlock()
+	return v.refresh(ctx)
+}
+
+// Discover reads a Deferred provider's discovery document and keys now,
+// unless done already or tried less than DiscoveryRetry ago (then it
+// returns that attempt's error). Concurrent callers wait for one attempt.
+func (v *Verifier) Discover(ctx context.Context) error {
+	if v.discovered.Load() {
+		return nil
 	}
-	return v, nil
+	v.discoverMu.Lock()
+	defer v.discoverMu.Unlock()
+	if v.discovered.Load() {
+		return nil
+	}
+	if v.discoverFail != nil && v.now().Sub(v.discoverTry) < DiscoveryRetry {
+		return v.discoverFail
+	}
+	v.discoverTry = v.now()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
+	defer cancel()
+	if err := v.discover(ctx); err != nil {
+		v.discoverFail = err
+		return err
+	}
+	v.discoverFail = nil
+	v.discovered.Store(true)
+	return nil
 }
 
 // Issuer is the provider's issuer URL.
@@ -272,6 +327,9 @@ func (v *Verifier) verify(ctx context.Context, token string) (*Identity, error) 
 			return nil, refuse("the access token is signed with an algorithm this server does not accept (accepted: %s)", strings.Join(v.cfg.Algorithms, ", "))
 		}
 		return nil, refuse("the access token is not a signed JWT")
+	}
+	if err := v.Discover(ctx); err != nil {
+		return nil, err
 	}
 	kid := tok.Headers[0].KeyID
 	key, ok := v.signingKey(ctx, kid)
@@ -483,8 +541,10 @@ type Assertion struct {
 // provider, its aud the authorization server (Config.Audience), exp and
 // iat are present and exp has not passed (skew allowed), and it names a
 // sub, a client_id, a resource and a jti. The error is a *TokenError
-// naming what was wrong, never the assertion. Unlike Verify it keeps no
-// cache: an assertion is used once (the caller records its jti).
+// naming what was wrong, never the assertion, or, for a Deferred provider
+// whose discovery document or keys cannot be read now, Discover's error.
+// Unlike Verify it keeps no cache: an assertion is used once (the caller
+// records its jti).
 func (v *Verifier) VerifyAssertion(ctx context.Context, assertion string) (*Assertion, error) {
 	tok, err := jwt.ParseSigned(assertion, v.algs)
 	if err != nil {
@@ -495,6 +555,9 @@ func (v *Verifier) VerifyAssertion(ctx context.Context, assertion string) (*Asse
 	}
 	if typ, _ := tok.Headers[0].ExtraHeaders[jose.HeaderType].(string); !strings.EqualFold(typ, AssertionType) {
 		return nil, refuse("the assertion's typ is %q, not %q (an identity assertion authorization grant)", clip(typ), AssertionType)
+	}
+	if err := v.Discover(ctx); err != nil {
+		return nil, err // not a refusal of the assertion: its provider cannot be read
 	}
 	kid := tok.Headers[0].KeyID
 	key, ok := v.signingKey(ctx, kid)

@@ -75,7 +75,7 @@ func (s *Server) assertionGrant(c *gin.Context, f url.Values) {
 		}
 		s.logger.Error("oauth: checking an identity assertion failed", "issuer", ent.Verifier.Issuer(), "error", err.Error())
 		c.Header("Retry-After", "5")
-		oauthError(c, http.StatusServiceUnavailable, "temporarily_unavailable", "the enterprise identity provider's keys cannot be read right now; retry in 5 seconds")
+		oauthError(c, http.StatusServiceUnavailable, "temporarily_unavailable", "the enterprise identity provider "+ent.Verifier.Issuer()+" cannot be read right now (its discovery document or keys); retry in 5 seconds")
 		return
 	}
 	resource, known := s.resourceOf(a.Resource)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 	"github.com/restmcp/restmcp/adapter"
+	"github.com/restmcp/restmcp/adapter/idp"
 	"github.com/restmcp/restmcp/adapter/idp/idptest"
 	"github.com/restmcp/restmcp/adapter/oauth"
 	"github.com/restmcp/restmcp/internal/testenv"
@@ -547,4 +549,71 @@ func meUpstream(t *testing.T) (url string, seen func() []string) {
 	}))
 	t.Cleanup(up.Close)
 	return up.URL, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(auths) }
+}
+
+// TestEnterpriseIdPDownAtStart: restmcp serve starts while an enterprise
+// identity provider of oauth_enterprise_idps is in an outage (its
+// discovery document answers 503); an identity assertion of that
+// enterprise is answered 503 temporarily_unavailable, Retry-After 5, and
+// the provider is asked again at most every idp.DiscoveryRetry; once it
+// answers, the same assertion is a grant and its token calls a tool with
+// the enterprise's key.
+func TestEnterpriseIdPDownAtStart(t *testing.T) {
+	p := idptest.New(t)
+	p.Down.Store(true)
+	upURL, upstreamSaw := meUpstream(t)
+	t.Setenv("ACME_API_KEY", "k-acme-enterprise")
+	mcpURL, _ := startServe(t, map[string]string{
+		"RESTMCP_SPEC": "testdata/idp/accounts.yaml", "RESTMCP_UPSTREAM": upURL + "/v1", "RESTMCP_PLANS_FILE": "testdata/idp/plans.yaml",
+		"RESTMCP_OAUTH": "true", "RESTMCP_OAUTH_ENTERPRISE_IDPS": p.URL + "=ACME_API_KEY",
+	})
+	origin := strings.TrimSuffix(mcpURL, "/mcp")
+	reg := postJSON(t, origin+"/oauth/register", `{"client_name":"ema","redirect_uris":["http://127.0.0.1:1/callback"],"grant_types":["authorization_code"],"response_types":["code"],"token_endpoint_auth_method":"none"}`, nil)
+	var client struct {
+		ClientID string `json:"client_id"`
+	}
+	if err := json.Unmarshal([]byte(reg), &client); err != nil || client.ClientID == "" {
+		t.Fatalf("registration: %s", reg)
+	}
+	jag := p.Token(idptest.Claims{Issuer: p.URL, Subject: "ada", Audience: []string{origin}, IssuedAt: time.Now(), Expiry: time.Now().Add(time.Minute),
+		ID: "jti-down", Type: idp.AssertionType, Extra: map[string]any{"client_id": client.ClientID, "resource": origin + "/oauth/mcp"}})
+	grant := func() (int, string, string) {
+		resp, err := http.PostForm(origin+"/oauth/token", url.Values{"grant_type": {oauth.GrantTypeJWTBearer}, "assertion": {jag}, "client_id": {client.ClientID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
+	}
+	want := `{"error":"temporarily_unavailable","error_description":"the enterprise identity provider ` + p.URL + ` cannot be read right now (its discovery document or keys); retry in 5 seconds"}`
+	for range 3 {
+		if status, retry, body := grant(); status != 503 || retry != "5" || body != want {
+			t.Fatalf("while the provider is down: %d, Retry-After %q, %s; want 503, 5, %s", status, retry, body, want)
+		}
+	}
+	if n := p.Discoveries.Load(); n != 1 {
+		t.Errorf("the provider was asked %d times in its outage, want once (the start's attempt; then at most every %v)", n, idp.DiscoveryRetry)
+	}
+
+	p.Down.Store(false)
+	var body string
+	testenv.Eventually(t, 3*idp.DiscoveryRetry, "the grant once the provider answers", func() bool {
+		var status int
+		status, _, body = grant()
+		return status == 200
+	})
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal([]byte(body), &tok); err != nil || tok.AccessToken == "" {
+		t.Fatalf("grant: %s", body)
+	}
+	got := postJSON(t, origin+"/oauth/mcp", callBody(1, "me_get", `{}`), map[string]string{"Authorization": "Bearer " + tok.AccessToken})
+	if !strings.Contains(got, `"structuredContent":{"who":"me"}`) {
+		t.Errorf("tools/call with the token: %s", got)
+	}
+	if auths, want := upstreamSaw(), []string{"GET /v1/me Bearer k-acme-enterprise"}; !slicesEqual(auths, want) {
+		t.Errorf("the upstream saw %q, want %q", auths, want)
+	}
 }

@@ -32,7 +32,7 @@ func newOAuthFront(ctx context.Context, cfg config.Config, doc *openapi.Document
 	if err != nil {
 		return nil, err
 	}
-	enterprises, err := enterpriseIdPs(ctx, cfg, issuer)
+	enterprises, err := enterpriseIdPs(ctx, cfg, issuer, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +90,14 @@ func newOAuthFront(ctx context.Context, cfg config.Config, doc *openapi.Document
 	return front, nil
 }
 
-// enterpriseIdPs makes the verifiers of oauth_enterprise_idps (discovery
-// and JWKS now, each bounded by idp.DefaultTimeout; their assertions'
-// audience is the authorization server's issuer) and reads each one's API
-// key from the environment variable the setting names.
-func enterpriseIdPs(ctx context.Context, cfg config.Config, issuer string) ([]oauth.EnterpriseIdP, error) {
+// enterpriseIdPs makes the verifiers of oauth_enterprise_idps (their
+// assertions' audience is the authorization server's issuer) and reads
+// each one's API key from the environment variable the setting names.
+// Each provider's discovery document and keys are read in the background
+// from now on (idp.Config.Deferred): an enterprise whose provider is down
+// does not stop the start, its assertions get 503 temporarily_unavailable
+// until it answers, retried at most every idp.DiscoveryRetry.
+func enterpriseIdPs(ctx context.Context, cfg config.Config, issuer string, logger *slog.Logger) ([]oauth.EnterpriseIdP, error) {
 	var out []oauth.EnterpriseIdP
 	for _, iss := range slices.Sorted(maps.Keys(cfg.OAuthEnterpriseIdPs)) {
 		name := cfg.OAuthEnterpriseIdPs[iss]
@@ -102,10 +105,16 @@ func enterpriseIdPs(ctx context.Context, cfg config.Config, issuer string) ([]oa
 		if key == "" {
 			return nil, fmt.Errorf("oauth_enterprise_idps: the environment variable %s, the API key for %s, is not set", name, iss)
 		}
-		v, err := idp.New(ctx, idp.Config{Issuer: iss, Audience: issuer, Upstream: idp.UpstreamNone, Algorithms: cfg.IdPAlgorithms})
+		v, err := idp.New(ctx, idp.Config{Issuer: iss, Audience: issuer, Upstream: idp.UpstreamNone, Algorithms: cfg.IdPAlgorithms, Deferred: true})
 		if err != nil {
 			return nil, fmt.Errorf("oauth_enterprise_idps: %w", err)
 		}
+		go func() {
+			if err := v.Discover(ctx); err != nil {
+				logger.Warn("oauth_enterprise_idps: the enterprise identity provider cannot be read; its assertions are refused with 503 until it answers",
+					"issuer", iss, "error", err.Error())
+			}
+		}()
 		out = append(out, oauth.EnterpriseIdP{Verifier: v, Key: key})
 	}
 	return out, nil

@@ -23,12 +23,17 @@ import (
 type Provider struct {
 	URL string // the issuer
 
-	mu        sync.Mutex
-	keys      []*rsa.PrivateKey
-	kids      []string
-	jwks      func(w http.ResponseWriter) bool // overrides the JWKS answer when it returns true
-	Fetches   atomic.Int64                     // JWKS requests
-	Exchanges atomic.Int64                     // token exchange requests
+	mu      sync.Mutex
+	keys    []*rsa.PrivateKey
+	kids    []string
+	jwks    func(w http.ResponseWriter) bool // overrides the JWKS answer when it returns true
+	Fetches atomic.Int64                     // JWKS requests
+	// Down, while true, has every endpoint answer 503 (a provider in an
+	// outage); Discoveries counts discovery document requests, answered
+	// or not.
+	Down        atomic.Bool
+	Discoveries atomic.Int64
+	Exchanges   atomic.Int64 // token exchange requests
 	// LastExchange is the form of the last token exchange request.
 	LastExchange map[string][]string
 	LastClient   string // its Basic user
@@ -40,7 +45,16 @@ func New(t testing.TB) *Provider {
 	p := &Provider{}
 	p.Rotate("k1")
 	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/openid-configuration" {
+			p.Discoveries.Add(1)
+		}
+		if p.Down.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	p.URL = srv.URL
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
