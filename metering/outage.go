@@ -126,6 +126,10 @@ type OutageMeter struct {
 	unsettled []settleOp
 	events    []Event // kept while Redis could not take them, oldest first
 	stats     OutageStats
+	// settling and replaying are the queued settles and buffered entries
+	// a settleAll or flush has taken out to send and not yet sent or put
+	// back: Stats counts them as Unsettled and Buffered still.
+	settling, replaying int
 
 	wake    chan struct{}
 	cancel  context.CancelFunc
@@ -366,7 +370,8 @@ func (o *OutageMeter) Stats() OutageStats {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.stats
-	s.Down, s.DownShards, s.Buffered, s.Unsettled, s.EventsKept = len(o.down) > 0, len(o.down), o.n, len(o.unsettled), len(o.events)
+	s.Down, s.DownShards, s.EventsKept = len(o.down) > 0, len(o.down), len(o.events)
+	s.Buffered, s.Unsettled = o.n+o.replaying, len(o.unsettled)+o.settling
 	if o.m.journal != nil {
 		s.JournalDropped = o.m.journal.droppedEntries()
 	}
@@ -419,6 +424,7 @@ func (o *OutageMeter) settleAll(ctx context.Context) error {
 	o.mu.Lock()
 	ops := o.unsettled
 	o.unsettled = nil
+	o.settling += len(ops)
 	o.mu.Unlock()
 	var keep []settleOp
 	var first error
@@ -440,12 +446,16 @@ func (o *OutageMeter) settleAll(ctx context.Context) error {
 		}
 		o.mu.Lock()
 		o.stats.Settled++
+		o.settling--
 		o.mu.Unlock()
 	}
+	o.mu.Lock()
+	o.settling -= len(keep)
 	if len(keep) > 0 {
-		o.mu.Lock()
 		o.unsettled = append(keep, o.unsettled...)
-		o.mu.Unlock()
+	}
+	o.mu.Unlock()
+	if len(keep) > 0 {
 		if first == nil {
 			first = fmt.Errorf("%w: %d calls wait for their shard", ErrUnavailable, len(keep))
 		}
@@ -525,12 +535,15 @@ func (o *OutageMeter) push(p pending, degraded bool) {
 }
 
 // take removes and returns the buffered entries for which keep is true
-// (every one when keep is nil), oldest first; the others stay.
+// (every one when keep is nil), oldest first; the others stay. The entries
+// taken count as replaying (Stats: Buffered) until flush is done with
+// them.
 func (o *OutageMeter) take(keep func(pending) bool) []pending {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	all := o.take0()
 	if keep == nil {
+		o.replaying += len(all)
 		return all
 	}
 	var out, stay []pending
@@ -543,6 +556,7 @@ func (o *OutageMeter) take(keep func(pending) bool) []pending {
 	}
 	copy(o.buf, stay)
 	o.head, o.n = 0, len(stay)
+	o.replaying += len(out)
 	return out
 }
 
@@ -587,6 +601,11 @@ func (o *OutageMeter) flush(ctx context.Context, which func(pending) bool) error
 	if len(ps) == 0 {
 		return nil
 	}
+	defer func() {
+		o.mu.Lock()
+		o.replaying -= len(ps)
+		o.mu.Unlock()
+	}()
 	// Entries with an id are replayed as they are; the others are summed
 	// per key, tool and day, and each sum gets an id of its own, kept if it
 	// has to be sent again, so that no replay counts twice.
