@@ -3,6 +3,7 @@ package metering
 import (
 	"bufio"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,8 +36,9 @@ import (
 // by its call record, changes nothing; one it lost is counted, or undone,
 // once.
 //
-// A master whose slots no replica is configured to take over can lose
-// nothing this way, so its entries are dropped at once. A journal keeps at
+// A master with no replica the Cluster does not mark failed can lose
+// nothing this way (no replica can take over without a full
+// resynchronisation first), so its entries are dropped at once. A journal keeps at
 // most maxJournal entries per master; beyond that the oldest are dropped
 // (counted in OutageStats.JournalDropped), and a failover right then could
 // lose that many counts. Rate-limit state (GCRA) is not journalled: a
@@ -49,6 +51,9 @@ const (
 	// maxJournal is the most entries one master's journal keeps (about
 	// 150 bytes each).
 	maxJournal = 1 << 17
+	// maxMarks is the most polls a journal remembers while its replicas
+	// catch up.
+	maxMarks = 64
 )
 
 // journalEntry is one acknowledged counter write: the settle operation
@@ -65,12 +70,40 @@ type replMark struct {
 	seq, offset int64
 }
 
-// shardJournal is one master's journal.
+// shardJournal is one master's journal: a ring of entries, grown by
+// doubling up to maxJournal, so that keeping an entry never allocates once
+// it has grown to the calls of a second or two.
 type shardJournal struct {
-	entries []journalEntry // oldest first
-	base    int64          // sequence number of entries[0]
-	marks   []replMark     // oldest first
-	probe   string         // a key id held by this master, to find its slot's master
+	ring  []journalEntry // len a power of two (or 0)
+	head  int            // index of the oldest entry
+	n     int            // entries held
+	base  int64          // sequence number of the oldest entry
+	marks []replMark     // oldest first
+	probe string         // a key id held by this master, to find its slot's master
+}
+
+// push adds e, growing the ring or, at maxJournal, dropping the oldest
+// entry; it reports whether it dropped one.
+func (s *shardJournal) push(e journalEntry) (dropped bool) {
+	if s.n == len(s.ring) {
+		if len(s.ring) == maxJournal {
+			s.dropTo(s.base + 1)
+			dropped = true
+		} else {
+			grown := make([]journalEntry, max(64, 2*len(s.ring)))
+			s.copyTo(grown)
+			s.ring, s.head = grown, 0
+		}
+	}
+	s.ring[(s.head+s.n)&(len(s.ring)-1)] = e
+	s.n++
+	return dropped
+}
+
+// copyTo copies the entries, oldest first, to dst (len ≥ s.n).
+func (s *shardJournal) copyTo(dst []journalEntry) {
+	k := copy(dst, s.ring[s.head:min(len(s.ring), s.head+s.n)])
+	copy(dst[k:s.n], s.ring)
 }
 
 // replJournal is a RedisMeter's journals, by shard. The zero value is
@@ -95,13 +128,9 @@ func (j *replJournal) add(shard string, op settleOp, at time.Time) {
 		s = &shardJournal{probe: op.keyID}
 		j.shards[shard] = s
 	}
-	if len(s.entries) == maxJournal {
-		s.entries[0] = journalEntry{}
-		s.entries = s.entries[1:]
-		s.base++
+	if s.push(journalEntry{op: op, at: at}) {
 		j.dropped++
 	}
-	s.entries = append(s.entries, journalEntry{op: op, at: at})
 	j.mu.Unlock()
 }
 
@@ -112,8 +141,8 @@ func (j *replJournal) pending() map[string]replMark {
 	defer j.mu.Unlock()
 	out := make(map[string]replMark, len(j.shards))
 	for shard, s := range j.shards {
-		if len(s.entries) > 0 {
-			out[shard] = replMark{seq: s.base + int64(len(s.entries))}
+		if s.n > 0 {
+			out[shard] = replMark{seq: s.base + int64(s.n)}
 		}
 	}
 	return out
@@ -131,10 +160,15 @@ func (j *replJournal) probeOf(shard string) string {
 
 // confirm applies one poll of shard, which had written the entries before
 // seq at replication offset offset: entries that every replica has are
-// dropped, and the mark is kept for later polls. acked is the lowest
-// offset acknowledged by an online replica; ok is false when no replica is
-// online.
+// dropped, and the mark is kept for later polls (at most maxMarks, the
+// oldest dropped: later marks cover their entries too, a little later).
+// acked is the lowest offset acknowledged by an online replica; ok is
+// false when no replica is online, and then nothing is confirmed or
+// marked: the first poll with a replica back marks everything before it.
 func (j *replJournal) confirm(shard string, seq, offset, acked int64, ok bool) {
+	if !ok {
+		return
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	s := j.shards[shard]
@@ -142,21 +176,21 @@ func (j *replJournal) confirm(shard string, seq, offset, acked int64, ok bool) {
 		return
 	}
 	upTo := s.base
-	if ok {
-		kept := s.marks[:0]
-		for _, mk := range s.marks {
-			if mk.offset <= acked {
-				upTo = max(upTo, mk.seq)
-			} else {
-				kept = append(kept, mk)
-			}
-		}
-		s.marks = kept
-		if offset <= acked {
-			upTo = max(upTo, seq)
+	kept := s.marks[:0]
+	for _, mk := range s.marks {
+		if mk.offset <= acked {
+			upTo = max(upTo, mk.seq)
+		} else {
+			kept = append(kept, mk)
 		}
 	}
-	if offset > acked || !ok {
+	s.marks = kept
+	if offset <= acked {
+		upTo = max(upTo, seq)
+	} else {
+		if len(s.marks) == maxMarks {
+			s.marks = append(s.marks[:0], s.marks[1:]...)
+		}
 		s.marks = append(s.marks, replMark{seq: seq, offset: offset})
 	}
 	s.dropTo(upTo)
@@ -164,15 +198,18 @@ func (j *replJournal) confirm(shard string, seq, offset, acked int64, ok bool) {
 
 // dropTo drops the entries before sequence number seq.
 func (s *shardJournal) dropTo(seq int64) {
-	n := min(int(seq-s.base), len(s.entries))
+	n := min(int(seq-s.base), s.n)
 	if n <= 0 {
 		return
 	}
-	clear(s.entries[:n])
-	s.entries = s.entries[n:]
+	for i := range n { // let the key ids and tool names go
+		s.ring[(s.head+i)&(len(s.ring)-1)] = journalEntry{}
+	}
+	s.head = (s.head + n) & (len(s.ring) - 1)
+	s.n -= n
 	s.base += int64(n)
-	if len(s.entries) == 0 {
-		s.entries = nil // let the backing array go
+	if s.n == 0 && len(s.ring) > 1<<14 {
+		s.ring, s.head = nil, 0 // a burst's ring goes; the next grows again
 	}
 }
 
@@ -197,8 +234,10 @@ func (j *replJournal) takeAll(shard string) []settleOp {
 	if s == nil {
 		return nil
 	}
-	ops := make([]settleOp, len(s.entries))
-	for i, e := range s.entries {
+	entries := make([]journalEntry, s.n)
+	s.copyTo(entries)
+	ops := make([]settleOp, len(entries))
+	for i, e := range entries {
 		ops[i] = e.op
 		if ops[i].day == "" {
 			ops[i].day = dayPeriod(e.at)
@@ -308,14 +347,26 @@ func (m *RedisMeter) checkReplication(ctx context.Context) (resend []settleOp, m
 }
 
 // hasReplica reports whether the Cluster knows a replica of the master c
-// (CLUSTER REPLICAS, https://redis.io/docs/latest/commands/cluster-replicas/),
-// online or not: one that could be promoted in its place. When it cannot
-// tell, it says yes.
+// (CLUSTER REPLICAS, https://redis.io/docs/latest/commands/cluster-replicas/)
+// that is not marked failed, online or not: one that could be promoted in
+// its place without a full resynchronisation first. When it cannot tell,
+// it says yes.
 func (m *RedisMeter) hasReplica(ctx context.Context, c *redis.Client) bool {
 	id, err := c.Do(ctx, "CLUSTER", "MYID").Text()
 	if err != nil {
 		return true
 	}
 	replicas, err := c.Do(ctx, "CLUSTER", "REPLICAS", id).StringSlice()
-	return err != nil || len(replicas) > 0
+	if err != nil {
+		return true
+	}
+	return slices.ContainsFunc(replicas, replicaUsable)
+}
+
+// replicaUsable reports whether a CLUSTER NODES line of a replica
+// (https://redis.io/docs/latest/commands/cluster-nodes/: id, address,
+// flags, …) has no "fail" flag ("fail?", only suspected, counts as usable).
+func replicaUsable(line string) bool {
+	fields := strings.Fields(line)
+	return len(fields) < 3 || !slices.Contains(strings.Split(fields[2], ","), "fail")
 }

@@ -2,6 +2,9 @@ package metering
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -48,7 +51,9 @@ func journalIDs(j *replJournal, shard string) []string {
 	defer j.mu.Unlock()
 	var ids []string
 	if s := j.shards[shard]; s != nil {
-		for _, e := range s.entries {
+		entries := make([]journalEntry, s.n)
+		s.copyTo(entries)
+		for _, e := range entries {
 			ids = append(ids, e.op.ref.id)
 		}
 	}
@@ -82,7 +87,7 @@ func TestReplJournal(t *testing.T) {
 	if got := journalIDs(&j, "a:1"); !reflect.DeepEqual(got, []string{"a3"}) {
 		t.Fatalf("after the second poll: %v", got)
 	}
-	// No replica online: nothing is confirmed, the mark is kept.
+	// No replica online: nothing is confirmed or marked.
 	admit("a:1", "a4")
 	j.confirm("a:1", 4, 180, 0, false)
 	if got := journalIDs(&j, "a:1"); !reflect.DeepEqual(got, []string{"a3", "a4"}) {
@@ -123,7 +128,7 @@ func TestReplJournalBound(t *testing.T) {
 	}
 	j.mu.Lock()
 	s := j.shards["a:1"]
-	n, base, first := len(s.entries), s.base, s.entries[0].op.calls
+	n, base, first := s.n, s.base, s.ring[s.head].op.calls
 	j.mu.Unlock()
 	if n != maxJournal || base != 3 || first != 3 || j.droppedEntries() != 3 {
 		t.Fatalf("entries %d, base %d, first %d, dropped %d; want %d, 3, 3, 3", n, base, first, j.droppedEntries(), maxJournal)
@@ -131,9 +136,60 @@ func TestReplJournalBound(t *testing.T) {
 	// A mark from before the drop still confirms by sequence number.
 	j.confirm("a:1", 10, 5, 5, true)
 	j.mu.Lock()
-	base, n = s.base, len(s.entries)
+	base, n = s.base, s.n
 	j.mu.Unlock()
 	if base != 10 || n != maxJournal+3-10 {
 		t.Fatalf("after confirm: base %d, entries %d", base, n)
 	}
+}
+
+func TestReplJournalMarksBounded(t *testing.T) {
+	var j replJournal
+	for i := range maxMarks + 10 {
+		j.add("a:1", settleOp{keyID: "k", ref: callRef{id: strconv.Itoa(i)}}, time.Time{})
+		j.confirm("a:1", int64(i+1), int64(100*(i+1)), 0, true) // the replica never catches up
+	}
+	j.mu.Lock()
+	marks, entries := slices.Clone(j.shards["a:1"].marks), j.shards["a:1"].n
+	j.mu.Unlock()
+	if len(marks) != maxMarks || marks[0] != (replMark{seq: 11, offset: 1100}) || entries != maxMarks+10 {
+		t.Fatalf("%d marks from %+v, %d entries; want %d from {11 1100}, %d", len(marks), marks[0], entries, maxMarks, maxMarks+10)
+	}
+	// Caught up to the 20th poll's offset: the entries before it go.
+	j.confirm("a:1", int64(maxMarks+10), 99_999, 2000, true)
+	if got := journalIDs(&j, "a:1"); len(got) != maxMarks+10-20 || got[0] != "20" {
+		t.Fatalf("after catching up to offset 2000: %d entries from %v", len(got), got[:1])
+	}
+}
+
+func TestReplicaUsable(t *testing.T) {
+	for line, want := range map[string]bool{
+		"07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected":         true,
+		"07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 slave,fail? e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected":   true,
+		"07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 slave,fail e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 disconnected": false,
+		"": true,
+	} {
+		if got := replicaUsable(line); got != want {
+			t.Errorf("replicaUsable(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// BenchmarkReplJournalAdd is what the journal adds to each admission on a
+// Cluster: one entry kept, callers in parallel, a poll confirming every
+// 4,096 entries as replicas would.
+func BenchmarkReplJournalAdd(b *testing.B) {
+	var j replJournal
+	var seq atomic.Int64
+	op := settleOp{keyID: "k", tool: "get_quote", ref: callRef{id: "0123456789abcdef", minutes: [3]int64{29_934_719}}, cost: 1, calls: 1}
+	at := time.Now()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			j.add("a:1", op, at)
+			if n := seq.Add(1); n%4096 == 0 {
+				j.confirm("a:1", n, n, n, true)
+			}
+		}
+	})
 }
