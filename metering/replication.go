@@ -38,10 +38,10 @@ import (
 //
 // A master with no replica the Cluster does not mark failed can lose
 // nothing this way (no replica can take over without a full
-// resynchronisation first), so its entries are dropped at once. A journal keeps at
-// most maxJournal entries per master; beyond that the oldest are dropped
-// (counted in OutageStats.JournalDropped), and a failover right then could
-// lose that many counts. Rate-limit state (GCRA) is not journalled: a
+// resynchronisation first), so its entries are dropped at once. A journal
+// keeps at most maxJournal entries per master; beyond that the oldest are
+// dropped (counted in OutageStats.JournalDropped), and a failover right
+// then could lose that many counts. Rate-limit state (GCRA) is not journalled: a
 // promoted replica may allow a burst of at most the lost writes again.
 
 const (
