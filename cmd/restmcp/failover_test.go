@@ -157,23 +157,72 @@ func (c *sixNodeCluster) signal(port int, sig syscall.Signal) {
 
 // killUnreplicated makes the master on port lose acknowledged writes for
 // certain: its replica is held (SIGSTOP) and its replication link cut, so
-// that the next second of writes reaches no replica; then the master is
-// killed (SIGKILL), and 3 s later the replica goes on and is promoted
-// without them. Its slots have no master for those 3 s.
+// that what the master writes next reaches no replica; once it has written
+// 64 KiB so (its replication offset says), it is killed (SIGKILL), and once
+// the other masters mark it failed, the replica goes on and is promoted
+// without those writes. Its slots have no master meanwhile (1 to 2 s:
+// cluster-node-timeout and the failure reports).
 func (c *sixNodeCluster) killUnreplicated(port int) {
 	c.t.Helper()
 	replica := c.replicaOf(port)
 	c.signal(replica, syscall.SIGSTOP)
 	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
-	err := rc.Do(context.Background(), "CLIENT", "KILL", "TYPE", "replica").Err()
-	rc.Close()
-	if err != nil {
+	defer rc.Close()
+	if err := rc.Do(context.Background(), "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
 		c.t.Fatal(err)
 	}
-	time.Sleep(time.Second) // a second of writes the replica never gets
+	cut := replOffset(c.t, rc)
+	testenv.Eventually(c.t, 30*time.Second, "64 KiB of writes the replica never gets", func() bool {
+		return replOffset(c.t, rc) >= cut+64<<10
+	})
 	c.kill(port)
-	time.Sleep(3 * time.Second) // the slots without a master: calls fail open or are refused
+	live := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(c.otherMaster(port, replica))})
+	defer live.Close()
+	testenv.Eventually(c.t, 30*time.Second, fmt.Sprintf("the master on %d marked failed", port), func() bool {
+		nodes, err := live.ClusterNodes(context.Background()).Result()
+		if err != nil {
+			return false
+		}
+		for line := range strings.Lines(nodes) {
+			if f := strings.Fields(line); len(f) > 2 && strings.HasPrefix(f[1], "127.0.0.1:"+strconv.Itoa(port)+"@") {
+				return slices.Contains(strings.Split(f[2], ","), "fail")
+			}
+		}
+		return false
+	})
 	c.signal(replica, syscall.SIGCONT)
+}
+
+// replOffset is master_repl_offset of INFO replication on rc.
+func replOffset(t *testing.T, rc *redis.Client) int64 {
+	t.Helper()
+	info, err := rc.Info(context.Background(), "replication").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "master_repl_offset:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no master_repl_offset in %q", info)
+	return 0
+}
+
+// otherMaster is the port of a node other than the two given, to ask the
+// cluster's view from.
+func (c *sixNodeCluster) otherMaster(not ...int) int {
+	for _, p := range c.ports {
+		if !slices.Contains(not, p) {
+			return p
+		}
+	}
+	c.t.Fatal("no other node")
+	return 0
 }
 
 // restart starts the killed node on port again and waits until the
