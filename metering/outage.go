@@ -199,20 +199,17 @@ func (o *OutageMeter) watchReplication(ctx context.Context) {
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, replicationPoll)
-		ops, moved := o.m.checkReplication(pctx)
+		moved := o.m.checkReplication(pctx)
 		cancel()
-		if len(ops) == 0 {
-			continue
-		}
-		o.mu.Lock()
-		o.stats.Resent += int64(len(ops))
-		o.mu.Unlock()
-		for _, op := range ops {
-			o.queueSettle(op)
-		}
-		for from, to := range moved {
+		for _, mv := range moved {
+			o.mu.Lock()
+			o.stats.Resent += int64(len(mv.ops))
+			o.mu.Unlock()
+			for _, op := range mv.ops {
+				o.queueSettle(op)
+			}
 			o.log.Warn("metering: a Redis Cluster master was replaced; sending its last counter writes again to the new one, which may not have them",
-				"old_master", from, "new_master", to, "writes", len(ops))
+				"old_master", mv.from, "new_master", mv.to, "writes", len(mv.ops))
 		}
 	}
 }

@@ -134,28 +134,24 @@ func (j *replJournal) add(shard string, op settleOp, at time.Time) {
 	j.mu.Unlock()
 }
 
-// pending lists the shards with entries, each with a key id it holds and
-// the sequence number after its last entry.
-func (j *replJournal) pending() map[string]replMark {
+// pendingShard is a shard with entries, as a poll starts: a key id it
+// holds and the sequence number after its last entry.
+type pendingShard struct {
+	probe string
+	seq   int64
+}
+
+// pending lists the shards with entries.
+func (j *replJournal) pending() map[string]pendingShard {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := make(map[string]replMark, len(j.shards))
+	out := make(map[string]pendingShard, len(j.shards))
 	for shard, s := range j.shards {
 		if s.n > 0 {
-			out[shard] = replMark{seq: s.base + int64(s.n)}
+			out[shard] = pendingShard{probe: s.probe, seq: s.base + int64(s.n)}
 		}
 	}
 	return out
-}
-
-// probeOf is a key id held by shard, or "".
-func (j *replJournal) probeOf(shard string) string {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if s := j.shards[shard]; s != nil {
-		return s.probe
-	}
-	return ""
 }
 
 // confirm applies one poll of shard, which had written the entries before
@@ -303,28 +299,29 @@ func parseReplication(info string) replicationInfo {
 	return r
 }
 
+// masterMoved is a master whose slots another now holds: its address,
+// the new one's, and its entries, to be sent again.
+type masterMoved struct {
+	from, to string
+	ops      []settleOp
+}
+
 // checkReplication polls every master with journal entries once (see
-// above) and returns the entries of the masters whose slots another master
-// now holds, to be sent again, with the old and new addresses for the log.
-// Only a Cluster meter has a journal.
-func (m *RedisMeter) checkReplication(ctx context.Context) (resend []settleOp, moved map[string]string) {
+// above) and returns the masters whose slots another master now holds,
+// with their entries. Only a Cluster meter has a journal.
+func (m *RedisMeter) checkReplication(ctx context.Context) (moved []masterMoved) {
 	cc, ok := m.rdb.(*redis.ClusterClient)
 	if !ok || m.journal == nil {
-		return nil, nil
+		return nil
 	}
 	for shard, mark := range m.journal.pending() {
-		probe := m.journal.probeOf(shard)
-		c, err := cc.MasterForKey(ctx, Key(probe, "day"))
+		c, err := cc.MasterForKey(ctx, Key(mark.probe, "day"))
 		if err != nil {
 			m.refreshTopology()
 			continue
 		}
 		if now := c.Options().Addr; now != shard {
-			if moved == nil {
-				moved = map[string]string{}
-			}
-			moved[shard] = now
-			resend = append(resend, m.journal.takeAll(shard)...)
+			moved = append(moved, masterMoved{from: shard, to: now, ops: m.journal.takeAll(shard)})
 			continue
 		}
 		info, err := c.Info(ctx, "replication").Result()
@@ -343,7 +340,7 @@ func (m *RedisMeter) checkReplication(ctx context.Context) (resend []settleOp, m
 		}
 		m.journal.confirm(shard, mark.seq, r.offset, r.acked, r.ok)
 	}
-	return resend, moved
+	return moved
 }
 
 // hasReplica reports whether the Cluster knows a replica of the master c

@@ -71,7 +71,7 @@ func TestReplJournal(t *testing.T) {
 	admit("a:1", "a1")
 	admit("a:1", "a2")
 	admit("b:2", "b1")
-	if got, want := j.pending(), map[string]replMark{"a:1": {seq: 2}, "b:2": {seq: 1}}; !reflect.DeepEqual(got, want) {
+	if got, want := j.pending(), map[string]pendingShard{"a:1": {probe: "k-a:1", seq: 2}, "b:2": {probe: "k-b:2", seq: 1}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("pending %v, want %v", got, want)
 	}
 
