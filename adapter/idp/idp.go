@@ -222,18 +222,17 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if v.client == nil {
 		v.client = &http.Client{Timeout: DefaultTimeout}
 	}
-	if cfg.Deferred {
-		return v, nil
+	if !cfg.Deferred {
+		if err := v.Discover(ctx); err != nil {
+			return nil, err
+		}
 	}
-	if err := v.discover(ctx); err != nil {
-		return nil, err
-	}
-	v.discovered.Store(true)
 	return v, nil
 }
 
 // discover reads the provider's discovery document (OpenID Connect
-// Discovery 1.0 §4) and then its keys.
+// Discovery 1.0 §4) and then its keys. Discover runs it, once at a time;
+// the URLs it sets are read only once discovered is set.
 func (v *Verifier) discover(ctx context.Context) error {
 	bounded := &http.Client{Timeout: v.client.Timeout, Transport: boundedTransport{next: v.client.Transport}}
 	p, err := oidc.NewProvider(oidc.ClientContext(ctx, bounded), v.cfg.Issuer)
@@ -250,15 +249,14 @@ func (v *Verifier) discover(ctx context.Context) error {
 	if v.cfg.Upstream == UpstreamExchange && meta.Token == "" {
 		return fmt.Errorf("idp: the discovery document of %s names no token_endpoint for the token exchange", v.cfg.Issuer)
 	}
-	v.mu.Lock()
 	v.jwksURL, v.tokenURL = meta.JWKS, meta.Token
-	v.mu.Unlock()
 	return v.refresh(ctx)
 }
 
-// Discover reads a Deferred provider's discovery document and keys now,
-// unless done already or tried less than DiscoveryRetry ago (then it
-// returns that attempt's error). Concurrent callers wait for one attempt.
+// Discover reads the provider's discovery document and keys now (New
+// does, unless Deferred), unless done already or tried less than
+// DiscoveryRetry ago (then it returns that attempt's error), bounded by
+// DefaultTimeout. Concurrent callers wait for one attempt.
 func (v *Verifier) Discover(ctx context.Context) error {
 	if v.discovered.Load() {
 		return nil
