@@ -37,8 +37,9 @@ import (
 
 // fastResult is the JSON-RPC result or error the fast path answers with.
 type fastResult struct {
-	result []byte       // the encoded result; nil with err or large
+	result []byte       // the encoded result; nil with err, large or list
 	large  *largeResult // a result encoded as it is written (writeLarge)
+	list   *encodedList // a tools/list result (listgzip.go)
 	err    *jsonrpc.Error
 }
 
@@ -54,7 +55,7 @@ func (s *Server) serveFast(c *gin.Context, ex *exchange) bool {
 	case "tools/call":
 		r = s.fastCall(c, m, isModernCall(c.Request, m))
 	case "tools/list":
-		r = fastResult{result: s.listFor(c)}
+		r = fastResult{list: s.listFor(c)}
 	default:
 		return false
 	}
@@ -127,25 +128,25 @@ func plainListParams(params []byte) bool {
 // with Options.ListByPlan and a key that resolves, the tools of the key's
 // plan ("cacheScope": "private"), encoded once per plan and kept. As in
 // listByPlan, a key that cannot be resolved gets every tool.
-func (s *Server) listFor(c *gin.Context) []byte {
+func (s *Server) listFor(c *gin.Context) *encodedList {
 	ex := exchangeFrom(c.Request.Context())
 	cred, tbl := ex.cred, ex.table
 	if !s.opts.ListByPlan || cred.key == "" || tbl.compact != nil {
-		return tbl.listBytes // compact mode's three tools are for every plan
+		return tbl.list // compact mode's three tools are for every plan
 	}
 	plan, ok := s.listPlan(c.Request.Context(), cred)
 	if !ok {
-		return tbl.listBytes
+		return tbl.list
 	}
-	if b, ok := tbl.planLists.Load(plan.Name); ok {
-		return b.([]byte)
+	if l, ok := tbl.planLists.Load(plan.Name); ok {
+		return l.(*encodedList)
 	}
 	b, err := sdkJSON(&mcp.ListToolsResult{Tools: tbl.planTools(plan, tbl.listed), Cacheable: mcp.Cacheable{CacheScope: "private"}})
 	if err != nil {
-		return tbl.listBytes // unreachable: the same tools encoded at startup
+		return tbl.list // unreachable: the same tools encoded at startup
 	}
-	tbl.planLists.Store(plan.Name, b)
-	return b
+	l, _ := tbl.planLists.LoadOrStore(plan.Name, &encodedList{json: b})
+	return l.(*encodedList)
 }
 
 // isModernCall reports whether m is a tools/call on the 2026-07-28 wire.
@@ -397,6 +398,13 @@ func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) 
 	head = append(head, `{"jsonrpc":"2.0","id":`...)
 	head = append(head, id...)
 	body := r.result
+	if r.list != nil {
+		body = r.list.json
+		if jsonMode && len(body) >= gzipListMinBytes && acceptsGzip(c.Request.Header.Values("Accept-Encoding")) {
+			writeGzipList(c, append(head, `,"result":`...), r.list.gzip())
+			return
+		}
+	}
 	if r.err != nil {
 		head = append(head, `,"error":`...)
 		body, _ = sdkJSON(r.err)
@@ -429,6 +437,15 @@ func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) 
 	if !jsonMode {
 		w.Flush()
 	}
+}
+
+// writeGzipList writes a tools/list answer in gzip (listgzip.go): head is
+// the JSON-RPC envelope up to the result.
+func writeGzipList(c *gin.Context, head []byte, g *gzipRest) {
+	setHeaders(c.Writer.Header(), "Cache-Control", "no-cache, no-transform", "Content-Type", "application/json",
+		"Content-Encoding", "gzip", "Vary", "Accept-Encoding", "Content-Length", strconv.Itoa(g.memberSize(len(head))))
+	c.Status(http.StatusOK)
+	_ = g.writeGzip(c.Writer, head) // an error is the client's hang-up
 }
 
 // sdkJSON encodes v as the go-sdk's jsonrpc2 package does: without HTML

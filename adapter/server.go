@@ -693,11 +693,11 @@ type toolTable struct {
 	compact    *compactTools // nil unless Options.Compact
 	// jobTool is the companion tool's name (tasks.go); "" when not listed.
 	jobTool string
-	// listBytes is the tools/list result, encoded once as the SDK encodes
-	// it (the fast path's answer).
-	listBytes []byte
+	// list is the tools/list result, encoded once as the SDK encodes it
+	// (the fast path's answer).
+	list *encodedList
 	// planLists holds, by plan name, the encoded tools/list of a plan
-	// (Options.ListByPlan), made on first use.
+	// (Options.ListByPlan), made on first use: an *encodedList.
 	planLists sync.Map
 }
 
@@ -772,7 +772,7 @@ func (s *Server) newTable(tools []*openapi.Tool) (*toolTable, []error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("encoding tools/list: %w", err))
 	}
-	tbl.listBytes = b
+	tbl.list = &encodedList{json: b}
 	return tbl, errs
 }
 

@@ -99,6 +99,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err := io.WriteString(stdout, strings.Replace(benchSpec, "UPSTREAM", f.upAddr, 1))
 		return err
 	}
+	if f.listSpec != "" {
+		return runListBench(ctx, f, stdout)
+	}
 	body := benchBody(f.answerBytes)
 	if f.serveUpstream {
 		return serveBenchUpstream(ctx, f.upAddr, body, stdout)
@@ -117,6 +120,7 @@ type benchFlags struct {
 	levels                              []int // --concurrency
 	redisURL, upAddr, peerURL, peerName string
 	compare, restmcp                    string
+	listSpec                            string // --list-spec
 	peerPID, answerBytes                int
 	sdkPath, printSpec, inProcess       bool
 	serveUpstream                       bool
@@ -140,12 +144,16 @@ func parseBenchFlags(args []string, stderr io.Writer) (*benchFlags, error) {
 	fs.BoolVar(&f.serveUpstream, "serve-upstream", false, "serve only the benchmark's upstream at --upstream-addr, print its address and wait (the upstream process of a bench run)")
 	fs.StringVar(&f.compare, "compare", "", "also serve from this other restmcp `executable` (an earlier build, say) beside this one, against the same upstream, and drive both in each round, alternating which goes first: an A/B on which the machine's drifting speed weighs alike")
 	fs.StringVar(&f.restmcp, "restmcp", "", "the restmcp `executable` to serve from (default: restmcp beside this command, else on PATH)")
+	fs.StringVar(&f.listSpec, "list-spec", "", "measure tools/list instead of tools/call: restmcp serve on this OpenAPI `document`, --calls lists at each --concurrency, once accepting only identity and once gzip")
 	fs.IntVar(&f.answerBytes, "answer-bytes", 0, "the upstream answers a JSON object of about this many bytes (a list of items, as a large search answer); 0: the 1 KB object")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if f.compare != "" && f.inProcess {
 		return nil, errors.New("--compare runs restmcp serve processes; it cannot go with --in-process")
+	}
+	if f.listSpec != "" && (f.inProcess || f.compare != "" || f.peerURL != "" || f.redisURL != "") {
+		return nil, errors.New("--list-spec runs restmcp serve alone: it cannot go with --in-process, --compare, --peer or --redis")
 	}
 	if f.sdkPath && !f.inProcess {
 		return nil, errors.New("--sdk-path needs --in-process (restmcp serve always takes the fast path)")

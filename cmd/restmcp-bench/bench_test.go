@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/restmcp/restmcp/internal/corpustest"
 	"github.com/restmcp/restmcp/internal/testenv"
 )
 
@@ -368,5 +369,47 @@ func TestBenchCommandPeer(t *testing.T) {
 	// 200 measured, up to 200 warming up.
 	if n := calls.Load(); n != 400 {
 		t.Errorf("peer answered %d calls, want 400", n)
+	}
+}
+
+// TestBenchCommandList: --list-spec on GitHub's REST document runs
+// tools/list against restmcp serve, identity and gzip in turn, the order
+// alternating from one concurrency to the next, every list answered 200 in
+// the encoding asked for (measureList checks Content-Encoding), and the
+// bytes sent each answer: the identity list's 683,193, and in gzip the same
+// count in both runs, a seventh to a tenth of that (the exact bytes are
+// compress/flate's, which may change with Go; TestToolsListGzip decodes
+// them).
+func TestBenchCommandList(t *testing.T) {
+	spec := corpustest.Path(t, "github-rest-v1.1.3")
+	var stdout, stderr strings.Builder
+	if err := run(context.Background(), []string{"--list-spec", spec, "--calls", "20", "--concurrency", "1,3"}, nil, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var got []string
+	gzipBytes := map[string]bool{}
+	for _, l := range lines[2:] {
+		f := strings.Fields(l) // encoding, concurrency, lists, errors, lists/s, bytes, CPU, "µs"
+		if f[0] == "gzip" {
+			if n, _ := strconv.Atoi(f[5]); n < 683193/10 || n > 683193/7 {
+				t.Errorf("gzip: %d bytes sent", n)
+			}
+			gzipBytes[f[5]], f[5] = true, "(gzip)"
+		}
+		got = append(got, strings.Join(append(f[:4:4], f[5]), " "))
+	}
+	if len(gzipBytes) != 1 {
+		t.Errorf("gzip answers of different sizes: %v", gzipBytes)
+	}
+	want := []string{"identity 1 20 0 683193", "gzip 1 20 0 (gzip)", "gzip 3 20 0 (gzip)", "identity 3 20 0 683193"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("runs (-want +got):\n%s\n%s", diff, stdout.String())
+	}
+	for _, bad := range [][]string{{"--list-spec", spec, "--in-process"}, {"--list-spec", spec, "--redis", "redis://127.0.0.1:6379"}} {
+		err := run(context.Background(), bad, nil, io.Discard, io.Discard)
+		if err == nil || err.Error() != "--list-spec runs restmcp serve alone: it cannot go with --in-process, --compare, --peer or --redis" {
+			t.Errorf("%v: %v", bad, err)
+		}
 	}
 }

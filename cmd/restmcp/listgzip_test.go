@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/restmcp/restmcp/internal/corpustest"
+)
+
+// TestToolsListGzip: restmcp serve on GitHub's REST document answers a
+// tools/list from a client that accepts gzip with the list compressed
+// (Content-Encoding gzip, Vary, its exact Content-Length), which decodes to
+// exactly the answer a client that accepts only identity gets, for any
+// JSON-RPC id, and answers identity where gzip is refused, to an event
+// stream, and for a list under 16 KiB (the demo's).
+func TestToolsListGzip(t *testing.T) {
+	spec := corpustest.Path(t, "github-rest-v1.1.3")
+	mcpURL := startRun(t, map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": "http://127.0.0.1:9"})
+	demoURL := startDefault(t)
+	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}} // the bytes as sent
+
+	post := func(url, id, accept, acceptEncoding string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", accept)
+		if acceptEncoding != "" {
+			req.Header.Set("Accept-Encoding", acceptEncoding)
+		}
+		resp, err := raw.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("tools/list id %.40s: status %d: %.300s", id, resp.StatusCode, body)
+		}
+		return resp, body
+	}
+	const both = "application/json, text/event-stream"
+
+	longID := strconv.Quote(strings.Repeat("é", 40_000)) // 80 KB: two stored blocks
+	for _, id := range []string{"7", `"a-string-id"`, `"with \"escapes\" \u00e9"`, "123456789012345678901234567890", longID} {
+		_, plain := post(mcpURL, id, both, "identity")
+		wantHead := `{"jsonrpc":"2.0","id":` + id + `,"result":{"ttlMs":0,"cacheScope":"public","tools":[{`
+		if !bytes.HasPrefix(plain, []byte(wantHead)) {
+			t.Fatalf("id %.40s: the identity answer begins %.200s", id, plain)
+		}
+		if n := bytes.Count(plain, []byte(`"inputSchema":`)); n != 692 {
+			t.Fatalf("id %.40s: the identity answer lists %d tools", id, n)
+		}
+		resp, zipped := post(mcpURL, id, both, "gzip, deflate")
+		h := resp.Header
+		if h.Get("Content-Encoding") != "gzip" || h.Get("Vary") != "Accept-Encoding" || h.Get("Content-Type") != "application/json" ||
+			h.Get("Content-Length") != strconv.Itoa(len(zipped)) || h.Get("Cache-Control") != "no-cache, no-transform" {
+			t.Errorf("id %.40s: gzip answer headers %v, %d bytes", id, h, len(zipped))
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(zipped))
+		if err != nil {
+			t.Fatalf("id %.40s: %v", id, err)
+		}
+		zr.Multistream(false)
+		got, err := io.ReadAll(zr) // checks the CRC-32 and the size
+		if err != nil {
+			t.Fatalf("id %.40s: decoding the gzip answer: %v", id, err)
+		}
+		if !bytes.Equal(got, plain) {
+			t.Errorf("id %.40s: the gzip answer decodes to %d bytes that differ from the identity answer's %d", id, len(got), len(plain))
+		}
+		if len(zipped)*8 > len(plain) {
+			t.Errorf("id %.40s: %d bytes in gzip for %d", id, len(zipped), len(plain))
+		}
+		t.Logf("id of %d bytes: %d bytes as gzip, %d as identity", len(id), len(zipped), len(plain))
+	}
+
+	for _, tt := range []struct{ name, url, accept, acceptEncoding string }{
+		{"gzip refused", mcpURL, both, "gzip;q=0, br"},
+		{"no Accept-Encoding", mcpURL, both, ""},
+		{"an event stream", mcpURL, "text/event-stream", "gzip"},
+		{"the demo's small list", demoURL, both, "gzip"},
+	} {
+		resp, body := post(tt.url, "1", tt.accept, tt.acceptEncoding)
+		if ce := resp.Header.Get("Content-Encoding"); ce != "" || resp.Header.Get("Vary") != "" {
+			t.Errorf("%s: Content-Encoding %q, Vary %q", tt.name, ce, resp.Header.Get("Vary"))
+		}
+		if !bytes.Contains(body, []byte(`{"jsonrpc":"2.0","id":1,"result":{"ttlMs":0,"cacheScope":"public","tools":[{`)) {
+			t.Errorf("%s: the answer is not the list: %.200s", tt.name, body)
+		}
+	}
+}
