@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +26,12 @@ func TestToolsListGzip(t *testing.T) {
 	demoURL := startDefault(t)
 	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}} // the bytes as sent
 
+	plans := filepath.Join(t.TempDir(), "plans.yaml")
+	if err := os.WriteFile(plans, []byte("default_plan: repos\nkey_mode: open\nplans:\n  repos:\n    tools: [\"repos_*\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	planURL := startRun(t, map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": "http://127.0.0.1:9", "RESTMCP_PLANS_FILE": plans, "RESTMCP_LIST_BY_PLAN": "true"})
+	key := ""
 	post := func(url, id, accept, acceptEncoding string) (*http.Response, []byte) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list"}`))
@@ -32,6 +40,9 @@ func TestToolsListGzip(t *testing.T) {
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", accept)
+		if key != "" {
+			req.Header.Set("X-API-Key", key)
+		}
 		if acceptEncoding != "" {
 			req.Header.Set("Accept-Encoding", acceptEncoding)
 		}
@@ -68,21 +79,12 @@ func TestToolsListGzip(t *testing.T) {
 			h.Get("Content-Length") != strconv.Itoa(len(zipped)) || h.Get("Cache-Control") != "no-cache, no-transform" {
 			t.Errorf("id %.40s: gzip answer headers %v, %d bytes", id, h, len(zipped))
 		}
-		zr, err := gzip.NewReader(bytes.NewReader(zipped))
-		if err != nil {
-			t.Fatalf("id %.40s: %v", id, err)
-		}
-		zr.Multistream(false)
-		got, err := io.ReadAll(zr) // checks the CRC-32 and the size
-		if err != nil {
-			t.Fatalf("id %.40s: decoding the gzip answer: %v", id, err)
-		}
-		if !bytes.Equal(got, plain) {
+		if got := gunzip(t, zipped); !bytes.Equal(got, plain) {
 			t.Errorf("id %.40s: the gzip answer decodes to %d bytes that differ from the identity answer's %d", id, len(got), len(plain))
 		}
 		// The compressed list, header and trailer are the same bytes for
 		// every id: only the envelope's stored blocks differ.
-		headLen := len(`{"jsonrpc":"2.0","id":`+id+`,"result":`)
+		headLen := len(`{"jsonrpc":"2.0","id":` + id + `,"result":`)
 		rest := len(zipped) - headLen - 5*((headLen+0xfffe)/0xffff)
 		if listRest == 0 {
 			listRest = rest
@@ -92,6 +94,25 @@ func TestToolsListGzip(t *testing.T) {
 		}
 		t.Logf("id of %d bytes: %d bytes as gzip, %d as identity", len(id), len(zipped), len(plain))
 	}
+
+	// A plan's list (list_by_plan), compressed on its own: the plan's
+	// repos_* tools and the job_status tool of operations that answer 202.
+	key = "k-plan"
+	_, plain := post(planURL, "3", both, "identity")
+	resp, zipped := post(planURL, "3", both, "gzip")
+	n := bytes.Count(plain, []byte(`"inputSchema":`))
+	if !bytes.HasPrefix(plain, []byte(`{"jsonrpc":"2.0","id":3,"result":{"ttlMs":0,"cacheScope":"private","tools":[{`)) || n < 100 || n >= 692 ||
+		bytes.Count(plain, []byte(`"name":"repos_`))+bytes.Count(plain, []byte(`"name":"job_status"`)) != n {
+		t.Errorf("the plan's list: %d tools, begins %.200s", n, plain)
+	}
+	if resp.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(gunzip(t, zipped), plain) {
+		t.Errorf("the plan's list in gzip: Content-Encoding %q, it decodes to the identity answer: %v", resp.Header.Get("Content-Encoding"), bytes.Equal(gunzip(t, zipped), plain))
+	}
+	_, whole := post(mcpURL, "3", both, "identity") // the same key on the server without plans
+	if len(whole) <= len(plain) {
+		t.Errorf("the plan's list (%d bytes) is not smaller than the whole (%d)", len(plain), len(whole))
+	}
+	key = ""
 
 	for _, tt := range []struct{ name, url, accept, acceptEncoding string }{
 		{"gzip refused", mcpURL, both, "gzip;q=0, br"},
@@ -107,4 +128,20 @@ func TestToolsListGzip(t *testing.T) {
 			t.Errorf("%s: the answer is not the list: %.200s", tt.name, body)
 		}
 	}
+}
+
+// gunzip decodes one gzip member, whole: compress/gzip checks its CRC-32
+// and size.
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("gzip header: %v", err)
+	}
+	zr.Multistream(false)
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("decoding the gzip answer: %v", err)
+	}
+	return out
 }
