@@ -24,10 +24,11 @@ import (
 // once, instead of handing the body to the go-sdk, which decodes it about
 // nine more times and connects a throwaway session for it. Its answers are
 // the SDK's byte for byte (TestFastPathMatchesSDK): the same status,
-// headers, JSON-RPC envelope and result encoding, in JSON and SSE form.
-// Everything else, and any request the SDK would treat in a way the fast
-// path does not (another protocol revision, a cursor, list_by_plan with a
-// key, headers the SDK refuses), goes to the SDK.
+// headers, JSON-RPC envelope and result encoding, in JSON and SSE form
+// (a large tools/list goes in gzip to a client that accepts it: the same
+// bytes once decoded, listgzip.go). Everything else, and any request the
+// SDK would treat in a way the fast path does not (another protocol
+// revision, a cursor, headers the SDK refuses), goes to the SDK.
 //
 // On the 2026-07-28 wire the fast path answers tools/call for a known tool
 // too, with what that revision requires of a result and the SDK leaves out
@@ -389,7 +390,9 @@ func (e *resultEncoder) flush() {
 // writeFast writes the JSON-RPC response as the SDK's stateless handler
 // does: status 200, Cache-Control "no-cache, no-transform", and either an
 // application/json body or one "message" server-sent event. The result is
-// written as it is, not copied (a tools/list can be megabytes).
+// written as it is, not copied (a tools/list can be megabytes). A
+// tools/list of gzipListMinBytes or more goes in gzip to a client that
+// accepts it (listgzip.go): decoded, the same bytes.
 func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) {
 	head := make([]byte, 0, 64+len(id))
 	if !jsonMode {
@@ -401,8 +404,10 @@ func writeFast(c *gin.Context, jsonMode bool, id json.RawMessage, r fastResult) 
 	if r.list != nil {
 		body = r.list.json
 		if jsonMode && len(body) >= gzipListMinBytes && acceptsGzip(c.Request.Header.Values("Accept-Encoding")) {
-			writeGzipList(c, append(head, `,"result":`...), r.list.gzip())
-			return
+			if g := r.list.gzip(); g != nil { // nil: unreachable (compress/flate refused its level)
+				writeGzipList(c, append(head, `,"result":`...), g)
+				return
+			}
 		}
 	}
 	if r.err != nil {
