@@ -56,7 +56,11 @@ func (s *Server) serveFast(c *gin.Context, ex *exchange) bool {
 	case "tools/call":
 		r = s.fastCall(c, m, isModernCall(c.Request, m))
 	case "tools/list":
-		r = fastResult{list: s.listFor(c)}
+		l := s.listFor(c)
+		if c.Request.Header.Get("Mcp-Protocol-Version") == protocolVersionStandardHeaders {
+			l = l.modernList(s.impl) // fastEligible checked the request's 2026-07-28 _meta
+		}
+		r = fastResult{list: l}
 	default:
 		return false
 	}
@@ -81,6 +85,11 @@ func (s *Server) fastEligible(r *http.Request, m *rpcMessage) bool {
 		// The gate checked the 2026-07-28 headers and _meta (checkCall).
 		_, known := exchangeFrom(r.Context()).table.handlers[m.tool]
 		return known
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); m.method == "tools/list" && v == protocolVersionStandardHeaders && slices.Contains(s.versions, v) {
+		// As the go-sdk checks it (validateMcpHeaders, validateRequestMeta);
+		// anything it might refuse goes to it.
+		return r.Header.Get("Mcp-Method") == m.method && modernListParams(m.params, v)
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); m.metaVersion != "" || v != "" && (v >= protocolVersionStandardHeaders || !slices.Contains(s.versions, v)) {
 		return false
@@ -123,6 +132,47 @@ func plainListParams(params []byte) bool {
 		}
 	}
 	return true
+}
+
+// modernListParams reports whether tools/list params are only the
+// 2026-07-28 _meta the go-sdk answers a list to (SEP-2575): the protocol
+// version (version, the header's), client capabilities as an object, and
+// client info absent or an Implementation; other _meta members change
+// nothing. A repeated member, a cursor or any other param is left to the
+// SDK.
+func modernListParams(params []byte, version string) bool {
+	ms, ok := jsonvalue.Members(params)
+	if !ok || len(ms) != 1 || ms[0].Key != "_meta" {
+		return false
+	}
+	meta, ok := jsonvalue.Members(ms[0].Raw)
+	if !ok {
+		return false
+	}
+	seen := make(map[string]bool, len(meta))
+	capabilities := false
+	for _, mm := range meta {
+		if seen[mm.Key] {
+			return false
+		}
+		seen[mm.Key] = true
+		switch mm.Key {
+		case metaKeyProtocolVersion:
+			var v string
+			if json.Unmarshal(mm.Raw, &v) != nil || v != version {
+				return false
+			}
+		case metaKeyClientCapabilities:
+			var caps map[string]any
+			capabilities = json.Unmarshal(mm.Raw, &caps) == nil && caps != nil
+		case metaKeyClientInfo:
+			var info *mcp.Implementation
+			if json.Unmarshal(mm.Raw, &info) != nil || info == nil {
+				return false
+			}
+		}
+	}
+	return capabilities
 }
 
 // listFor is the encoded tools/list result for the caller: every tool, or

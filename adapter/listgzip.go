@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A large tools/list (GitHub's REST document: 683 KB for 692 tools) costs
@@ -44,6 +46,28 @@ type encodedList struct {
 	json   []byte
 	gzOnce sync.Once
 	gz     *gzipRest
+
+	modernOnce sync.Once
+	modern     *encodedList // modernList's
+}
+
+// modernList is l as the go-sdk answers it on the 2026-07-28 wire
+// (SEP-2575), made on first use: "resultType":"complete" and the server's
+// identity (impl) in _meta, before the rest of the result, where the SDK's
+// encoding puts them (setCompleteResultType, annotateServerInfo).
+func (l *encodedList) modernList(impl *mcp.Implementation) *encodedList {
+	l.modernOnce.Do(func() {
+		info, err := sdkJSON(impl)
+		if err != nil {
+			info = []byte("null") // unreachable: two strings
+		}
+		b := make([]byte, 0, len(l.json)+len(info)+96)
+		b = append(b, `{"resultType":"complete","_meta":{"`+metaKeyServerInfo+`":`...)
+		b = append(b, info...)
+		b = append(b, "},"...)
+		l.modern = &encodedList{json: append(b, l.json[1:]...)}
+	})
+	return l.modern
 }
 
 // gzipRest is a tools/list result followed by the JSON-RPC envelope's

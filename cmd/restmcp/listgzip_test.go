@@ -18,8 +18,9 @@ import (
 // tools/list from a client that accepts gzip with the list compressed
 // (Content-Encoding gzip, Vary, its exact Content-Length), which decodes to
 // exactly the answer a client that accepts only identity gets, for any
-// JSON-RPC id, and answers identity where gzip is refused, to an event
-// stream, and for a list under 16 KiB (the demo's).
+// JSON-RPC id, for a plan's list and on the 2026-07-28 wire, and answers
+// identity where gzip is refused, to an event stream, and for a list under
+// 16 KiB (the demo's).
 func TestToolsListGzip(t *testing.T) {
 	spec := corpustest.Path(t, "github-rest-v1.1.3")
 	mcpURL := startRun(t, map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": "http://127.0.0.1:9"})
@@ -31,10 +32,15 @@ func TestToolsListGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 	planURL := startRun(t, map[string]string{"RESTMCP_SPEC": spec, "RESTMCP_UPSTREAM": "http://127.0.0.1:9", "RESTMCP_PLANS_FILE": plans, "RESTMCP_LIST_BY_PLAN": "true"})
-	key := ""
+	key, modern := "", false
 	post := func(url, id, accept, acceptEncoding string) (*http.Response, []byte) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list"}`))
+		reqBody := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`
+		if modern { // as a 2026-07-28 client sends it (the TypeScript SDK 2.x)
+			reqBody = `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+				`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"2"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+		}
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(reqBody))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,6 +48,10 @@ func TestToolsListGzip(t *testing.T) {
 		req.Header.Set("Accept", accept)
 		if key != "" {
 			req.Header.Set("X-API-Key", key)
+		}
+		if modern {
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			req.Header.Set("Mcp-Method", "tools/list")
 		}
 		if acceptEncoding != "" {
 			req.Header.Set("Accept-Encoding", acceptEncoding)
@@ -113,6 +123,22 @@ func TestToolsListGzip(t *testing.T) {
 		t.Errorf("the plan's list (%d bytes) is not smaller than the whole (%d)", len(plain), len(whole))
 	}
 	key = ""
+
+	// The 2026-07-28 wire: the same list after resultType and the server's
+	// identity, in gzip too.
+	modern = true
+	_, plainModern := post(mcpURL, "9", both, "identity")
+	resp, zipped = post(mcpURL, "9", both, "gzip")
+	modern = false
+	_, plainOld := post(mcpURL, "9", both, "identity")
+	head := `{"jsonrpc":"2.0","id":9,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"restmcp","version":"`
+	rest, ok := bytes.CutPrefix(plainModern, []byte(head))
+	if _, after, found := bytes.Cut(rest, []byte(`"}},`)); !ok || !found || !bytes.Equal(after, plainOld[len(`{"jsonrpc":"2.0","id":9,"result":{`):]) {
+		t.Errorf("the 2026-07-28 list is not the list after resultType and serverInfo: it begins %.300s", plainModern)
+	}
+	if resp.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(gunzip(t, zipped), plainModern) {
+		t.Errorf("the 2026-07-28 list in gzip: Content-Encoding %q, it decodes to the identity answer: %v", resp.Header.Get("Content-Encoding"), bytes.Equal(gunzip(t, zipped), plainModern))
+	}
 
 	for _, tt := range []struct{ name, url, accept, acceptEncoding string }{
 		{"gzip refused", mcpURL, both, "gzip;q=0, br"},
