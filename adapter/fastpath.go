@@ -136,9 +136,9 @@ func plainListParams(params []byte) bool {
 
 // modernListParams reports whether tools/list params are only the
 // 2026-07-28 _meta the go-sdk answers a list to (SEP-2575): the protocol
-// version (version, the header's), client capabilities as an object, and
-// client info absent or an Implementation; other _meta members change
-// nothing. A repeated member, a cursor or any other param is left to the
+// version (version, the header's), client capabilities that decode as the
+// SDK's, and client info absent or an Implementation; other _meta members
+// change nothing. A repeated member, a cursor or any other param is left to the
 // SDK.
 func modernListParams(params []byte, version string) bool {
 	ms, ok := jsonvalue.Members(params)
@@ -163,8 +163,11 @@ func modernListParams(params []byte, version string) bool {
 				return false
 			}
 		case metaKeyClientCapabilities:
-			var caps map[string]any
-			capabilities = json.Unmarshal(mm.Raw, &caps) == nil && caps != nil
+			var caps struct { // the SDK's clientCapabilitiesV2
+				mcp.ClientCapabilities
+				Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+			}
+			capabilities = mm.Raw[0] == '{' && json.Unmarshal(mm.Raw, &caps) == nil
 		case metaKeyClientInfo:
 			var info *mcp.Implementation
 			if json.Unmarshal(mm.Raw, &info) != nil || info == nil {
