@@ -163,9 +163,11 @@ func modernListParams(params []byte, version string) bool {
 				return false
 			}
 		case metaKeyClientCapabilities:
-			var caps struct { // the SDK's clientCapabilitiesV2
+			var caps struct { // the SDK's clientCapabilitiesV2, its roots as mcp.RootCapabilities (deprecated)
 				mcp.ClientCapabilities
-				Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+				Roots *struct {
+					ListChanged bool `json:"listChanged,omitempty"`
+				} `json:"roots,omitempty"`
 			}
 			capabilities = mm.Raw[0] == '{' && json.Unmarshal(mm.Raw, &caps) == nil
 		case metaKeyClientInfo:
