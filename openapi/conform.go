@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -96,6 +97,26 @@ func (t *Tool) CompactStructured(body string) (compact jsonvalue.Compact, fits b
 	return compact, err == nil && (w == nil || w.fits), err
 }
 
+// CompactStructuredBytes is CompactStructured for a body held in bytes:
+// compact is the part of body that holds the object when the body is
+// compact already (sharing body's memory), otherwise a new slice.
+func (t *Tool) CompactStructuredBytes(body []byte) (compact []byte, fits bool, err error) {
+	if v := bytes.TrimLeft(body, " \t\r\n"); len(v) == 0 || v[0] != '{' {
+		return nil, false, ErrNotObject
+	}
+	var w *fitWalker
+	var walker jsonvalue.Walker
+	if len(t.OutputSchema) > 0 {
+		if sh, defs := t.shapes(); sh != nil {
+			w = &fitWalker{root: sh, defs: defs, fits: true}
+			w.stack = w.small[:0]
+			walker = w
+		}
+	}
+	compact, err = jsonvalue.CompactedBytes(body, walker)
+	return compact, err == nil && (w == nil || w.fits), err
+}
+
 // ErrNotObject is CompactStructured's error for a body that is not a JSON
 // object.
 var ErrNotObject = errors.New("not a JSON object")
@@ -124,6 +145,16 @@ type fitFrame struct {
 // property's or additionalProperties', or items'), follows $ref and the
 // first anyOf branch that accepts the value, and checks its type.
 func (w *fitWalker) Value(key string, kind byte, num string) bool {
+	return fitValue(w, key, kind, num)
+}
+
+// ValueBytes is Value for a key and number held in bytes
+// (jsonvalue.BytesWalker): looked up and parsed without a copy.
+func (w *fitWalker) ValueBytes(key []byte, kind byte, num []byte) bool {
+	return fitValue(w, key, kind, num)
+}
+
+func fitValue[T ~string | ~[]byte](w *fitWalker, key T, kind byte, num T) bool {
 	if !w.fits {
 		return false
 	}
@@ -157,7 +188,7 @@ func (w *fitWalker) Value(key string, kind byte, num string) bool {
 		}
 		var branch *shape
 		for _, b := range sh.anyOf {
-			if b.acceptsRaw(kind, num, w.defs, depth) {
+			if acceptsRaw(b, kind, num, w.defs, depth) {
 				branch = b
 				break
 			}
@@ -179,7 +210,7 @@ func (w *fitWalker) Value(key string, kind byte, num string) bool {
 // escapes included) in an object of shape sh: the property's, or
 // additionalProperties'. A key without escapes, in valid UTF-8, is looked
 // up as it is, without allocating.
-func memberShape(key string, sh *shape) *shape {
+func memberShape[T ~string | ~[]byte](key T, sh *shape) *shape {
 	name := key[1 : len(key)-1]
 	plain, ascii := true, true
 	for i := 0; i < len(name); i++ {
@@ -191,7 +222,7 @@ func memberShape(key string, sh *shape) *shape {
 		}
 	}
 	if plain && !ascii {
-		plain = utf8.ValidString(name)
+		plain = validUTF8(name)
 	}
 	if !plain {
 		p := jsonvalue.Parser{B: []byte(key)}
@@ -199,8 +230,25 @@ func memberShape(key string, sh *shape) *shape {
 		if err != nil {
 			return sh.addl
 		}
-		name = s
+		return propertyShape(sh, s)
 	}
+	if sh.few != nil {
+		for _, p := range sh.few {
+			if p.name == string(name) { // compared, not copied
+				return p.sh
+			}
+		}
+		return sh.addl
+	}
+	if child, ok := sh.props[string(name)]; ok { // looked up, not copied
+		return child
+	}
+	return sh.addl
+}
+
+// propertyShape is the shape of the property name of sh, or
+// additionalProperties'.
+func propertyShape(sh *shape, name string) *shape {
 	if sh.few != nil {
 		for _, p := range sh.few {
 			if p.name == name {
@@ -213,6 +261,22 @@ func memberShape(key string, sh *shape) *shape {
 		return child
 	}
 	return sh.addl
+}
+
+// validUTF8 is utf8.Valid for text of either kind, without a copy.
+func validUTF8[T ~string | ~[]byte](s T) bool {
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune([]byte(s[i:min(i+utf8.UTFMax, len(s))])) // 4 bytes on the stack for a string
+		if r == utf8.RuneError && size == 1 {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // Close leaves the innermost container entered.
@@ -230,14 +294,14 @@ func (t *Tool) shapes() (*shape, map[string]*shape) {
 // rawTypeMatches is typeMatches for a value of kind k, its first byte
 // ('{', '[', '"', 't' or 'f' for booleans, 'n', and '0' for numbers), lit
 // a number's literal; tk is the type's kind (typeKind).
-func rawTypeMatches(tk byte, k byte, lit string) bool {
+func rawTypeMatches[T ~string | ~[]byte](tk byte, k byte, lit T) bool {
 	switch tk {
 	case 0:
 		return true
 	case 'b':
 		return k == 't' || k == 'f'
 	case 'i':
-		return k == '0' && integerLiteral(lit)
+		return k == '0' && integerLiteral(string(lit))
 	}
 	return tk == k
 }
@@ -267,20 +331,20 @@ func typeKind(typ string) byte {
 }
 
 // acceptsRaw is accepts for a value of kind k (rawTypeMatches).
-func (sh *shape) acceptsRaw(k byte, lit string, defs map[string]*shape, depth int) bool {
+func acceptsRaw[T ~string | ~[]byte](sh *shape, k byte, lit T, defs map[string]*shape, depth int) bool {
 	if depth > maxConformDepth {
 		return true
 	}
 	if sh.ref != "" {
 		d := defs[strings.TrimPrefix(sh.ref, "#/$defs/")]
-		return d == nil || d.acceptsRaw(k, lit, defs, depth+1)
+		return d == nil || acceptsRaw(d, k, lit, defs, depth+1)
 	}
 	if !rawTypeMatches(sh.tk, k, lit) {
 		return false
 	}
 	if len(sh.anyOf) > 0 {
 		for _, b := range sh.anyOf {
-			if b.acceptsRaw(k, lit, defs, depth+1) {
+			if acceptsRaw(b, k, lit, defs, depth+1) {
 				return true
 			}
 		}

@@ -276,7 +276,8 @@ func TestR8CutPlaceholderAcceptsWhatItReplaces(t *testing.T) {
 
 // FuzzCompactStructured: for any JSON object, the one-pass check agrees
 // with conforming the tree (fits exactly when ConformStructured leaves it
-// as it is), and the compact text it returns is the object's value.
+// as it is), the compact text it returns is the object's value, and
+// CompactStructuredBytes says exactly the same.
 func FuzzCompactStructured(f *testing.F) {
 	for _, s := range []string{`{"n":1,"s":"x","o":{"deep":[{"v":"a"},{"v":null}]}}`, `{"u":{"id":"4"}}`, `{"u":"id","m":{"p":true}}`,
 		`{"a\u003cb":1}`, `{"n":2.0,"x":1e400}`, ` { "o" : { "deep" : [ ] } } `, "{\"s\":\"\xff\"}", `{"m":{"p":1}}`} {
@@ -285,6 +286,13 @@ func FuzzCompactStructured(f *testing.F) {
 	tl := &Tool{OutputSchema: json.RawMessage(fitsSchema)}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		compact, fits, err := tl.CompactStructured(string(body))
+		// The bytes variant (a pooled body's) gives the same, and its
+		// compact text shares the body's memory when it is compact already.
+		if cb, fb, eb := tl.CompactStructuredBytes(body); string(cb) != string(compact) || fb != fits || eb != err {
+			t.Fatalf("CompactStructuredBytes(%q) = %q, %v, %v; CompactStructured: %q, %v, %v", body, cb, fb, eb, compact, fits, err)
+		} else if len(cb) > 0 && string(compact) == strings.TrimSpace(string(body)) && &cb[0] != &body[len(body)-len(strings.TrimLeft(string(body), " \t\r\n"))] {
+			t.Fatalf("CompactStructuredBytes(%q) copied a compact body", body)
+		}
 		tree, perr := jsonvalue.Parse(body)
 		obj, isObject := tree.(map[string]any)
 		if (err == nil) != (perr == nil && isObject) {

@@ -76,6 +76,35 @@ func Compacted(src string, w Walker) (Compact, error) {
 	return Compact(c.out.String()), nil
 }
 
+// CompactedBytes is Compacted for text held in bytes: the value is the
+// part of src that holds it when it is compact already (not a copy: it
+// shares src's memory), otherwise the compact text in a new slice. A
+// walker that is a [BytesWalker] is told of keys and numbers as parts of
+// src, without a copy.
+func CompactedBytes(src []byte, w Walker) ([]byte, error) {
+	c := compactor[[]byte]{src: src, walker: w}
+	if bw, ok := w.(BytesWalker); ok {
+		c.bw, c.bsrc = bw, src
+	}
+	end, err := c.scan()
+	if err != nil {
+		return nil, err
+	}
+	if !c.copied {
+		return src[c.from:end], nil
+	}
+	return append(c.dst, src[c.from:end]...), nil
+}
+
+// A BytesWalker is a Walker that can be told of the values of text held in
+// bytes (CompactedBytes) without their keys and numbers becoming strings:
+// key and num are as Value's, parts of the text, valid only during the
+// call.
+type BytesWalker interface {
+	Walker
+	ValueBytes(key []byte, kind byte, num []byte) (enter bool)
+}
+
 // A Walker follows the values of the text Compacted checks, in the
 // text's order and in the same pass, to judge them as they go by (the
 // output-schema check in openapi) without a second reading.
@@ -103,8 +132,10 @@ type compactor[T text] struct {
 	copied   bool // something was cut, so the output is in dst or out
 
 	walker           Walker
-	entered          int // open containers the walker entered: the outermost ones
-	keyStart, keyEnd int // the last key token read, src[keyStart:keyEnd]
+	bw               BytesWalker // walker, told through ValueBytes (CompactedBytes)
+	bsrc             []byte      // src, when bw is set
+	entered          int         // open containers the walker entered: the outermost ones
+	keyStart, keyEnd int         // the last key token read, src[keyStart:keyEnd]
 }
 
 // tell tells the walker of a value of kind b (num: a number's literal,
@@ -113,8 +144,16 @@ type compactor[T text] struct {
 // walker and that it entered every container of stack. (Only Compacted
 // has a walker, so the conversions to string copy nothing.)
 func (c *compactor[T]) tell(stack []byte, b byte, numStart, numEnd int) bool {
+	inObject := len(stack) > 0 && stack[len(stack)-1] == '{'
+	if c.bw != nil {
+		var key []byte
+		if inObject {
+			key = c.bsrc[c.keyStart:c.keyEnd]
+		}
+		return c.bw.ValueBytes(key, b, c.bsrc[numStart:numEnd])
+	}
 	var key string
-	if len(stack) > 0 && stack[len(stack)-1] == '{' {
+	if inObject {
 		key = string(c.src[c.keyStart:c.keyEnd])
 	}
 	return c.walker.Value(key, b, string(c.src[numStart:numEnd]))
@@ -130,6 +169,9 @@ func (c *compactor[T]) cut(i, j int, rep string) {
 		c.out.WriteString(string(c.src[c.from:i])) // T is string here: no copy
 		c.out.WriteString(rep)
 	} else {
+		if !c.copied && c.dst == nil {
+			c.dst = make([]byte, 0, len(c.src)) // sized once (CompactedBytes)
+		}
 		c.dst = append(c.dst, c.src[c.from:i]...)
 		c.dst = append(c.dst, rep...)
 	}

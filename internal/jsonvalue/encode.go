@@ -274,7 +274,7 @@ var escKind, escChar = func() (k, e [256]byte) {
 // about twice as much. It goes chunk by chunk, each chunk's worst case (6
 // output bytes per input byte) reserved first, so that the loop over a
 // chunk's bytes never checks for room.
-func appendEscapedHTML(dst []byte, s string) []byte {
+func appendEscapedHTML[T text](dst []byte, s T) []byte {
 	n, i := len(dst), 0
 	for i < len(s) {
 		end := min(len(s), i+escapeChunk)
@@ -297,6 +297,20 @@ const escapeChunk = 4096
 // than 6 bytes of room per byte of a next piece). Written in pieces into a
 // buffer that is emptied in between, s gives the same bytes as the whole.
 func AppendStringContentWithin(dst []byte, s string) ([]byte, int) {
+	return appendStringContentWithin(dst, s)
+}
+
+// AppendBytesContent is AppendStringContent with HTML escaping for text
+// held in bytes (invalid UTF-8 written as \ufffd, as for a string).
+func AppendBytesContent(dst, s []byte) []byte { return appendEscapedHTML(dst, s) }
+
+// AppendBytesContentWithin is AppendStringContentWithin for text held in
+// bytes (invalid UTF-8 written as \ufffd, as for a string).
+func AppendBytesContentWithin(dst, s []byte) ([]byte, int) {
+	return appendStringContentWithin(dst, s)
+}
+
+func appendStringContentWithin[T text](dst []byte, s T) ([]byte, int) {
 	n, i := len(dst), 0
 	for i < len(s) {
 		piece := min(escapeChunk, len(s)-i, (cap(dst)-n-6)/6)
@@ -311,7 +325,7 @@ func AppendStringContentWithin(dst []byte, s string) ([]byte, int) {
 // escapeHTMLChunk escapes the runes of s that start in s[i:end] into d
 // from d[n], and returns where it stopped in d and s. d has room for 6
 // bytes per byte of s[i:end] and 6 more.
-func escapeHTMLChunk(d []byte, n int, s string, i, end int) (int, int) {
+func escapeHTMLChunk[T text](d []byte, n int, s T, i, end int) (int, int) {
 	for i < end {
 		c := s[i]
 		switch escKind[c] {
@@ -328,7 +342,7 @@ func escapeHTMLChunk(d []byte, n int, s string, i, end int) (int, int) {
 			n += 6
 			i++
 		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
+			r, size := utf8.DecodeRune([]byte(s[i:min(i+utf8.UTFMax, len(s))])) // no copy for bytes; 4 on the stack for a string
 			switch {
 			case r == utf8.RuneError && size == 1:
 				n += copy(d[n:], "\uFFFD")
