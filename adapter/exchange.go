@@ -33,6 +33,10 @@ type exchange struct {
 	// client that takes tasks: fastCall answers it (tasks.go).
 	takesTasks bool
 	task       *task.Task
+	// writesDirect is set by fastCall when the tool handler's result goes
+	// straight to its writer: a large JSON answer may then be read into a
+	// pooled buffer and written from it (pooledbody.go).
+	writesDirect bool
 	// inner is the operation call inside a compact-mode call_operation, as
 	// the gate read it; catalogPlan is the caller's plan for
 	// search_operations and describe_operation (nil: every operation).

@@ -226,6 +226,10 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: m.tool, Arguments: m.arguments}}
 	ex := exchangeFrom(c.Request.Context())
 	ex.takesTasks = modern && m.tasksExt && s.tasksOn()
+	// An operation's own handler returns its result here (not compact
+	// mode's, not the job tool's, which build results of their own).
+	tbl := ex.table
+	ex.writesDirect = tbl.compact == nil && m.tool != tbl.jobTool
 	res, err := h(c.Request.Context(), req)
 	if err == nil && ex.task != nil {
 		// SEP-2663 "Task Creation": the task handle instead of the result.
@@ -260,6 +264,9 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 		return fastResult{large: &largeResult{enc: e, res: res, modern: modern}}
 	}
 	b, err := appendToolResult(make([]byte, 0, resultSizeHint(res)), res) // as the SDK encodes it
+	if p := pooledOf(res); p != nil {
+		p.release() // copied into b (unreachable: a pooled body is large and streamable)
+	}
 	if err != nil {
 		return fastResult{err: &jsonrpc.Error{Code: codeInternalError, Message: "encoding the tool result: " + err.Error()}}
 	}
@@ -286,6 +293,8 @@ func resultSizeHint(res *mcp.CallToolResult) int {
 	case nil:
 	case jsonvalue.Compact:
 		n += len(sc) // its exact size
+	case *pooledBody:
+		n += len(sc.body) + len(sc.body)/8 + len(sc.compact) // its text, and itself
 	default:
 		n *= 2
 	}
@@ -367,6 +376,7 @@ func (e *resultEncoder) open(res *mcp.CallToolResult) error {
 // error is jsonvalue.Append's for a structuredContent tree it refuses; a
 // streamable result has none.
 func (e *resultEncoder) rest(res *mcp.CallToolResult) error {
+	pooled := pooledOf(res)
 	if res.Content == nil {
 		e.buf = append(e.buf, `"content":null`...)
 	} else {
@@ -376,7 +386,11 @@ func (e *resultEncoder) rest(res *mcp.CallToolResult) error {
 				e.buf = append(e.buf, ',')
 			}
 			e.buf = append(e.buf, `{"type":"text","text":"`...)
-			e.text(c.(*mcp.TextContent).Text)
+			if tc := c.(*mcp.TextContent); pooled != nil && tc == pooled.text {
+				encodeText(e, pooled.body)
+			} else {
+				e.text(tc.Text)
+			}
 			e.buf = append(e.buf, `"}`...)
 		}
 		e.buf = append(e.buf, ']')
@@ -385,6 +399,10 @@ func (e *resultEncoder) rest(res *mcp.CallToolResult) error {
 		e.buf = append(e.buf, `,"structuredContent":`...)
 		if sc, ok := res.StructuredContent.(jsonvalue.Compact); ok && sc != "" && e.w != nil {
 			e.copyOut(string(sc))
+		} else if pooled != nil && e.w != nil {
+			copyOutText(e, pooled.compact)
+		} else if pooled != nil {
+			e.buf = append(e.buf, pooled.compact...)
 		} else {
 			var err error
 			if e.buf, err = jsonvalue.Append(e.buf, res.StructuredContent); err != nil {
@@ -402,9 +420,13 @@ func (e *resultEncoder) rest(res *mcp.CallToolResult) error {
 // text appends text's JSON string content: at once without w; with it,
 // as much as buf has room for, writing buf out whenever it is full, so
 // that buf never grows.
-func (e *resultEncoder) text(text string) {
+func (e *resultEncoder) text(text string) { encodeText(e, text) }
+
+// encodeText is resultEncoder.text for text held in a string or in bytes
+// (a pooled body).
+func encodeText[T string | []byte](e *resultEncoder, text T) {
 	if e.w == nil {
-		e.buf = jsonvalue.AppendStringContent(e.buf, text, true)
+		e.buf = appendContent(e.buf, text)
 		return
 	}
 	if cap(e.buf) < writeChunkBytes {
@@ -412,11 +434,27 @@ func (e *resultEncoder) text(text string) {
 	}
 	for len(text) > 0 {
 		var n int
-		e.buf, n = jsonvalue.AppendStringContentWithin(e.buf, text)
+		e.buf, n = appendContentWithin(e.buf, text)
 		if text = text[n:]; len(text) > 0 {
 			e.flush()
 		}
 	}
+}
+
+// appendContent and appendContentWithin are jsonvalue's escapers with HTML
+// escaping, for either kind of text.
+func appendContent[T string | []byte](dst []byte, text T) []byte {
+	if b, ok := any(text).([]byte); ok {
+		return jsonvalue.AppendBytesContent(dst, b)
+	}
+	return jsonvalue.AppendStringContent(dst, string(text), true)
+}
+
+func appendContentWithin[T string | []byte](dst []byte, text T) ([]byte, int) {
+	if b, ok := any(text).([]byte); ok {
+		return jsonvalue.AppendBytesContentWithin(dst, b)
+	}
+	return jsonvalue.AppendStringContentWithin(dst, string(text))
 }
 
 // copyOut appends s through buf, writing buf out whenever it is full. A
@@ -424,7 +462,10 @@ func (e *resultEncoder) text(text string) {
 // response writes a large string in pieces of its 2 KiB buffer, each a
 // chunk of its own on a chunked answer, where a large []byte goes out
 // at once.
-func (e *resultEncoder) copyOut(s string) {
+func (e *resultEncoder) copyOut(s string) { copyOutText(e, s) }
+
+// copyOutText is copyOut for text held in a string or in bytes.
+func copyOutText[T string | []byte](e *resultEncoder, s T) {
 	for len(s) > 0 {
 		if len(e.buf) == cap(e.buf) {
 			e.flush()
@@ -540,7 +581,7 @@ func streamable(res *mcp.CallToolResult) bool {
 		return false
 	}
 	switch res.StructuredContent.(type) {
-	case nil, jsonvalue.Compact:
+	case nil, jsonvalue.Compact, *pooledBody:
 		return true
 	}
 	return false
@@ -567,6 +608,9 @@ func writeLarge(w io.Writer, l *largeResult) {
 		e.buf = completeResult(e.buf)
 	}
 	e.flush()
+	if p := pooledOf(l.res); p != nil {
+		p.release() // written: net/http's Write has copied or sent the bytes
+	}
 	if e.pooled && cap(e.buf) == writeChunkBytes {
 		buf := e.buf[:0]
 		e.buf, e.pooled = nil, false

@@ -183,7 +183,7 @@ type integrityOutcome struct {
 // what each got. unsolicited counts net/http's "Unsolicited response"
 // log lines (a stray answer found on an idle connection, which is then
 // closed).
-func runIntegrity(t *testing.T, callers, calls, pad int) (outcomes []integrityOutcome, unsolicited int) {
+func runIntegrity(t *testing.T, callers, calls, pad int) (outcomes []integrityOutcome, unsolicited int, pooled int64) {
 	up := newIntegrityUpstream(t, pad)
 	var logged bytes.Buffer
 	var logMu sync.Mutex
@@ -194,7 +194,7 @@ func runIntegrity(t *testing.T, callers, calls, pad int) (outcomes []integrityOu
 
 	opts := Options{Tools: loadTools(t, "testdata/integrity.yaml", "http://"+up.ln.Addr().String()), Meter: allowAll(0),
 		MaxResponseBytes: 4 << 20}
-	srv := serve(t, opts)
+	srv, s := serveServer(t, opts)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: callers}}
 	t.Cleanup(client.CloseIdleConnections)
 
@@ -224,7 +224,7 @@ func runIntegrity(t *testing.T, callers, calls, pad int) (outcomes []integrityOu
 	wg.Wait()
 	logMu.Lock()
 	defer logMu.Unlock()
-	return outcomes, strings.Count(logged.String(), "Unsolicited response received on idle HTTP channel")
+	return outcomes, strings.Count(logged.String(), "Unsolicited response received on idle HTTP channel"), s.pooledAnswers.Load()
 }
 
 type writerFunc func([]byte) (int, error)
@@ -341,7 +341,12 @@ func TestAnswerIntegrity(t *testing.T) {
 		{name: "1 MB answers", callers: 32, calls: 192, pad: 1 << 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			outcomes, unsolicited := runIntegrity(t, c.callers, c.calls, c.pad)
+			outcomes, unsolicited, pooled := runIntegrity(t, c.callers, c.calls, c.pad)
+			// 1 MB answers with a Content-Length are read into pooled
+			// buffers, reused from caller to caller (pooledbody.go).
+			if t.Logf("answers read into a pooled buffer: %d", pooled); (pooled > 0) != (c.pad > 0) {
+				t.Errorf("%d answers read into a pooled buffer", pooled)
+			}
 			if len(outcomes) != c.calls {
 				t.Fatalf("%d outcomes, want %d", len(outcomes), c.calls)
 			}

@@ -147,7 +147,7 @@ func compileJQ(src string) (*gojq.Code, error) {
 // means the body could not be read.
 func (s *Server) mapFiltered(ctx context.Context, resp *http.Response, t *openapi.Tool, f *jqFilter) (*mcp.CallToolResult, error) {
 	if resp.StatusCode/100 != 2 || !isJSON(contentType(resp.Header.Get("Content-Type"))) {
-		return s.mapResponse(resp, t, nil)
+		return s.mapResponse(resp, t, nil, false)
 	}
 	if known, err := decodeContent(resp); err != nil || !known {
 		return errorResult("jq_filter: the upstream's answer is in a content coding restmcp does not decode; not filtered"), nil

@@ -29,10 +29,14 @@ import (
 // bytes when they fit, else the object made to fit (R8c). An error means
 // the body could not be read (R6).
 //
+// direct says the result goes straight to the fast path's writer
+// (exchange.writesDirect): a large JSON object is then kept in a pooled
+// buffer (pooledbody.go).
+//
 // link, when not nil, is how a binary 2xx answer larger than
 // BinaryLinkBytes is returned instead (a resource_link, links.go); a call
 // made to read a link (isDownload) reads up to MaxDownloadBytes.
-func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool, link func(mediaType string, size int64) *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool, link func(mediaType string, size int64) *mcp.CallToolResult, direct bool) (*mcp.CallToolResult, error) {
 	mediaType := contentType(resp.Header.Get("Content-Type"))
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	kind := bodyKind(mediaType)
@@ -54,12 +58,25 @@ func (s *Server) mapResponse(resp *http.Response, t *openapi.Tool, link func(med
 		return s.binaryAnswer(resp, kind, mediaType, link)
 	}
 
-	// The body is read once, into the string that is the text: the
-	// compact structuredContent of a compact answer is a part of it, not
-	// a copy.
-	body, truncated, err := readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes)
-	if err != nil {
-		return nil, fmt.Errorf("reading response body: %w", err)
+	var body string
+	var truncated bool
+	if direct && ok && t != nil && isJSON(mediaType) && !s.opts.TextReceipt && bodyFollows(resp) &&
+		resp.ContentLength > largeResultBytes && resp.ContentLength <= int64(min(s.opts.MaxResponseBytes, maxPooledBody)) {
+		// Written by the fast path straight from a pooled buffer
+		// (pooledbody.go), or, not a JSON object that fits, mapped below.
+		res, b, err := s.pooledAnswer(resp, t)
+		if err != nil || res != nil {
+			return res, err
+		}
+		body = b
+	} else {
+		// The body is read once, into the string that is the text: the
+		// compact structuredContent of a compact answer is a part of it,
+		// not a copy.
+		var err error
+		if body, truncated, err = readText(resp.Body, resp.ContentLength, s.opts.MaxResponseBytes); err != nil {
+			return nil, fmt.Errorf("reading response body: %w", err)
+		}
 	}
 	text := body
 	if truncated {
@@ -215,6 +232,8 @@ func addResponseHeaders(res *mcp.CallToolResult, t *openapi.Tool, resp *http.Res
 		res.StructuredContent = jsonvalue.Compact(withMember([]byte(sc), t.HeadersMember(), hs))
 	case json.RawMessage:
 		res.StructuredContent = json.RawMessage(withMember(sc, t.HeadersMember(), hs))
+	case *pooledBody:
+		sc.compact = withMember(sc.compact, t.HeadersMember(), hs) // bytes of its own; the text stays in the buffer
 	case map[string]any:
 		sc[t.HeadersMember()] = hs
 	}
@@ -260,6 +279,13 @@ func compactObject(body string, t *openapi.Tool) any {
 		return t.ConformStructured(tree)
 	}
 	return nil
+}
+
+// bodyFollows reports whether resp's Content-Length is the length of a
+// body that follows: not for an answer to HEAD, nor a 204 (RFC 9110 §8.6:
+// https://www.rfc-editor.org/rfc/rfc9110#section-8.6).
+func bodyFollows(resp *http.Response) bool {
+	return resp.StatusCode != http.StatusNoContent && (resp.Request == nil || resp.Request.Method != http.MethodHead)
 }
 
 // receipt is the text content of a result whose JSON object is carried
@@ -487,8 +513,9 @@ func conformToOutputSchema(t *openapi.Tool, res *mcp.CallToolResult, keepErrorOb
 	if len(t.OutputSchema) == 0 {
 		return res
 	}
-	if _, ok := res.StructuredContent.(jsonvalue.Compact); ok {
-		return res // mapResponse's, checked as it was compacted (compactObject)
+	switch res.StructuredContent.(type) {
+	case jsonvalue.Compact, *pooledBody:
+		return res // mapResponse's, checked as it was compacted (compactObject, pooledAnswer)
 	}
 	if obj, ok := res.StructuredContent.(map[string]any); ok {
 		res.StructuredContent = t.ConformStructured(obj)

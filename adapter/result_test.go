@@ -97,7 +97,7 @@ func TestMapResponse(t *testing.T) {
 			body := &countingReader{r: strings.NewReader(tt.body)}
 			u, _ := url.Parse("http://upstream.test/v1/doc?api_key=k-123")
 			resp := &http.Response{StatusCode: tt.status, Header: h, Body: io.NopCloser(body), ContentLength: cl, Request: &http.Request{URL: u}}
-			res, err := s.mapResponse(resp, &openapi.Tool{}, nil)
+			res, err := s.mapResponse(resp, &openapi.Tool{}, nil, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestStructuredContentFromBytes(t *testing.T) {
 			h := http.Header{"Content-Type": {"application/json"}}
 			resp := &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)),
 				Request: &http.Request{URL: &url.URL{Scheme: "http", Host: "upstream.test", Path: "/v1/doc"}}}
-			res, err := s.mapResponse(resp, c.tool, nil)
+			res, err := s.mapResponse(resp, c.tool, nil, false)
 			if err != nil {
 				t.Fatal(err)
 			}

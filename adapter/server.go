@@ -431,11 +431,13 @@ type Server struct {
 	// is an EventBatcher; nil otherwise. closeOnce closes it.
 	events    *eventWriter
 	closeOnce sync.Once
-	// fastServed counts the requests the fast path answered.
-	fastServed atomic.Int64
-	tracer     trace.Tracer
-	streams    *streamHub // open session streams (sessions mode)
-	calls      *callSlots // Options.MaxConcurrentCalls*
+	// fastServed counts the requests the fast path answered;
+	// pooledAnswers the upstream answers read into a pooled body buffer
+	// (pooledbody.go).
+	fastServed, pooledAnswers atomic.Int64
+	tracer                    trace.Tracer
+	streams                   *streamHub // open session streams (sessions mode)
+	calls                     *callSlots // Options.MaxConcurrentCalls*
 	// versions are the MCP revisions served, newest first:
 	// Options.ProtocolVersions or the go-sdk\'s.
 	versions []string

@@ -186,7 +186,7 @@ func (s *Server) advanceTask(ctx context.Context, ex *exchange, tk *task.Task) *
 	}
 	pctx, stop := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	defer stop()
-	mapResp := func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapResponse(resp, t, nil) }
+	mapResp := func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapResponse(resp, t, nil, false) }
 	host := status.Host
 	next, end, err := s.pollJob(pctx, &asyncJob{status: status}, host, s.taskFollower(pctx, t, ex), ex.upstreamCred().key, mapResp)
 	next2 := *tk

@@ -207,7 +207,9 @@ func (s *Server) toolHandler(t *openapi.Tool) mcp.ToolHandler {
 		sentAt := time.Now()
 		span := s.startUpstreamSpan(callCtx, t, upReq)
 		link := s.linker(ctx, t, a, args) // assigned once: the closure below copies it
-		mapResp := func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapResponse(resp, t, link) }
+		mapResp := func(resp *http.Response) (*mcp.CallToolResult, error) {
+			return s.mapResponse(resp, t, link, ex.writesDirect)
+		}
 		if jq != nil {
 			mapResp = func(resp *http.Response) (*mcp.CallToolResult, error) { return s.mapFiltered(callCtx, resp, t, jq) }
 		}
