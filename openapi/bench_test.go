@@ -104,7 +104,8 @@ func BenchmarkFirstCall(b *testing.B) {
 // BenchmarkCompactStructured: compacting a 1 MB list answer and checking
 // it against an output schema in the same pass (MB/s of the answer): with
 // no schema, with one that leaves the list undescribed (the walker skips
-// it), and with one that describes every item (the walker enters each).
+// it), and with one that describes every item (the walker enters each);
+// each from a string and from bytes.
 func BenchmarkCompactStructured(b *testing.B) {
 	body := string(benchdata.Answer(1 << 20))
 	item := `{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"},"note":{"type":"string"},` +
@@ -115,15 +116,27 @@ func BenchmarkCompactStructured(b *testing.B) {
 		{"list-undescribed", `{"type":"object","properties":{"id":{"type":"string"}}}`},
 		{"items-described", `{"type":"object","properties":{"total":{"type":"integer"},"items":{"type":"array","items":` + item + `}}}`},
 	} {
+		t := &Tool{OutputSchema: json.RawMessage(c.schema)}
+		if c.schema == "" {
+			t.OutputSchema = nil
+		}
 		b.Run(c.name, func(b *testing.B) {
-			t := &Tool{OutputSchema: json.RawMessage(c.schema)}
-			if c.schema == "" {
-				t.OutputSchema = nil
-			}
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
 				out, fits, err := t.CompactStructured(body)
 				if err != nil || !fits || len(out) != len(body) {
+					b.Fatalf("%d bytes, fits %v, %v", len(out), fits, err)
+				}
+			}
+		})
+		// The same from bytes (a pooled body's), the walker told of keys
+		// and numbers without their own strings.
+		raw := []byte(body)
+		b.Run(c.name+"-bytes", func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				out, fits, err := t.CompactStructuredBytes(raw)
+				if err != nil || !fits || len(out) != len(raw) {
 					b.Fatalf("%d bytes, fits %v, %v", len(out), fits, err)
 				}
 			}

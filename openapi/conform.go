@@ -84,15 +84,7 @@ func (t *Tool) CompactStructured(body string) (compact jsonvalue.Compact, fits b
 	if v := strings.TrimLeft(body, " \t\r\n"); len(v) == 0 || v[0] != '{' {
 		return "", false, ErrNotObject
 	}
-	var w *fitWalker
-	var walker jsonvalue.Walker // nil, not a nil *fitWalker, without a schema to check against
-	if len(t.OutputSchema) > 0 {
-		if sh, defs := t.shapes(); sh != nil {
-			w = &fitWalker{root: sh, defs: defs, fits: true}
-			w.stack = w.small[:0]
-			walker = w
-		}
-	}
+	w, walker := t.fitWalker()
 	compact, err = jsonvalue.Compacted(body, walker)
 	return compact, err == nil && (w == nil || w.fits), err
 }
@@ -104,17 +96,23 @@ func (t *Tool) CompactStructuredBytes(body []byte) (compact []byte, fits bool, e
 	if v := bytes.TrimLeft(body, " \t\r\n"); len(v) == 0 || v[0] != '{' {
 		return nil, false, ErrNotObject
 	}
-	var w *fitWalker
-	var walker jsonvalue.Walker
-	if len(t.OutputSchema) > 0 {
-		if sh, defs := t.shapes(); sh != nil {
-			w = &fitWalker{root: sh, defs: defs, fits: true}
-			w.stack = w.small[:0]
-			walker = w
-		}
-	}
+	w, walker := t.fitWalker()
 	compact, err = jsonvalue.CompactedBytes(body, walker)
 	return compact, err == nil && (w == nil || w.fits), err
+}
+
+// fitWalker is a new walk of t's output schema and the same as the
+// jsonvalue.Walker to pass, which is nil (not a nil *fitWalker) when there
+// is no schema to check against.
+func (t *Tool) fitWalker() (*fitWalker, jsonvalue.Walker) {
+	if len(t.OutputSchema) > 0 {
+		if sh, defs := t.shapes(); sh != nil {
+			w := &fitWalker{root: sh, defs: defs, fits: true}
+			w.stack = w.small[:0]
+			return w, w
+		}
+	}
+	return nil, nil
 }
 
 // ErrNotObject is CompactStructured's error for a body that is not a JSON
@@ -145,16 +143,6 @@ type fitFrame struct {
 // property's or additionalProperties', or items'), follows $ref and the
 // first anyOf branch that accepts the value, and checks its type.
 func (w *fitWalker) Value(key string, kind byte, num string) bool {
-	return fitValue(w, key, kind, num)
-}
-
-// ValueBytes is Value for a key and number held in bytes
-// (jsonvalue.BytesWalker): looked up and parsed without a copy.
-func (w *fitWalker) ValueBytes(key []byte, kind byte, num []byte) bool {
-	return fitValue(w, key, kind, num)
-}
-
-func fitValue[T ~string | ~[]byte](w *fitWalker, key T, kind byte, num T) bool {
 	if !w.fits {
 		return false
 	}
@@ -188,7 +176,7 @@ func fitValue[T ~string | ~[]byte](w *fitWalker, key T, kind byte, num T) bool {
 		}
 		var branch *shape
 		for _, b := range sh.anyOf {
-			if acceptsRaw(b, kind, num, w.defs, depth) {
+			if b.acceptsRaw(kind, num, w.defs, depth) {
 				branch = b
 				break
 			}
@@ -206,11 +194,19 @@ func fitValue[T ~string | ~[]byte](w *fitWalker, key T, kind byte, num T) bool {
 	return true
 }
 
+// ValueBytes is Value for a key and number held in bytes
+// (jsonvalue.BytesWalker). The strings made of them do not outlive the
+// call, so the compiler makes those of up to 32 bytes (every key and
+// number but a few) on the stack: no allocation per member.
+func (w *fitWalker) ValueBytes(key []byte, kind byte, num []byte) bool {
+	return w.Value(string(key), kind, string(num))
+}
+
 // memberShape is the shape of the member keyed key (its token, quotes and
 // escapes included) in an object of shape sh: the property's, or
 // additionalProperties'. A key without escapes, in valid UTF-8, is looked
 // up as it is, without allocating.
-func memberShape[T ~string | ~[]byte](key T, sh *shape) *shape {
+func memberShape(key string, sh *shape) *shape {
 	name := key[1 : len(key)-1]
 	plain, ascii := true, true
 	for i := 0; i < len(name); i++ {
@@ -222,7 +218,7 @@ func memberShape[T ~string | ~[]byte](key T, sh *shape) *shape {
 		}
 	}
 	if plain && !ascii {
-		plain = validUTF8(name)
+		plain = utf8.ValidString(name)
 	}
 	if !plain {
 		p := jsonvalue.Parser{B: []byte(key)}
@@ -230,25 +226,8 @@ func memberShape[T ~string | ~[]byte](key T, sh *shape) *shape {
 		if err != nil {
 			return sh.addl
 		}
-		return propertyShape(sh, s)
+		name = s
 	}
-	if sh.few != nil {
-		for _, p := range sh.few {
-			if p.name == string(name) { // compared, not copied
-				return p.sh
-			}
-		}
-		return sh.addl
-	}
-	if child, ok := sh.props[string(name)]; ok { // looked up, not copied
-		return child
-	}
-	return sh.addl
-}
-
-// propertyShape is the shape of the property name of sh, or
-// additionalProperties'.
-func propertyShape(sh *shape, name string) *shape {
 	if sh.few != nil {
 		for _, p := range sh.few {
 			if p.name == name {
@@ -261,22 +240,6 @@ func propertyShape(sh *shape, name string) *shape {
 		return child
 	}
 	return sh.addl
-}
-
-// validUTF8 is utf8.Valid for text of either kind, without a copy.
-func validUTF8[T ~string | ~[]byte](s T) bool {
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune([]byte(s[i:min(i+utf8.UTFMax, len(s))])) // 4 bytes on the stack for a string
-		if r == utf8.RuneError && size == 1 {
-			return false
-		}
-		i += size
-	}
-	return true
 }
 
 // Close leaves the innermost container entered.
@@ -294,14 +257,14 @@ func (t *Tool) shapes() (*shape, map[string]*shape) {
 // rawTypeMatches is typeMatches for a value of kind k, its first byte
 // ('{', '[', '"', 't' or 'f' for booleans, 'n', and '0' for numbers), lit
 // a number's literal; tk is the type's kind (typeKind).
-func rawTypeMatches[T ~string | ~[]byte](tk byte, k byte, lit T) bool {
+func rawTypeMatches(tk byte, k byte, lit string) bool {
 	switch tk {
 	case 0:
 		return true
 	case 'b':
 		return k == 't' || k == 'f'
 	case 'i':
-		return k == '0' && integerLiteral(string(lit))
+		return k == '0' && integerLiteral(lit)
 	}
 	return tk == k
 }
@@ -331,20 +294,20 @@ func typeKind(typ string) byte {
 }
 
 // acceptsRaw is accepts for a value of kind k (rawTypeMatches).
-func acceptsRaw[T ~string | ~[]byte](sh *shape, k byte, lit T, defs map[string]*shape, depth int) bool {
+func (sh *shape) acceptsRaw(k byte, lit string, defs map[string]*shape, depth int) bool {
 	if depth > maxConformDepth {
 		return true
 	}
 	if sh.ref != "" {
 		d := defs[strings.TrimPrefix(sh.ref, "#/$defs/")]
-		return d == nil || acceptsRaw(d, k, lit, defs, depth+1)
+		return d == nil || d.acceptsRaw(k, lit, defs, depth+1)
 	}
 	if !rawTypeMatches(sh.tk, k, lit) {
 		return false
 	}
 	if len(sh.anyOf) > 0 {
 		for _, b := range sh.anyOf {
-			if acceptsRaw(b, k, lit, defs, depth+1) {
+			if b.acceptsRaw(k, lit, defs, depth+1) {
 				return true
 			}
 		}

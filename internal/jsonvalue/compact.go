@@ -144,19 +144,23 @@ type compactor[T text] struct {
 // walker and that it entered every container of stack. (Only Compacted
 // has a walker, so the conversions to string copy nothing.)
 func (c *compactor[T]) tell(stack []byte, b byte, numStart, numEnd int) bool {
-	inObject := len(stack) > 0 && stack[len(stack)-1] == '{'
 	if c.bw != nil {
-		var key []byte
-		if inObject {
-			key = c.bsrc[c.keyStart:c.keyEnd]
-		}
-		return c.bw.ValueBytes(key, b, c.bsrc[numStart:numEnd])
+		return c.tellBytes(stack, b, numStart, numEnd)
 	}
 	var key string
-	if inObject {
+	if len(stack) > 0 && stack[len(stack)-1] == '{' {
 		key = string(c.src[c.keyStart:c.keyEnd])
 	}
 	return c.walker.Value(key, b, string(c.src[numStart:numEnd]))
+}
+
+// tellBytes is tell through the BytesWalker (CompactedBytes).
+func (c *compactor[T]) tellBytes(stack []byte, b byte, numStart, numEnd int) bool {
+	var key []byte
+	if len(stack) > 0 && stack[len(stack)-1] == '{' {
+		key = c.bsrc[c.keyStart:c.keyEnd]
+	}
+	return c.bw.ValueBytes(key, b, c.bsrc[numStart:numEnd])
 }
 
 // cut writes src[from:i] out and moves from to j: src[i:j] is not
