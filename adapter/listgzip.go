@@ -188,21 +188,18 @@ func x8nModP(n uint64) uint32 {
 // A member whose q-value does not parse is left out.
 func acceptsGzip(values []string) bool {
 	gzipQ, anyQ := -1, -1 // thousandths; -1: not named
-	for _, v := range values {
-		for member := range strings.SplitSeq(v, ",") {
-			name, params, _ := strings.Cut(member, ";")
-			q, ok := qValue(params)
-			if !ok {
-				continue
-			}
-			switch strings.ToLower(strings.TrimSpace(name)) {
-			case "gzip", "x-gzip":
-				gzipQ = max(gzipQ, q)
-			case "*":
-				anyQ = max(anyQ, q)
-			}
+	eachListMember(values, func(name, params string) {
+		q, ok := qValue(params)
+		if !ok {
+			return
 		}
-	}
+		switch name {
+		case "gzip", "x-gzip":
+			gzipQ = max(gzipQ, q)
+		case "*":
+			anyQ = max(anyQ, q)
+		}
+	})
 	if gzipQ >= 0 {
 		return gzipQ > 0
 	}

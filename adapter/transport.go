@@ -128,14 +128,24 @@ func namesEventStream(values []string) (named bool) {
 // case and without parameters, leaving out those with q=0 (explicitly not
 // acceptable).
 func eachAccepted(values []string, f func(mediaType string)) {
+	eachListMember(values, func(mt, params string) {
+		if !qZero(params) {
+			f(mt)
+		}
+	})
+}
+
+// eachListMember calls f with each member of a comma-separated header
+// field (its lines; RFC 9110 §5.6.1: https://www.rfc-editor.org/rfc/rfc9110#section-5.6.1),
+// as Accept and Accept-Encoding have them: its name, lower case and
+// trimmed, and its parameters after the first ';', as they are.
+func eachListMember(values []string, f func(name, params string)) {
 	for _, value := range values {
 		for rest, more := value, true; more; {
 			var part string
 			part, rest, more = strings.Cut(rest, ",")
-			mt, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			if !qZero(params) {
-				f(strings.ToLower(strings.TrimSpace(mt)))
-			}
+			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			f(strings.ToLower(strings.TrimSpace(name)), params)
 		}
 	}
 }
