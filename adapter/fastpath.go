@@ -426,7 +426,7 @@ func (e *resultEncoder) text(text string) { encodeText(e, text) }
 // (a pooled body).
 func encodeText[T string | []byte](e *resultEncoder, text T) {
 	if e.w == nil {
-		e.buf = appendContent(e.buf, text)
+		e.buf = jsonvalue.AppendEscapedHTML(e.buf, text)
 		return
 	}
 	if cap(e.buf) < writeChunkBytes {
@@ -434,27 +434,11 @@ func encodeText[T string | []byte](e *resultEncoder, text T) {
 	}
 	for len(text) > 0 {
 		var n int
-		e.buf, n = appendContentWithin(e.buf, text)
+		e.buf, n = jsonvalue.AppendStringContentWithin(e.buf, text)
 		if text = text[n:]; len(text) > 0 {
 			e.flush()
 		}
 	}
-}
-
-// appendContent and appendContentWithin are jsonvalue's escapers with HTML
-// escaping, for either kind of text.
-func appendContent[T string | []byte](dst []byte, text T) []byte {
-	if b, ok := any(text).([]byte); ok {
-		return jsonvalue.AppendBytesContent(dst, b)
-	}
-	return jsonvalue.AppendStringContent(dst, string(text), true)
-}
-
-func appendContentWithin[T string | []byte](dst []byte, text T) ([]byte, int) {
-	if b, ok := any(text).([]byte); ok {
-		return jsonvalue.AppendBytesContentWithin(dst, b)
-	}
-	return jsonvalue.AppendStringContentWithin(dst, string(text))
 }
 
 // copyOut appends s through buf, writing buf out whenever it is full. A

@@ -150,7 +150,7 @@ func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 // written on its own.
 func AppendStringContent(dst []byte, s string, escapeHTML bool) []byte {
 	if escapeHTML {
-		return appendEscapedHTML(dst, s)
+		return AppendEscapedHTML(dst, s)
 	}
 	start := 0
 	for i := 0; i < len(s); {
@@ -241,7 +241,7 @@ func validNumber(s string) bool {
 	return s == ""
 }
 
-// escKind classifies a byte for appendEscapedHTML: 0 kept as it is, 1 a
+// escKind classifies a byte for AppendEscapedHTML: 0 kept as it is, 1 a
 // two-byte escape (escChar), 2 \u00XX, 3 the start or part of a
 // multi-byte sequence.
 var escKind, escChar = func() (k, e [256]byte) {
@@ -268,13 +268,14 @@ var escKind, escChar = func() (k, e [256]byte) {
 	return k, e
 }()
 
-// appendEscapedHTML is AppendStringContent with HTML escaping, written
-// byte by byte: JSON text as a string has an escape every few bytes (each
+// AppendEscapedHTML is AppendStringContent with HTML escaping, for text
+// held in a string or in bytes (invalid UTF-8 written as \ufffd either
+// way), written byte by byte: JSON text as a string has an escape every few bytes (each
 // quote), where copying the runs between them one append at a time costs
 // about twice as much. It goes chunk by chunk, each chunk's worst case (6
 // output bytes per input byte) reserved first, so that the loop over a
 // chunk's bytes never checks for room.
-func appendEscapedHTML[T text](dst []byte, s T) []byte {
+func AppendEscapedHTML[T text](dst []byte, s T) []byte {
 	n, i := len(dst), 0
 	for i < len(s) {
 		end := min(len(s), i+escapeChunk)
@@ -286,31 +287,18 @@ func appendEscapedHTML[T text](dst []byte, s T) []byte {
 	return dst[:n]
 }
 
-// escapeChunk is how many bytes of a string appendEscapedHTML escapes
+// escapeChunk is how many bytes of a string AppendEscapedHTML escapes
 // between checks for room.
 const escapeChunk = 4096
 
 // AppendStringContentWithin is AppendStringContent with HTML escaping for
-// as much of s as fits in dst's capacity: it never grows dst. It returns
-// dst with what it wrote and how many bytes of s that was, always a
-// whole number of runes; fewer than len(s) means dst is nearly full (less
-// than 6 bytes of room per byte of a next piece). Written in pieces into a
-// buffer that is emptied in between, s gives the same bytes as the whole.
-func AppendStringContentWithin(dst []byte, s string) ([]byte, int) {
-	return appendStringContentWithin(dst, s)
-}
-
-// AppendBytesContent is AppendStringContent with HTML escaping for text
-// held in bytes (invalid UTF-8 written as \ufffd, as for a string).
-func AppendBytesContent(dst, s []byte) []byte { return appendEscapedHTML(dst, s) }
-
-// AppendBytesContentWithin is AppendStringContentWithin for text held in
-// bytes (invalid UTF-8 written as \ufffd, as for a string).
-func AppendBytesContentWithin(dst, s []byte) ([]byte, int) {
-	return appendStringContentWithin(dst, s)
-}
-
-func appendStringContentWithin[T text](dst []byte, s T) ([]byte, int) {
+// as much of s (a string or bytes) as fits in dst's capacity: it never
+// grows dst. It returns dst with what it wrote and how many bytes of s that
+// was, always a whole number of runes; fewer than len(s) means dst is
+// nearly full (less than 6 bytes of room per byte of a next piece).
+// Written in pieces into a buffer that is emptied in between, s gives the
+// same bytes as the whole.
+func AppendStringContentWithin[T text](dst []byte, s T) ([]byte, int) {
 	n, i := len(dst), 0
 	for i < len(s) {
 		piece := min(escapeChunk, len(s)-i, (cap(dst)-n-6)/6)
