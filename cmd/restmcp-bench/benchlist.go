@@ -36,12 +36,7 @@ func runListBench(ctx context.Context, f *benchFlags, stdout io.Writer) error {
 	}
 	env := []string{"RESTMCP_CONFIG=", "RESTMCP_LOG_LEVEL=info", "RESTMCP_LOG_FORMAT=text"}
 	args := []string{"serve", "--spec", f.listSpec, "--upstream", "http://127.0.0.1:9", "--addr", "127.0.0.1:0", "--rate-limit", "-1"}
-	rm, mcpURL, err := startBenchChildOf(ctx, exe, args, env, func(l string) string {
-		if m := bannerURL.FindStringSubmatch(l); m != nil {
-			return m[1]
-		}
-		return ""
-	})
+	rm, mcpURL, err := startBenchChildOf(ctx, exe, args, env, bannerMCPURL)
 	if err != nil {
 		return fmt.Errorf("starting restmcp serve --spec %s: %w", f.listSpec, err)
 	}

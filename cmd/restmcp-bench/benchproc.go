@@ -166,6 +166,15 @@ func (c *benchChild) stop() {
 // bannerURL is the MCP URL of restmcp serve's startup banner.
 var bannerURL = regexp.MustCompile(` at (http://127\.0\.0\.1:\d+/\S*)\s*$`)
 
+// bannerMCPURL is the MCP URL in a line of restmcp serve's output, or ""
+// (startBenchChildOf's addrOf).
+func bannerMCPURL(line string) string {
+	if m := bannerURL.FindStringSubmatch(line); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // runBenchProcesses is runBench with the upstream and restmcp in processes
 // of their own: `restmcp-bench --serve-upstream` and `restmcp serve` on
 // the benchmark's document, with its access log on (info level, text, to a
@@ -307,21 +316,15 @@ func startBenchProcesses(ctx context.Context, o benchProcessOptions) (_ *benchPr
 		b.rdb = redis.NewClient(opt)
 	}
 	serveArgs := []string{"serve", "--spec", spec, "--addr", "127.0.0.1:0", "--rate-limit", "-1"}
-	banner := func(l string) string {
-		if m := bannerURL.FindStringSubmatch(l); m != nil {
-			return m[1]
-		}
-		return ""
-	}
 	exe, err := restmcpExecutable(o.restmcp)
 	if err != nil {
 		return nil, err
 	}
-	if b.rm, b.mcpURL, err = startBenchChildOf(ctx, exe, serveArgs, env, banner); err != nil {
+	if b.rm, b.mcpURL, err = startBenchChildOf(ctx, exe, serveArgs, env, bannerMCPURL); err != nil {
 		return nil, fmt.Errorf("starting restmcp serve: %w", err)
 	}
 	if o.compare != "" {
-		if b.other, b.otherURL, err = startBenchChildOf(ctx, o.compare, serveArgs, env, banner); err != nil {
+		if b.other, b.otherURL, err = startBenchChildOf(ctx, o.compare, serveArgs, env, bannerMCPURL); err != nil {
 			return nil, fmt.Errorf("--compare: starting %s serve: %w", o.compare, err)
 		}
 		b.otherTarget = "compared: " + filepath.Base(o.compare) + " serve"
