@@ -83,9 +83,7 @@ func Compacted(src string, w Walker) (Compact, error) {
 // src, without a copy.
 func CompactedBytes(src []byte, w Walker) ([]byte, error) {
 	c := compactor[[]byte]{src: src, walker: w}
-	if bw, ok := w.(BytesWalker); ok {
-		c.bw, c.bsrc = bw, src
-	}
+	c.bw, _ = w.(BytesWalker)
 	end, err := c.scan()
 	if err != nil {
 		return nil, err
@@ -132,8 +130,7 @@ type compactor[T text] struct {
 	copied   bool // something was cut, so the output is in dst or out
 
 	walker           Walker
-	bw               BytesWalker // walker, told through ValueBytes (CompactedBytes)
-	bsrc             []byte      // src, when bw is set
+	bw               BytesWalker // walker, told through ValueBytes (CompactedBytes: src is bytes)
 	entered          int         // open containers the walker entered: the outermost ones
 	keyStart, keyEnd int         // the last key token read, src[keyStart:keyEnd]
 }
@@ -141,8 +138,9 @@ type compactor[T text] struct {
 // tell tells the walker of a value of kind b (num: a number's literal,
 // src[numStart:numEnd]) inside the containers of stack, and reports
 // whether it enters the value. The caller checks first that there is a
-// walker and that it entered every container of stack. (Only Compacted
-// has a walker, so the conversions to string copy nothing.)
+// walker and that it entered every container of stack. (From Compacted
+// the conversions to string copy nothing; from CompactedBytes a walker
+// that is not a BytesWalker gets copies.)
 func (c *compactor[T]) tell(stack []byte, b byte, numStart, numEnd int) bool {
 	if c.bw != nil {
 		return c.tellBytes(stack, b, numStart, numEnd)
@@ -154,13 +152,14 @@ func (c *compactor[T]) tell(stack []byte, b byte, numStart, numEnd int) bool {
 	return c.walker.Value(key, b, string(c.src[numStart:numEnd]))
 }
 
-// tellBytes is tell through the BytesWalker (CompactedBytes).
+// tellBytes is tell through the BytesWalker (CompactedBytes), where src
+// is bytes already: the conversions copy nothing.
 func (c *compactor[T]) tellBytes(stack []byte, b byte, numStart, numEnd int) bool {
 	var key []byte
 	if len(stack) > 0 && stack[len(stack)-1] == '{' {
-		key = c.bsrc[c.keyStart:c.keyEnd]
+		key = []byte(c.src[c.keyStart:c.keyEnd])
 	}
-	return c.bw.ValueBytes(key, b, c.bsrc[numStart:numEnd])
+	return c.bw.ValueBytes(key, b, []byte(c.src[numStart:numEnd]))
 }
 
 // cut writes src[from:i] out and moves from to j: src[i:j] is not
