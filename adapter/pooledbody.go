@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/bits"
 	"net/http"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restmcp/restmcp/openapi"
@@ -64,7 +63,7 @@ const maxPooledBody = 64 << 20
 
 // bodyPools are the pools of eight sizes an octave for the eight octaves
 // from largeResultBytes (2^18) to maxPooledBody (2^26).
-var bodyPools [64]sync.Pool
+var bodyPools [64]bufferPool
 
 // bodyClass is the pool for a body of n bytes (largeResultBytes < n ≤
 // maxPooledBody) and its buffers' size: n rounded up to a multiple of an
@@ -78,7 +77,7 @@ func bodyClass(n int) (k, size int) {
 
 func getBodyBuffer(n int) *[]byte {
 	k, size := bodyClass(n)
-	if b, ok := bodyPools[k].Get().(*[]byte); ok {
+	if b := bodyPools[k].get(); b != nil {
 		return b
 	}
 	b := make([]byte, size)
@@ -88,7 +87,7 @@ func getBodyBuffer(n int) *[]byte {
 func putBodyBuffer(b *[]byte) {
 	k, size := bodyClass(len(*b))
 	if size == len(*b) {
-		bodyPools[k].Put(b)
+		bodyPools[k].put(b)
 	}
 }
 
