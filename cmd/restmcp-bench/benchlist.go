@@ -60,13 +60,11 @@ func runListBench(ctx context.Context, f *benchFlags, stdout io.Writer) error {
 }
 
 // measureList sends calls tools/list at concurrency c with Accept-Encoding
-// enc, reading each answer whole as sent (not decompressed: the client's
-// work is not restmcp's), and takes restmcp's process CPU over the run.
+// enc through measure (restmcp's process as the one whose CPU it takes),
+// reading each answer whole as sent (not decompressed: the client's work
+// is not restmcp's).
 func measureList(ctx context.Context, mcpURL, enc string, c, calls, pid int) (listRun, error) {
-	r := listRun{encoding: enc, concurrency: c, calls: calls}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c, DisableCompression: true}}
-	defer client.CloseIdleConnections()
-	list := func() (int64, error) {
+	list := func(client *http.Client) (int64, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, mcpURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		if err != nil {
 			return 0, err
@@ -88,33 +86,19 @@ func measureList(ctx context.Context, mcpURL, enc string, c, calls, pid int) (li
 		}
 		return n, err
 	}
+	r := listRun{encoding: enc, concurrency: c, calls: calls}
+	probe := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer probe.CloseIdleConnections()
 	var err error
-	if r.wireBytes, err = list(); err != nil { // also the first gzip, compressed once
+	if r.wireBytes, err = list(probe); err != nil { // also the first gzip, compressed once
 		return r, err
 	}
-	work := make(chan struct{})
-	done := make(chan int)
-	for range c {
-		go func() {
-			errs := 0
-			for range work {
-				if _, err := list(); err != nil {
-					errs++
-				}
-			}
-			done <- errs
-		}()
-	}
-	cpu0, start := pidCPU(pid), time.Now()
-	for range calls {
-		work <- struct{}{}
-	}
-	close(work)
-	for range c {
-		r.errors += <-done
-	}
-	r.elapsed, r.restmcpCPU = time.Since(start), pidCPU(pid)-cpu0
-	return r, nil
+	run := measure(ctx, "tools/list", c, calls, func(client *http.Client) error {
+		_, err := list(client)
+		return err
+	}, pid)
+	r.elapsed, r.restmcpCPU, r.errors = run.elapsed, run.peerCPU, run.errors
+	return r, ctx.Err()
 }
 
 // writeListBench prints the runs, one line each.
