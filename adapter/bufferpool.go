@@ -47,7 +47,8 @@ type idleBudget struct {
 // sharedIdle is the budget of every bufferPool of the process: 16 MiB.
 var sharedIdle = idleBudget{limit: 16 << 20}
 
-func (p *bufferPool) idleBudget() *idleBudget {
+// budgetOrShared is p's budget: its own (a test's), or sharedIdle.
+func (p *bufferPool) budgetOrShared() *idleBudget {
 	if p.budget == nil {
 		return &sharedIdle
 	}
@@ -62,7 +63,7 @@ func (p *bufferPool) get() *[]byte {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		p.idleBudget().used.Add(-int64(cap(*b)))
+		p.budgetOrShared().used.Add(-int64(cap(*b)))
 		return b
 	}
 	p.mu.Unlock()
@@ -72,7 +73,7 @@ func (p *bufferPool) get() *[]byte {
 
 // put makes b idle; b must not be used after.
 func (p *bufferPool) put(b *[]byte) {
-	size, budget := int64(cap(*b)), p.idleBudget()
+	size, budget := int64(cap(*b)), p.budgetOrShared()
 	p.mu.Lock()
 	if len(p.idle) < keepIdle {
 		if budget.used.Add(size) <= budget.limit {
