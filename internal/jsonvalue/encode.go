@@ -272,23 +272,31 @@ var escKind, escChar = func() (k, e [256]byte) {
 // held in a string or in bytes (invalid UTF-8 written as \ufffd either
 // way), written byte by byte: JSON text as a string has an escape every few bytes (each
 // quote), where copying the runs between them one append at a time costs
-// about twice as much. It goes chunk by chunk, each chunk's worst case (6
-// output bytes per input byte) reserved first, so that the loop over a
-// chunk's bytes never checks for room.
+// about twice as much. It goes piece by piece, each piece as long as its
+// worst case (6 output bytes per input byte, and 6 more) fits in dst's
+// capacity, so that the loop over a piece's bytes never checks for room;
+// the pieces shrink as the room does. dst grows only when the room left is
+// under 12 bytes, and then by what the rest is likely to need (its length
+// and an eighth), not by its worst case: a caller that sized dst for the
+// escaped text and a few bytes more (an answer's buffer) gets it back
+// unmoved, where reserving six times the text made every answer of a few
+// KB allocate and copy a buffer of six times its text.
 func AppendEscapedHTML[T text](dst []byte, s T) []byte {
 	n, i := len(dst), 0
 	for i < len(s) {
-		end := min(len(s), i+escapeChunk)
-		// A rune that starts before end may end 3 bytes past it.
-		d := slices.Grow(dst[:n], 6*(end-i)+6)
-		n, i = escapeHTMLChunk(d[:cap(d)], n, s, i, end)
-		dst = d
+		piece := min(escapeChunk, len(s)-i, (cap(dst)-n-6)/6)
+		if piece <= 0 {
+			rest := len(s) - i
+			dst = slices.Grow(dst[:n], rest+rest/8+12)
+			continue
+		}
+		n, i = escapeHTMLChunk(dst[:cap(dst)], n, s, i, i+piece)
 	}
 	return dst[:n]
 }
 
-// escapeChunk is how many bytes of a string AppendEscapedHTML escapes
-// between checks for room.
+// escapeChunk is the most bytes of a string AppendEscapedHTML and
+// AppendStringContentWithin escape between checks for room.
 const escapeChunk = 4096
 
 // AppendStringContentWithin is AppendStringContent with HTML escaping for

@@ -124,6 +124,45 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
+// TestAppendEscapedHTMLRoom: text escaped into a buffer with room for what
+// it escapes to and 12 bytes more stays in that buffer (an answer's buffer
+// is sized so),
+// and text of any length and any density of escapes, into a buffer of any
+// spare room, gives json.Marshal's bytes (the buffer grown as often as it
+// runs short of a worst-case piece).
+func TestAppendEscapedHTMLRoom(t *testing.T) {
+	// JSON as a string: a quote every few bytes.
+	text := strings.Repeat(`{"id":"p1","name":"Rex","notes":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},`, 40)
+	want, err := json.Marshal(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 3, 3+len(want)-2+12)
+	copy(buf, "ab:")
+	got := AppendEscapedHTML(buf, text)
+	if &got[0] != &buf[0] {
+		t.Errorf("%d bytes of text, %d escaped, into room for %d: moved to a buffer of %d", len(text), len(want)-2, cap(buf)-3, cap(got))
+	}
+	if string(got) != "ab:"+string(want[1:len(want)-1]) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for _, unit := range []string{"a", "<", "\"", "é", "\u2028", "\x01", "ab\"<&é\xff"} {
+		for _, n := range []int{1, 255, 256, 257, 1000, 4095, 4096, 4097, 9000, 30000} {
+			s := strings.Repeat(unit, n/len(unit)+1)[:n]
+			want, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, room := range []int{0, 5, 6, 7, 100, n, n + n/8, 6*n + 6} {
+				got := AppendEscapedHTML(make([]byte, 1, 1+room), s)
+				if string(got[1:]) != string(want[1:len(want)-1]) {
+					t.Fatalf("%d bytes of %q with room %d: %d bytes out, want %d", n, unit, room, len(got)-1, len(want)-2)
+				}
+			}
+		}
+	}
+}
+
 // TestAppendStringContentWithin: written in pieces into a buffer that
 // never grows and is emptied in between, a string gives the bytes
 // AppendStringContent gives for the whole (HTML escaping on), whatever
