@@ -61,3 +61,24 @@ func TestBufferPool(t *testing.T) {
 		t.Fatalf("over the budget: %d idle, %d bytes used; want 1, %d", len(p.idle), budget.used.Load(), 8<<10)
 	}
 }
+
+// TestResultBuffers: getResultBuffer gives an empty buffer of at least the
+// size asked for; putResultBuffer keeps the array the result was encoded
+// into (grown past the buffer's own, say), emptied, and drops one past
+// largeResultBytes, which the collector takes back.
+func TestResultBuffers(t *testing.T) {
+	b := getResultBuffer(3000)
+	if len(*b) != 0 || cap(*b) < 3000 {
+		t.Fatalf("getResultBuffer(3000): len %d, cap %d", len(*b), cap(*b))
+	}
+	grown := append(make([]byte, 0, 5000), "result"...)
+	putResultBuffer(b, grown)
+	if len(*b) != 0 || cap(*b) != 5000 || &(*b)[:1][0] != &grown[0] {
+		t.Fatalf("put back: len %d, cap %d, want the encoded array emptied (cap 5000)", len(*b), cap(*b))
+	}
+	big := &[]byte{}
+	putResultBuffer(big, make([]byte, 0, largeResultBytes+1))
+	if cap(*big) != 0 {
+		t.Fatalf("a buffer of %d bytes was kept", cap(*big))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -38,6 +39,7 @@ import (
 // fastResult is the JSON-RPC result or error the fast path answers with.
 type fastResult struct {
 	result []byte       // the encoded result; nil with err, large or list
+	buf    *[]byte      // result's buffer when it is from resultBuffers, back there once written
 	large  *largeResult // a result encoded as it is written (writeLarge)
 	list   *encodedList // a tools/list result (listgzip.go)
 	err    *jsonrpc.Error
@@ -64,6 +66,9 @@ func (s *Server) serveFast(c *gin.Context, ex *exchange) bool {
 		return false
 	}
 	writeFast(c, ex.handler != s.sseHandler, m.id, r)
+	if r.buf != nil {
+		putResultBuffer(r.buf, r.result) // written: net/http's Write has copied or sent the bytes
+	}
 	s.fastServed.Add(1)
 	return true
 }
@@ -262,7 +267,8 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 		}
 		return fastResult{large: &largeResult{enc: e, res: res, modern: modern}}
 	}
-	b, err := appendToolResult(make([]byte, 0, resultSizeHint(res)), res) // as the SDK encodes it
+	buf := getResultBuffer(resultSizeHint(res))
+	b, err := appendToolResult(*buf, res) // as the SDK encodes it
 	if p := pooledOf(res); p != nil {
 		p.release() // copied into b (unreachable: a pooled body is large and streamable)
 	}
@@ -272,7 +278,39 @@ func (s *Server) fastCall(c *gin.Context, m *rpcMessage, modern bool) fastResult
 	if modern {
 		b = completeResult(b)
 	}
-	return fastResult{result: b}
+	return fastResult{result: b, buf: buf}
+}
+
+// resultBuffers holds the buffers fastCall encodes results into (those
+// under largeResultBytes, written at once), each back once its answer is
+// written: a call's result is about as large as the upstream's answer
+// twice over (its text and its structuredContent), the largest
+// allocation a call makes, and it lives only until net/http's Write has
+// copied it. A sync.Pool: one per processor at hand without a lock, and
+// what the collector finds unused for two cycles it frees.
+var resultBuffers sync.Pool // of *[]byte
+
+// getResultBuffer is an empty buffer of at least size bytes from
+// resultBuffers, or a new one (a pooled one too small is dropped).
+func getResultBuffer(size int) *[]byte {
+	if p, _ := resultBuffers.Get().(*[]byte); p != nil && cap(*p) >= size {
+		*p = (*p)[:0]
+		return p
+	}
+	b := make([]byte, 0, size)
+	return &b
+}
+
+// putResultBuffer puts buf back in resultBuffers, with b, what was encoded
+// into it (appendToolResult may have grown it), as its bytes; unless b
+// outgrew largeResultBytes (a result that is not streamable), which the
+// collector takes back instead.
+func putResultBuffer(buf *[]byte, b []byte) {
+	if cap(b) > largeResultBytes {
+		return
+	}
+	*buf = b[:0]
+	resultBuffers.Put(buf)
 }
 
 // resultSizeHint is a capacity, in bytes, for res encoded: its texts plus
