@@ -183,13 +183,14 @@ func (s *Server) accessLog(c *gin.Context) {
 	if !s.logger.Enabled(ctx, level) {
 		return
 	}
+	now := time.Now()
 	// slog.Attr values, not alternating key/value arguments: no boxing.
 	attrs := make([]slog.Attr, 0, 17)
 	attrs = append(attrs,
 		slog.String("method", c.Request.Method),
 		slog.String("path", c.Request.URL.Path),
 		slog.Int("status", c.Writer.Status()),
-		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+		slog.Int64("duration_ms", now.Sub(start).Milliseconds()),
 		slog.String("request_id", requestIDFrom(ctx)),
 	)
 	ex := exchangeFrom(ctx)
@@ -216,7 +217,12 @@ func (s *Server) accessLog(c *gin.Context) {
 				slog.Float64("meter_ms", milliseconds(r.meter)), slog.Float64("upstream_ms", milliseconds(r.upstream)))
 		}
 	}
-	s.logger.LogAttrs(ctx, level, "http request", attrs...)
+	// The record as Logger.LogAttrs makes it, but for its source: no
+	// handler here prints one (no AddSource), and LogAttrs finds it by
+	// walking the stack (runtime.Callers) on every request.
+	r := slog.NewRecord(now, level, "http request", 0)
+	r.AddAttrs(attrs...)
+	_ = s.logger.Handler().Handle(ctx, r) // a failed write of the log is the log's (os.Stderr)
 }
 
 // milliseconds is d in milliseconds, to the microsecond.
