@@ -126,10 +126,9 @@ func FuzzAppendString(f *testing.F) {
 
 // TestAppendEscapedHTMLRoom: text escaped into a buffer with room for what
 // it escapes to and 12 bytes more stays in that buffer (an answer's buffer
-// is sized so),
-// and text of any length and any density of escapes, into a buffer of any
-// spare room, gives json.Marshal's bytes (the buffer grown as often as it
-// runs short of a worst-case piece).
+// is sized so), and text of any length and any density of escapes, into a
+// buffer of any spare room, gives json.Marshal's bytes (the buffer grown
+// as often as it runs short of a worst-case piece).
 func TestAppendEscapedHTMLRoom(t *testing.T) {
 	// JSON as a string: a quote every few bytes.
 	text := strings.Repeat(`{"id":"p1","name":"Rex","notes":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},`, 40)
