@@ -204,13 +204,42 @@ func newSettingsRun(t *testing.T, bin string, e settingsEnv, row settingRow, typ
 	fs := httptest.NewServer(http.FileServer(http.Dir(r.dir)))
 	t.Cleanup(fs.Close)
 	r.files = fs.URL
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.free = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	mute := muteListener(t)
+	// {free} is a port found free and closed again: another socket (a
+	// connection's local port, another test's listener) may take it before
+	// restmcp listens on it. Then the run is made again on another port,
+	// at most three times in all.
+	for attempt := 1; ; attempt++ {
+		r.startOn(t, freePort(t), e, row, typ, p, way, mute)
+		if attempt == 3 || r.base != "" || !strings.Contains(r.err.String(), "the address is already in use") || !p.usesFree() {
+			return r
+		}
+		r.stop()
+	}
+}
+
+// usesFree reports whether the probe names the {free} port.
+func (p settingProbe) usesFree() bool {
+	all := []string{p.value}
+	for _, m := range []map[string]string{p.with, p.env} {
+		for _, v := range m {
+			all = append(all, v)
+		}
+	}
+	for _, v := range all {
+		if strings.Contains(v, "{free}") {
+			return true
+		}
+	}
+	return false
+}
+
+// startOn fills the probe's placeholders, with free as {free}, and starts
+// the run (newSettingsRun).
+func (r *settingsRun) startOn(t *testing.T, free int, e settingsEnv, row settingRow, typ string, p settingProbe, way string, mute string) {
+	t.Helper()
+	r.free = free
+	r.out, r.err = &syncBuffer{}, &syncBuffer{}
 	fill := strings.NewReplacer("{dir}", r.dir, "{upport}", r.up.port(), "{up}", r.up.host(), "{files}", r.files,
 		"{free}", strconv.Itoa(r.free), "{redis}", e.redis, "{cluster}", e.cluster, "{mute}", mute, "{idp}", r.idp.URL).Replace
 
@@ -256,7 +285,6 @@ func newSettingsRun(t *testing.T, bin string, e settingsEnv, row settingRow, typ
 		r.args = append(r.args, "--config="+path)
 	}
 	r.start()
-	return r
 }
 
 // yamlValue is value (as in an environment variable) as a config file
