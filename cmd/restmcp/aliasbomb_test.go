@@ -200,9 +200,8 @@ func TestAliasBombOnReload(t *testing.T) {
 	if err := os.WriteFile(spec, good, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
 	cmd := boundedCommand(t, dir, "serve", "--spec", "api.yaml", "--upstream", "http://127.0.0.1:1",
-		"--watch", "--reload-interval", "50ms", "--addr", "127.0.0.1:"+strconv.Itoa(port))
+		"--watch", "--reload-interval", "50ms", "--addr", "127.0.0.1:0")
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -210,7 +209,16 @@ func TestAliasBombOnReload(t *testing.T) {
 	}
 	peakRSS := watchPeakRSS(cmd)
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	mcpURL := "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
+	// The port the kernel gave, from the banner (a port found free first
+	// may be taken before restmcp listens on it).
+	var mcpURL string
+	waitFor(t, "restmcp's banner", func() bool {
+		m := bannerURLRE.FindStringSubmatch(logs.String())
+		if m != nil {
+			mcpURL = m[1] + m[2]
+		}
+		return m != nil
+	})
 	list := func() string {
 		req, _ := http.NewRequest(http.MethodPost, mcpURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		req.Header.Set("Content-Type", "application/json")
